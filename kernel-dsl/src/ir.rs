@@ -1,0 +1,600 @@
+//! The kernel IR: what the `#[kernel]` macro produces, the validator checks, the code
+//! generator prints and the reference interpreter executes.
+//!
+//! The IR is fully typed (every [`Expr`] carries its [`Scalar`] type) and structured
+//! (no gotos): `if`, counted `for`, `while`, `break`, `continue`, `return`. Names are
+//! resolved to indices: [`VarId`] into [`Kernel::locals`], [`ParamId`] into
+//! [`Kernel::params`], [`SharedId`] into [`Kernel::shared`]. Library functions are
+//! referred to by name and carried in [`Kernel::functions`], so a kernel is
+//! self-contained once built.
+
+use crate::types::{Literal, Scalar, StorageType, VarType};
+use serde::{Deserialize, Serialize};
+
+/// Index of a local variable in [`Kernel::locals`] (or [`Function::locals`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// Index of a parameter in [`Kernel::params`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+
+/// Index of a workgroup-shared array in [`Kernel::shared`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, PartialOrd, Ord)]
+pub struct SharedId(pub u32);
+
+/// Index into [`Kernel::spans`]; [`SpanId::NONE`] for nodes without a DSL source
+/// location (library functions, hand-built IR).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+pub struct SpanId(pub u32);
+
+impl SpanId {
+    /// No source location.
+    pub const NONE: SpanId = SpanId(u32::MAX);
+}
+
+/// A line and column (both 1-based) in the DSL source file.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, Default)]
+pub struct SrcLoc {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+}
+
+/// Where a kernel came from.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize, Default)]
+pub struct SourceInfo {
+    /// Source file as the compiler named it (relative to the crate's manifest directory).
+    pub file: String,
+    /// Line of the `fn` item.
+    pub line: u32,
+    /// FNV-1a 64 hash of the kernel's token stream, hex: changes when the DSL source does.
+    pub hash: String,
+}
+
+/// How a kernel's output is checked against the reference (DESIGN.md §4).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Determinism {
+    /// Bitwise identical to the reference interpreter on every backend.
+    Exact,
+    /// May use native fast paths; validated within a stated tolerance.
+    Fast,
+}
+
+/// Read-only or read-write storage buffer.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// `&[T]`.
+    ReadOnly,
+    /// `&mut [T]`.
+    ReadWrite,
+}
+
+/// A kernel parameter.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Param {
+    /// The parameter's name in the DSL source.
+    pub name: String,
+    /// What kind of parameter it is.
+    pub kind: ParamKind,
+    /// Where it is declared.
+    pub span: SpanId,
+}
+
+/// The three kinds of kernel parameter.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A storage buffer (`&[T]` / `&mut [T]`).
+    Buffer {
+        /// Element type.
+        elem: StorageType,
+        /// Read-only or read-write.
+        access: Access,
+    },
+    /// A push constant / kernel argument (`#[push]`); 4 bytes each, 128 bytes in all.
+    Push {
+        /// Its type.
+        ty: Scalar,
+    },
+    /// A specialization constant (`#[spec(default = …)]`) or a variant axis
+    /// (`variants(name = [...])`, which lists the values that are built and validated).
+    Spec {
+        /// Its type.
+        ty: Scalar,
+        /// The value used when none is given. Required.
+        default: Option<Literal>,
+        /// For a variant axis: every value the manifest enumerates.
+        values: Option<Vec<Literal>>,
+    },
+}
+
+impl ParamKind {
+    /// The value type of a scalar parameter; `None` for buffers.
+    pub fn scalar_type(&self) -> Option<Scalar> {
+        match self {
+            ParamKind::Buffer { .. } => None,
+            ParamKind::Push { ty } | ParamKind::Spec { ty, .. } => Some(*ty),
+        }
+    }
+}
+
+/// A workgroup-shared array (`shared::<T, N>()`).
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SharedDecl {
+    /// The binding's name in the source.
+    pub name: String,
+    /// Element type.
+    pub elem: Scalar,
+    /// Number of elements.
+    pub len: u32,
+    /// Where it is declared.
+    pub span: SpanId,
+}
+
+/// A local variable (one per `let`, so shadowing gives a new id).
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct LocalDecl {
+    /// The name in the source.
+    pub name: String,
+    /// Its type.
+    pub ty: VarType,
+    /// Declared `mut`.
+    pub mutable: bool,
+}
+
+/// A kernel: the unit the code generator emits and the runtime launches.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Kernel {
+    /// Entry-point name (the Rust function's name).
+    pub name: String,
+    /// The doc comment of the DSL function.
+    pub doc: String,
+    /// Workgroup size (x, y, z).
+    pub workgroup: [u32; 3],
+    /// Determinism class.
+    pub class: Determinism,
+    /// Parameters in declaration order.
+    pub params: Vec<Param>,
+    /// Workgroup-shared arrays.
+    pub shared: Vec<SharedDecl>,
+    /// Local variables.
+    pub locals: Vec<LocalDecl>,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// Library functions the body calls, callees before callers.
+    pub functions: Vec<Function>,
+    /// Source locations, indexed by [`SpanId`].
+    pub spans: Vec<SrcLoc>,
+    /// Where the kernel was written.
+    pub source: SourceInfo,
+}
+
+impl Kernel {
+    /// Source location of a span, if it has one.
+    pub fn loc(&self, span: SpanId) -> Option<SrcLoc> {
+        self.spans.get(span.0 as usize).copied()
+    }
+
+    /// `file:line:column` for messages; just the file when the span has no location.
+    pub fn describe_span(&self, span: SpanId) -> String {
+        match self.loc(span) {
+            Some(l) => format!("{}:{}:{}", self.source.file, l.line, l.column),
+            None => self.source.file.clone(),
+        }
+    }
+
+    /// Total number of invocations in one workgroup.
+    pub fn workgroup_invocations(&self) -> u64 {
+        self.workgroup.iter().map(|&d| d as u64).product()
+    }
+
+    /// Looks a parameter up by name.
+    pub fn param(&self, name: &str) -> Option<(ParamId, &Param)> {
+        self.params
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.name == name)
+            .map(|(i, p)| (ParamId(i as u32), p))
+    }
+
+    /// Looks a library function up by name.
+    pub fn function(&self, name: &str) -> Option<&Function> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+}
+
+/// A straight-line library function: `let` statements and a result, no control flow
+/// (branches are `select`s), so that it means the same thing under any mask.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Function {
+    /// Name; backends prefix it (e.g. `ok_exp`).
+    pub name: String,
+    /// Documentation, including the measured error bound.
+    pub doc: String,
+    /// Parameter types; parameters are locals `0..params.len()`.
+    pub params: Vec<Scalar>,
+    /// Result type.
+    pub ret: Scalar,
+    /// Locals (parameters first).
+    pub locals: Vec<LocalDecl>,
+    /// `let` statements only.
+    pub body: Vec<Stmt>,
+    /// The returned value.
+    pub result: Expr,
+}
+
+/// A statement.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// Where it is.
+    pub span: SpanId,
+}
+
+/// Where an indexed store or load goes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// A storage buffer parameter.
+    Buffer(ParamId),
+    /// A local array.
+    Local(VarId),
+    /// A workgroup-shared array.
+    Shared(SharedId),
+}
+
+/// Workgroup reduction operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduceOp {
+    /// Sum over the stride-halving tree.
+    Sum,
+    /// Maximum (`a > b ? a : b` at each node).
+    Max,
+    /// Minimum (`a < b ? a : b` at each node).
+    Min,
+}
+
+impl ReduceOp {
+    /// The DSL function name (`workgroup_sum` …).
+    pub fn dsl_name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "workgroup_sum",
+            ReduceOp::Max => "workgroup_max",
+            ReduceOp::Min => "workgroup_min",
+        }
+    }
+}
+
+/// Statement kinds.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StmtKind {
+    /// `let x = init;` (or `let x;` to be assigned later, or an array fill).
+    Let {
+        /// The new variable.
+        var: VarId,
+        /// Its initial value; for arrays see [`ArrayInit`].
+        init: Option<Init>,
+    },
+    /// `x = value;`
+    Assign {
+        /// Target scalar variable.
+        var: VarId,
+        /// New value.
+        value: Expr,
+    },
+    /// `place[index] = value;`
+    Store {
+        /// Buffer, local array or shared array.
+        place: Place,
+        /// Element index (u32 or i32).
+        index: Expr,
+        /// Value (converted to the storage type for buffers).
+        value: Expr,
+    },
+    /// `if cond { then_body } else { else_body }`
+    If {
+        /// Condition (bool).
+        cond: Expr,
+        /// Taken when true.
+        then_body: Vec<Stmt>,
+        /// Taken when false.
+        else_body: Vec<Stmt>,
+    },
+    /// `for var in (start..end).step_by(step) { body }`; bounds evaluated once.
+    For {
+        /// The loop counter (a fresh immutable local).
+        var: VarId,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Positive step.
+        step: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `while cond { body }`
+    While {
+        /// Evaluated before every iteration.
+        cond: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `break;` out of the innermost loop.
+    Break,
+    /// `continue;` with the innermost loop.
+    Continue,
+    /// `return;` from the kernel.
+    Return,
+    /// `barrier();`: workgroup execution and shared-memory barrier.
+    Barrier,
+    /// `var = workgroup_sum(value);` (or max / min): every invocation gets the result
+    /// of the fixed stride-halving tree over the local linear index.
+    Reduce {
+        /// Receives the result (scalar local).
+        var: VarId,
+        /// The operator.
+        op: ReduceOp,
+        /// Each invocation's contribution.
+        value: Expr,
+    },
+}
+
+/// The initializer of a `let`.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Init {
+    /// A scalar value.
+    Value(Expr),
+    /// An array initializer.
+    Array(ArrayInit),
+}
+
+/// Array initializers.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrayInit {
+    /// `[value; len]`.
+    Fill(Expr),
+    /// `[a, b, c]`.
+    Elements(Vec<Expr>),
+}
+
+/// A typed expression.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Expr {
+    /// The operation.
+    pub kind: ExprKind,
+    /// Its value type.
+    pub ty: Scalar,
+    /// Where it is.
+    pub span: SpanId,
+}
+
+/// Per-invocation or per-dispatch built-in values (one component each).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Builtin {
+    /// `local_id()`: the invocation's index in its workgroup.
+    LocalId,
+    /// `group_id()`: the workgroup's index.
+    GroupId,
+    /// `global_id()`: `group_id * workgroup + local_id`.
+    GlobalId,
+    /// `num_groups()`: workgroups in the dispatch.
+    NumGroups,
+    /// `WORKGROUP_X/Y/Z`: the workgroup size.
+    WorkgroupSize,
+}
+
+impl Builtin {
+    /// Whether every invocation of a workgroup sees the same value.
+    pub fn is_uniform(self) -> bool {
+        matches!(self, Builtin::GroupId | Builtin::NumGroups | Builtin::WorkgroupSize)
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnaryOp {
+    /// `-x` (f32, i32; i32 wraps).
+    Neg,
+    /// `!x`: logical not of a bool, bitwise not of an integer.
+    Not,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` on integers (truncating). f32 division is the library's `div`.
+    Div,
+    /// `%` on integers (sign of the dividend).
+    Rem,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<` (amount < 32).
+    Shl,
+    /// `>>` (arithmetic for i32; amount < 32).
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `&&` (short-circuit).
+    And,
+    /// `||` (short-circuit).
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator's source spelling.
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            And => "&&",
+            Or => "||",
+        }
+    }
+
+    /// True for the six comparisons.
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+}
+
+/// Exact built-in operations (each has one defined result on every backend).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Intrinsic {
+    /// `min(a, b)` = `a < b ? a : b` (no NaN special case; f32, i32, u32).
+    Min,
+    /// `max(a, b)` = `a > b ? a : b`.
+    Max,
+    /// `abs(x)`: clears the sign bit of an f32; i32 wraps at `i32::MIN`.
+    Abs,
+    /// `clamp(x, lo, hi)` = `min(max(x, lo), hi)`.
+    Clamp,
+    /// `fma(a, b, c)` = `a * b + c` with one rounding (`f32::mul_add`).
+    Fma,
+    /// `count_ones(x)`: population count of an integer's bits, as u32.
+    CountOnes,
+    /// `f16_bits_to_f32(u)`: the binary16 in the low 16 bits of `u`, widened exactly.
+    F16BitsToF32,
+    /// `bf16_bits_to_f32(u)`: the bfloat16 in the low 16 bits of `u`, widened exactly.
+    Bf16BitsToF32,
+}
+
+impl Intrinsic {
+    /// Every intrinsic.
+    pub const ALL: [Intrinsic; 8] = [
+        Intrinsic::Min,
+        Intrinsic::Max,
+        Intrinsic::Abs,
+        Intrinsic::Clamp,
+        Intrinsic::Fma,
+        Intrinsic::CountOnes,
+        Intrinsic::F16BitsToF32,
+        Intrinsic::Bf16BitsToF32,
+    ];
+
+    /// The DSL spelling.
+    pub fn dsl_name(self) -> &'static str {
+        match self {
+            Intrinsic::Min => "min",
+            Intrinsic::Max => "max",
+            Intrinsic::Abs => "abs",
+            Intrinsic::Clamp => "clamp",
+            Intrinsic::Fma => "fma",
+            Intrinsic::CountOnes => "count_ones",
+            Intrinsic::F16BitsToF32 => "f16_bits_to_f32",
+            Intrinsic::Bf16BitsToF32 => "bf16_bits_to_f32",
+        }
+    }
+
+    /// Number of arguments.
+    pub fn arity(self) -> usize {
+        match self {
+            Intrinsic::Abs
+            | Intrinsic::CountOnes
+            | Intrinsic::F16BitsToF32
+            | Intrinsic::Bf16BitsToF32 => 1,
+            Intrinsic::Min | Intrinsic::Max => 2,
+            Intrinsic::Clamp | Intrinsic::Fma => 3,
+        }
+    }
+
+    /// Looks an intrinsic up by its DSL name.
+    pub fn parse(name: &str) -> Option<Intrinsic> {
+        Intrinsic::ALL.into_iter().find(|i| i.dsl_name() == name)
+    }
+}
+
+/// Expression kinds.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExprKind {
+    /// A constant.
+    Lit(Literal),
+    /// A scalar local.
+    Var(VarId),
+    /// A push or spec parameter.
+    Param(ParamId),
+    /// A built-in id component (0 = x, 1 = y, 2 = z).
+    Builtin {
+        /// Which built-in.
+        builtin: Builtin,
+        /// Component.
+        axis: u8,
+    },
+    /// A unary operation.
+    Unary(UnaryOp, Box<Expr>),
+    /// A binary operation.
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `place[index]`: buffer loads convert to the 32-bit value type.
+    Index {
+        /// What is read.
+        place: Place,
+        /// Element index.
+        index: Box<Expr>,
+    },
+    /// `select(cond, a, b)`: both sides are evaluated.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `x as T`: value conversion (f32→int truncates and must be in range;
+    /// int→f32 rounds to nearest even; bool→int gives 0 / 1).
+    Cast(Box<Expr>),
+    /// Bit reinterpretation between f32, i32 and u32 (`to_bits`, `from_bits`).
+    BitCast(Box<Expr>),
+    /// An exact intrinsic.
+    Intrinsic(Intrinsic, Vec<Expr>),
+    /// A call to a library function in [`Kernel::functions`].
+    Call {
+        /// Function name.
+        func: String,
+        /// Arguments.
+        args: Vec<Expr>,
+    },
+}

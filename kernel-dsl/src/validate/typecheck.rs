@@ -1,0 +1,389 @@
+//! Type and reference checking of kernel bodies and library functions.
+
+use super::{Diagnostics, ErrorKind};
+use crate::ir::{
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamKind, Place,
+    ReduceOp, SpanId, Stmt, StmtKind,
+};
+use crate::typing;
+use crate::types::{Scalar, VarType};
+
+/// What names a body can see.
+struct Scope<'a> {
+    kernel: &'a Kernel,
+    locals: &'a [LocalDecl],
+    /// Functions callable from here (for a library function: those before it).
+    callable: &'a [Function],
+    /// Inside a library function: only `let`, no params, no shared memory.
+    in_function: Option<&'a str>,
+}
+
+/// Returns true when no error was found.
+pub(super) fn check(k: &Kernel, d: &mut Diagnostics) -> bool {
+    let before = d.errors.len();
+    for (i, f) in k.functions.iter().enumerate() {
+        let scope = Scope {
+            kernel: k,
+            locals: &f.locals,
+            callable: &k.functions[..i],
+            in_function: Some(&f.name),
+        };
+        if f.locals.len() < f.params.len()
+            || f.params.iter().zip(&f.locals).any(|(p, l)| l.ty != VarType::Scalar(*p))
+        {
+            d.error(
+                SpanId::NONE,
+                ErrorKind::Type,
+                format!("function `{}`: its first locals must be its parameters", f.name),
+            );
+            continue;
+        }
+        for s in &f.body {
+            if !matches!(s.kind, StmtKind::Let { .. }) {
+                d.error(
+                    s.span,
+                    ErrorKind::Unsupported,
+                    format!("function `{}`: library functions are straight-line `let`s", f.name),
+                );
+            }
+        }
+        check_block(&scope, &f.body, 0, d);
+        if let Some(t) = check_expr(&scope, &f.result, d) {
+            if t != f.ret {
+                d.error(
+                    f.result.span,
+                    ErrorKind::Type,
+                    format!("function `{}` returns {t}, declared {}", f.name, f.ret),
+                );
+            }
+        }
+    }
+    let scope = Scope { kernel: k, locals: &k.locals, callable: &k.functions, in_function: None };
+    check_block(&scope, &k.body, 0, d);
+    d.errors.len() == before
+}
+
+fn check_block(sc: &Scope, stmts: &[Stmt], loop_depth: u32, d: &mut Diagnostics) {
+    for s in stmts {
+        check_stmt(sc, s, loop_depth, d);
+    }
+}
+
+fn local<'a>(sc: &'a Scope, id: crate::ir::VarId, span: SpanId, d: &mut Diagnostics) -> Option<&'a LocalDecl> {
+    let l = sc.locals.get(id.0 as usize);
+    if l.is_none() {
+        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared local #{}", id.0));
+    }
+    l
+}
+
+fn expect(d: &mut Diagnostics, span: SpanId, got: Option<Scalar>, want: Scalar, what: &str) {
+    if let Some(got) = got {
+        if got != want {
+            d.error(span, ErrorKind::Type, format!("{what} must be {want}, found {got}"));
+        }
+    }
+}
+
+fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
+    match &s.kind {
+        StmtKind::Let { var, init } => {
+            let Some(decl) = local(sc, *var, s.span, d) else { return };
+            match (decl.ty, init) {
+                (VarType::Scalar(t), Some(Init::Value(e))) => {
+                    let got = check_expr(sc, e, d);
+                    expect(d, e.span, got, t, &format!("the initializer of `{}`", decl.name));
+                }
+                (VarType::Scalar(_), None) => {}
+                (VarType::Array { elem, len }, Some(Init::Array(a))) => match a {
+                    ArrayInit::Fill(e) => {
+                        let got = check_expr(sc, e, d);
+                        expect(d, e.span, got, elem, &format!("the fill value of `{}`", decl.name));
+                    }
+                    ArrayInit::Elements(es) => {
+                        if es.len() != len as usize {
+                            d.error(
+                                s.span,
+                                ErrorKind::Type,
+                                format!(
+                                    "array `{}` is declared with {len} elements but initialized \
+                                     with {}",
+                                    decl.name,
+                                    es.len()
+                                ),
+                            );
+                        }
+                        for e in es {
+                            let got = check_expr(sc, e, d);
+                            expect(d, e.span, got, elem, "an array element");
+                        }
+                    }
+                },
+                (VarType::Array { .. }, _) => d.error(
+                    s.span,
+                    ErrorKind::Unassigned,
+                    format!("array `{}` needs an initializer (`[value; N]` or `[a, b, …]`)", decl.name),
+                ),
+                (VarType::Scalar(_), Some(Init::Array(_))) => d.error(
+                    s.span,
+                    ErrorKind::Type,
+                    format!("`{}` is a scalar but has an array initializer", decl.name),
+                ),
+            }
+        }
+        StmtKind::Assign { var, value } => {
+            let got = check_expr(sc, value, d);
+            let Some(decl) = local(sc, *var, s.span, d) else { return };
+            if !decl.mutable {
+                d.error(
+                    s.span,
+                    ErrorKind::Immutable,
+                    format!("cannot assign twice to immutable variable `{}`; declare it `let mut`", decl.name),
+                );
+            }
+            match decl.ty {
+                VarType::Scalar(t) => expect(d, value.span, got, t, &format!("the value assigned to `{}`", decl.name)),
+                VarType::Array { .. } => d.error(
+                    s.span,
+                    ErrorKind::Type,
+                    format!("cannot assign a whole array `{}`; assign its elements", decl.name),
+                ),
+            }
+        }
+        StmtKind::Store { place, index, value } => {
+            let it = check_expr(sc, index, d);
+            check_index_type(d, index.span, it);
+            let vt = check_expr(sc, value, d);
+            if let Some((elem, writable, name)) = place_info(sc, *place, s.span, d) {
+                if !writable {
+                    d.error(s.span, ErrorKind::Immutable, format!(
+                        "cannot store into `{name}`: it is read-only (declare the buffer `&mut [T]` or the array `let mut`)"
+                    ));
+                }
+                expect(d, value.span, vt, elem, &format!("a value stored into `{name}`"));
+            }
+        }
+        StmtKind::If { cond, then_body, else_body } => {
+            let t = check_expr(sc, cond, d);
+            expect(d, cond.span, t, Scalar::Bool, "an `if` condition");
+            check_block(sc, then_body, loop_depth, d);
+            check_block(sc, else_body, loop_depth, d);
+        }
+        StmtKind::For { var, start, end, step, body } => {
+            let ts = check_expr(sc, start, d);
+            let te = check_expr(sc, end, d);
+            let tp = check_expr(sc, step, d);
+            if let Some(decl) = local(sc, *var, s.span, d) {
+                match decl.ty {
+                    VarType::Scalar(t) if t.is_int() => {
+                        expect(d, start.span, ts, t, "the range start");
+                        expect(d, end.span, te, t, "the range end");
+                        expect(d, step.span, tp, t, "the step");
+                    }
+                    _ => d.error(s.span, ErrorKind::Type, format!(
+                        "loop counter `{}` must be i32 or u32, found {}", decl.name, decl.ty
+                    )),
+                }
+            }
+            check_block(sc, body, loop_depth + 1, d);
+        }
+        StmtKind::While { cond, body } => {
+            let t = check_expr(sc, cond, d);
+            expect(d, cond.span, t, Scalar::Bool, "a `while` condition");
+            check_block(sc, body, loop_depth + 1, d);
+        }
+        StmtKind::Break | StmtKind::Continue => {
+            if loop_depth == 0 {
+                d.error(s.span, ErrorKind::Unsupported, "`break` / `continue` outside of a loop");
+            }
+        }
+        StmtKind::Return | StmtKind::Barrier => {}
+        StmtKind::Reduce { var, op, value } => {
+            let vt = check_expr(sc, value, d);
+            if let Some(decl) = local(sc, *var, s.span, d) {
+                if let (Some(vt), VarType::Scalar(t)) = (vt, decl.ty) {
+                    if vt != t {
+                        d.error(s.span, ErrorKind::Type, format!(
+                            "`{}` yields {vt} but `{}` is {t}", op.dsl_name(), decl.name
+                        ));
+                    }
+                }
+                if matches!(decl.ty, VarType::Array { .. }) {
+                    d.error(s.span, ErrorKind::Type, "a reduction result must be a scalar");
+                }
+            }
+            if let Some(vt) = vt {
+                let ok = match op {
+                    ReduceOp::Sum => vt.is_numeric(),
+                    ReduceOp::Max | ReduceOp::Min => vt.is_numeric(),
+                };
+                if !ok {
+                    d.error(value.span, ErrorKind::Type, format!("`{}` takes f32, i32 or u32, found {vt}", op.dsl_name()));
+                }
+            }
+        }
+    }
+}
+
+fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
+    if let Some(t) = t {
+        if !t.is_int() {
+            d.error(span, ErrorKind::Type, format!("an index must be u32 or i32, found {t}"));
+        }
+    }
+}
+
+/// Element value type, whether it can be written, and its name.
+fn place_info(sc: &Scope, place: Place, span: SpanId, d: &mut Diagnostics) -> Option<(Scalar, bool, String)> {
+    if sc.in_function.is_some() && !matches!(place, Place::Local(_)) {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return None;
+    }
+    match place {
+        Place::Buffer(p) => match sc.kernel.params.get(p.0 as usize) {
+            Some(param) => match &param.kind {
+                ParamKind::Buffer { elem, access } => {
+                    Some((elem.value_type(), *access == Access::ReadWrite, param.name.clone()))
+                }
+                _ => {
+                    d.error(span, ErrorKind::Type, format!("`{}` is a scalar parameter, not a buffer", param.name));
+                    None
+                }
+            },
+            None => {
+                d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", p.0));
+                None
+            }
+        },
+        Place::Local(v) => {
+            let decl = local(sc, v, span, d)?;
+            match decl.ty {
+                VarType::Array { elem, .. } => Some((elem, decl.mutable, decl.name.clone())),
+                VarType::Scalar(_) => {
+                    d.error(span, ErrorKind::Type, format!("`{}` is a scalar; only arrays and buffers can be indexed", decl.name));
+                    None
+                }
+            }
+        }
+        Place::Shared(s) => match sc.kernel.shared.get(s.0 as usize) {
+            Some(sh) => Some((sh.elem, true, sh.name.clone())),
+            None => {
+                d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", s.0));
+                None
+            }
+        },
+    }
+}
+
+/// Type of an expression, reporting errors; `None` when a child already failed.
+fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
+    let computed: Option<Scalar> = match &e.kind {
+        ExprKind::Lit(l) => Some(l.ty()),
+        ExprKind::Var(v) => {
+            let decl = local(sc, *v, e.span, d)?;
+            match decl.ty {
+                VarType::Scalar(t) => Some(t),
+                VarType::Array { .. } => {
+                    d.error(e.span, ErrorKind::Type, format!("array `{}` used as a value; index it", decl.name));
+                    None
+                }
+            }
+        }
+        ExprKind::Param(p) => {
+            if sc.in_function.is_some() {
+                d.error(e.span, ErrorKind::Unsupported, "library functions cannot read kernel parameters");
+                return None;
+            }
+            match sc.kernel.params.get(p.0 as usize) {
+                Some(param) => match param.kind.scalar_type() {
+                    Some(t) => Some(t),
+                    None => {
+                        d.error(e.span, ErrorKind::Type, format!("buffer `{}` used as a value; index it", param.name));
+                        None
+                    }
+                },
+                None => {
+                    d.error(e.span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", p.0));
+                    None
+                }
+            }
+        }
+        ExprKind::Builtin { axis, .. } => {
+            if *axis > 2 {
+                d.error(e.span, ErrorKind::Type, "built-in ids have components x, y and z only");
+                None
+            } else {
+                Some(Scalar::U32)
+            }
+        }
+        ExprKind::Unary(op, a) => {
+            let t = check_expr(sc, a, d)?;
+            typing::unary_type(*op, t).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok()
+        }
+        ExprKind::Binary(op, a, b) => {
+            let ta = check_expr(sc, a, d);
+            let tb = check_expr(sc, b, d);
+            typing::binary_type(*op, ta?, tb?).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok()
+        }
+        ExprKind::Index { place, index } => {
+            let it = check_expr(sc, index, d);
+            check_index_type(d, index.span, it);
+            place_info(sc, *place, e.span, d).map(|(t, _, _)| t)
+        }
+        ExprKind::Select(c, a, b) => {
+            let tc = check_expr(sc, c, d);
+            expect(d, c.span, tc, Scalar::Bool, "the condition of `select`");
+            let ta = check_expr(sc, a, d)?;
+            let tb = check_expr(sc, b, d)?;
+            if ta != tb {
+                d.error(e.span, ErrorKind::Type, format!("`select` arms differ: {ta} and {tb}"));
+                None
+            } else {
+                Some(ta)
+            }
+        }
+        ExprKind::Cast(a) => {
+            let t = check_expr(sc, a, d)?;
+            typing::cast_allowed(t, e.ty).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok().map(|_| e.ty)
+        }
+        ExprKind::BitCast(a) => {
+            let t = check_expr(sc, a, d)?;
+            typing::bitcast_allowed(t, e.ty).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok().map(|_| e.ty)
+        }
+        ExprKind::Intrinsic(op, args) => {
+            let ts: Vec<Option<Scalar>> = args.iter().map(|a| check_expr(sc, a, d)).collect();
+            let ts: Option<Vec<Scalar>> = ts.into_iter().collect();
+            typing::intrinsic_type(*op, &ts?).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok()
+        }
+        ExprKind::Call { func, args } => {
+            let ts: Vec<Option<Scalar>> = args.iter().map(|a| check_expr(sc, a, d)).collect();
+            let Some(f) = sc.callable.iter().find(|f| &f.name == func) else {
+                d.error(e.span, ErrorKind::Undeclared, format!(
+                    "call to `{func}`, which is not a library function carried by this kernel{}",
+                    if sc.in_function.is_some() { " (or is not defined before its caller)" } else { "" }
+                ));
+                return None;
+            };
+            let ts: Option<Vec<Scalar>> = ts.into_iter().collect();
+            let ts = ts?;
+            if ts != f.params {
+                let got: Vec<_> = ts.iter().map(|t| t.name()).collect();
+                let want: Vec<_> = f.params.iter().map(|t| t.name()).collect();
+                d.error(e.span, ErrorKind::Type, format!(
+                    "`{func}` takes ({}), got ({})", want.join(", "), got.join(", ")
+                ));
+                None
+            } else {
+                Some(f.ret)
+            }
+        }
+    };
+    let t = computed?;
+    if t != e.ty {
+        d.error(e.span, ErrorKind::Type, format!(
+            "expression is annotated {} but computes {t}", e.ty
+        ));
+        return None;
+    }
+    Some(t)
+}

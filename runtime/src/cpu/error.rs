@@ -1,0 +1,137 @@
+//! Interpreter errors: every fault names the kernel, the DSL source location, the
+//! workgroup and the invocation, so a user can find the offending line and lane.
+
+use onekernel_dsl::types::Scalar;
+use onekernel_dsl::validate::ValidationError;
+use std::fmt;
+use thiserror::Error;
+
+/// Where a fault happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// Kernel name.
+    pub kernel: String,
+    /// `file:line:column` of the construct (of the call, inside a library function).
+    pub location: String,
+    /// The library function executing, if any.
+    pub function: Option<String>,
+    /// Workgroup id.
+    pub group: [u32; 3],
+    /// Local linear invocation index.
+    pub invocation: u32,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "kernel `{}` at {}", self.kernel, self.location)?;
+        if let Some(func) = &self.function {
+            write!(f, " (in library function `{func}`)")?;
+        }
+        write!(f, ", workgroup {:?}, invocation {}", self.group, self.invocation)
+    }
+}
+
+/// What went wrong at a [`Site`].
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum Fault {
+    /// An index outside a buffer or array.
+    #[error("index {index} is out of bounds for `{target}` of length {len}")]
+    OutOfBounds {
+        /// Buffer or array name.
+        target: String,
+        /// The index (as a signed value, so negative i32 indices read naturally).
+        index: i64,
+        /// Its length in elements.
+        len: usize,
+    },
+    /// Integer division or remainder by zero.
+    #[error("integer division by zero")]
+    DivisionByZero,
+    /// `i32::MIN / -1` or `i32::MIN % -1`.
+    #[error("integer division overflows (i32::MIN / -1)")]
+    DivisionOverflow,
+    /// A shift by 32 or more, or by a negative amount.
+    #[error("shift amount {amount} is outside 0..32")]
+    ShiftOutOfRange {
+        /// The amount.
+        amount: i64,
+    },
+    /// f32 → integer conversion of NaN or of a value outside the target's range.
+    #[error("cannot convert {value:e} to {to}: out of range")]
+    ConversionOutOfRange {
+        /// The value.
+        value: f32,
+        /// Target type.
+        to: Scalar,
+    },
+    /// A `for` loop with step 0.
+    #[error("`for` loop step is zero")]
+    ZeroStep,
+    /// A `while` loop that ran longer than the interpreter's limit.
+    #[error("`while` loop did not finish within {limit} iterations")]
+    LoopLimit {
+        /// The limit.
+        limit: u64,
+    },
+    /// Two invocations touched one shared-memory cell with no barrier between.
+    #[error("data race on shared `{array}`[{index}]: {kind} by {first} and invocation {second} with no barrier between")]
+    DataRace {
+        /// Shared array name.
+        array: String,
+        /// Cell index.
+        index: usize,
+        /// "written then read", "written twice" or "read then written".
+        kind: &'static str,
+        /// The earlier access: `invocation N` or `several invocations`.
+        first: String,
+        /// Later invocation.
+        second: u32,
+    },
+    /// A read of shared memory no invocation has written in this workgroup.
+    #[error("read of uninitialized shared `{array}`[{index}]")]
+    UninitializedShared {
+        /// Shared array name.
+        array: String,
+        /// Cell index.
+        index: usize,
+    },
+    /// A barrier or reduction reached by only some invocations.
+    #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
+    NonUniform {
+        /// `barrier()` or the reduction's name.
+        what: &'static str,
+        /// Invocations that reached it.
+        active: usize,
+        /// Invocations that should have.
+        expected: usize,
+    },
+}
+
+/// Why a launch on the interpreter failed.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum InterpError {
+    /// The kernel's IR does not validate.
+    #[error("kernel `{kernel}` is invalid: {}", .errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    Invalid {
+        /// Kernel name.
+        kernel: String,
+        /// Validation errors.
+        errors: Vec<ValidationError>,
+    },
+    /// A missing, extra or mistyped argument, or a bad dispatch size.
+    #[error("kernel `{kernel}`: {message}")]
+    Arguments {
+        /// Kernel name.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A fault while executing.
+    #[error("{site}: {fault}")]
+    Fault {
+        /// Where.
+        site: Box<Site>,
+        /// What.
+        fault: Fault,
+    },
+}

@@ -1,0 +1,81 @@
+//! Workgroup-shared arrays with a race detector.
+//!
+//! The interpreter runs a workgroup in lockstep, so a missing `barrier()` would go
+//! unnoticed in it and break on a GPU. Each cell therefore remembers which invocation
+//! last wrote and read it in the current barrier interval ("epoch"); a conflicting
+//! access by another invocation in the same interval is reported as a data race, and
+//! a read of a cell never written in this workgroup as uninitialized.
+
+use super::error::Fault;
+
+const MANY: u16 = u16::MAX;
+
+/// One `shared::<T, N>()` array.
+pub(crate) struct SharedArray {
+    pub name: String,
+    data: Vec<u32>,
+    w_epoch: Vec<u32>,
+    w_lane: Vec<u16>,
+    r_epoch: Vec<u32>,
+    r_lane: Vec<u16>,
+}
+
+impl SharedArray {
+    pub fn new(name: &str, len: usize) -> Self {
+        SharedArray {
+            name: name.to_string(),
+            data: vec![0; len],
+            w_epoch: vec![0; len],
+            w_lane: vec![0; len],
+            r_epoch: vec![0; len],
+            r_lane: vec![0; len],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Forgets all accesses: a new workgroup starts with uninitialized memory.
+    pub fn reset(&mut self) {
+        self.w_epoch.fill(0);
+        self.r_epoch.fill(0);
+    }
+
+    pub fn read(&mut self, idx: usize, lane: u16, epoch: u32) -> Result<u32, Fault> {
+        if self.w_epoch[idx] == 0 {
+            return Err(Fault::UninitializedShared { array: self.name.clone(), index: idx });
+        }
+        if self.w_epoch[idx] == epoch && self.w_lane[idx] != lane {
+            return Err(self.race(idx, "written then read", self.w_lane[idx], lane));
+        }
+        if self.r_epoch[idx] == epoch {
+            if self.r_lane[idx] != lane {
+                self.r_lane[idx] = MANY;
+            }
+        } else {
+            self.r_epoch[idx] = epoch;
+            self.r_lane[idx] = lane;
+        }
+        Ok(self.data[idx])
+    }
+
+    pub fn write(&mut self, idx: usize, lane: u16, epoch: u32, v: u32) -> Result<(), Fault> {
+        if self.w_epoch[idx] == epoch && self.w_lane[idx] != lane {
+            return Err(self.race(idx, "written twice", self.w_lane[idx], lane));
+        }
+        if self.r_epoch[idx] == epoch && self.r_lane[idx] != lane {
+            let reader = self.r_lane[idx];
+            return Err(self.race(idx, "read then written", reader, lane));
+        }
+        self.w_epoch[idx] = epoch;
+        self.w_lane[idx] = lane;
+        self.data[idx] = v;
+        Ok(())
+    }
+
+    fn race(&self, idx: usize, kind: &'static str, first: u16, second: u16) -> Fault {
+        let first = if first == MANY { "several invocations".to_string() } else { format!("invocation {first}") };
+        Fault::DataRace { array: self.name.clone(), index: idx, kind, first, second: second as u32 }
+    }
+}

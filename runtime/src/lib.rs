@@ -1,0 +1,12 @@
+//! # onekernel-runtime
+//!
+//! Runs onekernel kernels. This crate holds the backend-neutral pieces (host buffers
+//! and launch arguments) and the `cpu` backend: the reference interpreter whose results
+//! define what every GPU backend must reproduce bit for bit (DESIGN.md §4).
+
+pub mod args;
+pub mod buffer;
+pub mod cpu;
+
+pub use args::{Args, ArgValue};
+pub use buffer::HostBuffer;
