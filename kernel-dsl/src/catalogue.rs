@@ -9,10 +9,14 @@ use thiserror::Error;
 /// One registered kernel.
 #[derive(Debug)]
 pub struct KernelEntry {
-    /// The kernel's name.
+    /// The kernel's name (the function's name, plus `_<type>` for a type-axis instance).
     pub name: &'static str,
+    /// The DSL function's name: the family its type instances share.
+    pub family: &'static str,
     /// The crate module path it was written in (e.g. `onekernel_kernels::norm`).
     pub module: &'static str,
+    /// The source file, as `file!()` names it.
+    pub file: &'static str,
     /// The IR, validated at compile time, as JSON.
     pub ir_json: &'static str,
 }
@@ -44,8 +48,9 @@ pub enum CatalogueError {
 impl KernelEntry {
     /// Deserializes and re-validates the kernel.
     pub fn load(&self) -> Result<Kernel, CatalogueError> {
-        let k: Kernel = serde_json::from_str(self.ir_json)
+        let mut k: Kernel = serde_json::from_str(self.ir_json)
             .map_err(|source| CatalogueError::Decode { name: self.name.into(), source })?;
+        k.source.file = self.file.to_string();
         crate::validate::validate(&k)
             .map_err(|errors| CatalogueError::Invalid { name: self.name.into(), errors })?;
         Ok(k)

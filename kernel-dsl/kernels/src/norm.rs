@@ -1,0 +1,26 @@
+//! Normalization kernels.
+
+use onekernel_macros::kernel;
+
+/// RMS norm over each row: `y = x · rsqrt(mean(x²) + eps) · w`.
+///
+/// One workgroup per row (`groups = [n_rows, 1, 1]`); `x` and `y` are `n_rows × n_cols`
+/// row-major, `w` has `n_cols` entries. The sum of squares is accumulated per invocation
+/// over a strided slice of the row with `fma`, then combined with the fixed
+/// stride-halving tree, so the result is the same on every backend.
+#[kernel(workgroup = 256, variants(T = [f32, f16]))]
+pub fn rms_norm(x: &[T], w: &[f32], y: &mut [T], #[push] n_cols: u32, #[push] eps: f32) {
+    let row = group_id().x;
+    let t = local_id().x;
+    let base = row * n_cols;
+    let mut acc = 0.0;
+    for c in (t..n_cols).step_by(WORKGROUP_X) {
+        let v = x[base + c];
+        acc = fma(v, v, acc);
+    }
+    let sum_sq = workgroup_sum(acc);
+    let scale = rsqrt(sum_sq / (n_cols as f32) + eps);
+    for c in (t..n_cols).step_by(WORKGROUP_X) {
+        y[base + c] = x[base + c] * scale * w[c];
+    }
+}

@@ -1,0 +1,123 @@
+//! Lowering of a kernel body from `syn` syntax to typed onekernel IR.
+//!
+//! Types are inferred the way a kernel author expects: every value has a type from
+//! its declaration or its operands; an unsuffixed literal takes the type its context
+//! requires (the other operand, the declared type, the parameter), and with no context
+//! an integer literal is `u32` (or `i32` when negative) and a float literal `f32`.
+//! Every rejected construct is an error at its span that says what to write instead.
+
+mod expr;
+mod stmt;
+
+use onekernel_dsl::ir::{LocalDecl, Param, ParamId, SharedDecl, SharedId, SpanId, SrcLoc, VarId};
+use onekernel_dsl::types::VarType;
+use proc_macro2::Span;
+use std::collections::{BTreeSet, HashMap};
+
+/// What a name in the body refers to.
+#[derive(Clone, Copy)]
+pub enum Name {
+    Local(VarId),
+    Shared(SharedId),
+    Param(ParamId),
+}
+
+/// Lowering state for one kernel instance.
+pub struct Lowerer {
+    pub params: Vec<Param>,
+    pub shared: Vec<SharedDecl>,
+    pub locals: Vec<LocalDecl>,
+    pub spans: Vec<SrcLoc>,
+    /// Compiler spans, indexed like `spans`, to report validation errors in place.
+    pub span_map: Vec<Span>,
+    /// Library functions the body calls directly.
+    pub used_functions: BTreeSet<String>,
+    scopes: Vec<HashMap<String, Name>>,
+    /// Nesting of blocks (0 = the kernel's top level).
+    depth: u32,
+}
+
+pub fn err(span: Span, msg: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new(span, msg)
+}
+
+impl Lowerer {
+    pub fn new(params: Vec<Param>) -> Self {
+        Lowerer {
+            params,
+            shared: Vec::new(),
+            locals: Vec::new(),
+            spans: Vec::new(),
+            span_map: Vec::new(),
+            used_functions: BTreeSet::new(),
+            scopes: vec![HashMap::new()],
+            depth: 0,
+        }
+    }
+
+    /// Registers a compiler span and returns its IR id.
+    pub fn span_id(&mut self, s: Span) -> SpanId {
+        let start = s.start();
+        self.spans.push(SrcLoc { line: start.line as u32, column: start.column as u32 + 1 });
+        self.span_map.push(s);
+        SpanId(self.spans.len() as u32 - 1)
+    }
+
+    /// The compiler span of an IR span (the call site when unknown).
+    pub fn compiler_span(&self, id: SpanId) -> Span {
+        self.span_map.get(id.0 as usize).copied().unwrap_or_else(Span::call_site)
+    }
+
+    fn declare(&mut self, name: &str, n: Name) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), n);
+        }
+    }
+
+    pub fn declare_local(&mut self, name: &str, ty: VarType, mutable: bool) -> VarId {
+        let id = VarId(self.locals.len() as u32);
+        self.locals.push(LocalDecl { name: name.to_string(), ty, mutable });
+        self.declare(name, Name::Local(id));
+        id
+    }
+
+    pub fn declare_shared(&mut self, decl: SharedDecl) -> SharedId {
+        let id = SharedId(self.shared.len() as u32);
+        let name = decl.name.clone();
+        self.shared.push(decl);
+        self.declare(&name, Name::Shared(id));
+        id
+    }
+
+    pub fn lookup(&self, name: &str) -> Option<Name> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(n) = scope.get(name) {
+                return Some(*n);
+            }
+        }
+        self.params.iter().position(|p| p.name == name).map(|i| Name::Param(ParamId(i as u32)))
+    }
+
+    /// Lowers a block in a new scope.
+    pub fn block(&mut self, stmts: &[syn::Stmt]) -> syn::Result<Vec<onekernel_dsl::ir::Stmt>> {
+        self.scopes.push(HashMap::new());
+        self.depth += 1;
+        let r = self.stmts(stmts);
+        self.depth -= 1;
+        self.scopes.pop();
+        r
+    }
+
+    /// Lowers the kernel's top-level statements (same scope as the parameters).
+    pub fn body(&mut self, stmts: &[syn::Stmt]) -> syn::Result<Vec<onekernel_dsl::ir::Stmt>> {
+        self.stmts(stmts)
+    }
+
+    fn stmts(&mut self, stmts: &[syn::Stmt]) -> syn::Result<Vec<onekernel_dsl::ir::Stmt>> {
+        let mut out = Vec::new();
+        for s in stmts {
+            self.stmt(s, &mut out)?;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,415 @@
+//! Statements: `let` (scalars, arrays, shared arrays, reductions), assignment and
+//! compound assignment, stores, `if`, `for`, `while`, `break`, `continue`, `return`,
+//! `barrier()` and plain blocks.
+
+use super::expr::{compound_op, is_untyped_literal};
+use super::{err, Lowerer, Name};
+use onekernel_dsl::ir::{ArrayInit, Init, ReduceOp, SharedDecl, Stmt, StmtKind};
+use onekernel_dsl::types::{Scalar, VarType};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+fn reduce_op(e: &syn::Expr) -> Option<(ReduceOp, &syn::Expr)> {
+    let syn::Expr::Call(c) = e else { return None };
+    let syn::Expr::Path(p) = &*c.func else { return None };
+    let op = match p.path.get_ident()?.to_string().as_str() {
+        "workgroup_sum" => ReduceOp::Sum,
+        "workgroup_max" => ReduceOp::Max,
+        "workgroup_min" => ReduceOp::Min,
+        _ => return None,
+    };
+    (c.args.len() == 1).then(|| (op, &c.args[0]))
+}
+
+fn is_call_to(e: &syn::Expr, name: &str) -> bool {
+    match e {
+        syn::Expr::Call(c) => matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name)),
+        _ => false,
+    }
+}
+
+fn int_literal(e: &syn::Expr) -> Option<u32> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
+        _ => None,
+    }
+}
+
+impl Lowerer {
+    fn push(&mut self, out: &mut Vec<Stmt>, kind: StmtKind, span: Span) {
+        let span = self.span_id(span);
+        out.push(Stmt { kind, span });
+    }
+
+    pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        match s {
+            syn::Stmt::Local(l) => self.local(l, out),
+            syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
+            syn::Stmt::Item(i) => Err(err(i.span(), "items (fn, const, struct, use …) cannot be declared inside a kernel; use `let`")),
+            syn::Stmt::Macro(m) => Err(err(m.span(), "macros are not supported in kernel bodies")),
+        }
+    }
+
+    fn local(&mut self, l: &syn::Local, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = l.span();
+        let (ident, mutable, annotated) = match &l.pat {
+            syn::Pat::Ident(pi) => (&pi.ident, pi.mutability.is_some(), None),
+            syn::Pat::Type(pt) => match &*pt.pat {
+                syn::Pat::Ident(pi) => (&pi.ident, pi.mutability.is_some(), Some(&*pt.ty)),
+                other => return Err(err(other.span(), "`let` binds one identifier; patterns are not supported")),
+            },
+            other => return Err(err(other.span(), "`let` binds one identifier; patterns are not supported")),
+        };
+        let name = ident.to_string();
+        let declared = match annotated {
+            Some(t) => Some(local_type(t)?),
+            None => None,
+        };
+        let Some(init) = &l.init else {
+            let ty = declared.ok_or_else(|| err(span, format!("`let {name};` needs a type: `let {name}: f32;`")))?;
+            if matches!(ty, VarType::Array { .. }) {
+                return Err(err(span, "an array needs an initializer: `[value; N]` or `[a, b, …]`"));
+            }
+            let var = self.declare_local(&name, ty, mutable);
+            self.push(out, StmtKind::Let { var, init: None }, span);
+            return Ok(());
+        };
+        if let Some((_, else_branch)) = &init.diverge {
+            return Err(err(else_branch.span(), "`let … else` is not supported"));
+        }
+        let value = &*init.expr;
+        if is_call_to(value, "shared") {
+            return self.shared_decl(&name, value, mutable, span);
+        }
+        if let Some((op, arg)) = reduce_op(value) {
+            let hint = match declared {
+                Some(VarType::Scalar(t)) => Some(t),
+                _ => None,
+            };
+            let v = self.expr(arg, hint.or(Some(Scalar::F32)))?;
+            let var = self.declare_local(&name, VarType::Scalar(hint.unwrap_or(v.ty)), mutable);
+            self.push(out, StmtKind::Let { var, init: None }, span);
+            self.push(out, StmtKind::Reduce { var, op, value: v }, value.span());
+            return Ok(());
+        }
+        match value {
+            syn::Expr::Repeat(r) => {
+                let len = int_literal(&r.len).ok_or_else(|| err(r.len.span(), "an array length is an integer literal"))?;
+                let hint = match declared {
+                    Some(VarType::Array { elem, .. }) => Some(elem),
+                    _ => None,
+                };
+                let fill = self.expr(&r.expr, hint)?;
+                let ty = VarType::Array { elem: fill.ty, len };
+                self.check_declared(declared, ty, span)?;
+                let var = self.declare_local(&name, ty, mutable);
+                self.push(out, StmtKind::Let { var, init: Some(Init::Array(ArrayInit::Fill(fill))) }, span);
+            }
+            syn::Expr::Array(a) => {
+                let hint = match declared {
+                    Some(VarType::Array { elem, .. }) => Some(elem),
+                    _ => None,
+                };
+                let mut elems = Vec::new();
+                for e in &a.elems {
+                    let hint = hint.or(elems.first().map(|x: &onekernel_dsl::ir::Expr| x.ty));
+                    elems.push(self.expr(e, hint)?);
+                }
+                let elem = elems.first().map(|e| e.ty).ok_or_else(|| err(a.span(), "an array needs at least one element"))?;
+                if let Some(bad) = elems.iter().find(|e| e.ty != elem) {
+                    return Err(err(self.compiler_span(bad.span), format!("array elements must all be {elem}, found {}", bad.ty)));
+                }
+                let ty = VarType::Array { elem, len: elems.len() as u32 };
+                self.check_declared(declared, ty, span)?;
+                let var = self.declare_local(&name, ty, mutable);
+                self.push(out, StmtKind::Let { var, init: Some(Init::Array(ArrayInit::Elements(elems))) }, span);
+            }
+            _ => {
+                let hint = match declared {
+                    Some(VarType::Scalar(t)) => Some(t),
+                    Some(VarType::Array { .. }) => return Err(err(value.span(), "an array is initialized with `[value; N]` or `[a, b, …]`")),
+                    None => None,
+                };
+                let v = self.expr(value, hint)?;
+                let ty = VarType::Scalar(v.ty);
+                self.check_declared(declared, ty, value.span())?;
+                let var = self.declare_local(&name, ty, mutable);
+                self.push(out, StmtKind::Let { var, init: Some(Init::Value(v)) }, span);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_declared(&self, declared: Option<VarType>, actual: VarType, span: Span) -> syn::Result<()> {
+        match declared {
+            Some(d) if d != actual => Err(err(span, format!("mismatched types: declared {d}, initialized with {actual}"))),
+            _ => Ok(()),
+        }
+    }
+
+    fn shared_decl(&mut self, name: &str, value: &syn::Expr, mutable: bool, span: Span) -> syn::Result<()> {
+        if self.depth != 0 {
+            return Err(err(span, "shared arrays are declared at the top level of the kernel body"));
+        }
+        if mutable {
+            return Err(err(span, "write `let s = shared::<T, N>();` (no `mut`): shared arrays are always writable"));
+        }
+        let usage = "write `shared::<T, N>()` with T in f32, i32, u32 and N an integer literal";
+        let syn::Expr::Call(c) = value else { return Err(err(value.span(), usage)) };
+        let syn::Expr::Path(p) = &*c.func else { return Err(err(value.span(), usage)) };
+        let args = match p.path.segments.last().map(|s| &s.arguments) {
+            Some(syn::PathArguments::AngleBracketed(a)) => a,
+            _ => return Err(err(value.span(), usage)),
+        };
+        let mut it = args.args.iter();
+        let elem = match it.next() {
+            Some(syn::GenericArgument::Type(t)) => local_type(t).ok().and_then(|t| match t {
+                VarType::Scalar(s) if s != Scalar::Bool => Some(s),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let len = match it.next() {
+            Some(syn::GenericArgument::Const(e)) => int_literal(e),
+            Some(syn::GenericArgument::Type(syn::Type::Path(_))) => None,
+            _ => None,
+        };
+        let (Some(elem), Some(len), true, true) = (elem, len, it.next().is_none(), c.args.is_empty()) else {
+            return Err(err(value.span(), usage));
+        };
+        let span = self.span_id(span);
+        self.declare_shared(SharedDecl { name: name.to_string(), elem, len, span });
+        Ok(())
+    }
+
+    fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = e.span();
+        match e {
+            syn::Expr::Assign(a) => self.assign(&a.left, &a.right, None, span, out),
+            syn::Expr::Binary(b) if compound_op(&b.op).is_some() => self.assign(&b.left, &b.right, compound_op(&b.op).map(|op| (op, b.op.span())), span, out),
+            syn::Expr::If(i) => {
+                let s = self.if_stmt(i)?;
+                out.push(s);
+                Ok(())
+            }
+            syn::Expr::ForLoop(f) => self.for_loop(f, out),
+            syn::Expr::While(w) => {
+                if w.label.is_some() {
+                    return Err(err(span, "loop labels are not supported"));
+                }
+                let cond = self.condition(&w.cond)?;
+                let body = self.block(&w.body.stmts)?;
+                self.push(out, StmtKind::While { cond, body }, span);
+                Ok(())
+            }
+            syn::Expr::Loop(_) => Err(err(span, "`loop` is not supported; write `while cond { … }` with an explicit condition")),
+            syn::Expr::Break(b) => {
+                if b.label.is_some() || b.expr.is_some() {
+                    return Err(err(span, "`break` takes no label or value"));
+                }
+                self.push(out, StmtKind::Break, span);
+                Ok(())
+            }
+            syn::Expr::Continue(c) => {
+                if c.label.is_some() {
+                    return Err(err(span, "`continue` takes no label"));
+                }
+                self.push(out, StmtKind::Continue, span);
+                Ok(())
+            }
+            syn::Expr::Return(r) => {
+                if r.expr.is_some() {
+                    return Err(err(span, "kernels return nothing: write `return;` and store results in a buffer"));
+                }
+                self.push(out, StmtKind::Return, span);
+                Ok(())
+            }
+            syn::Expr::Call(c) if is_call_to(e, "barrier") => {
+                if !c.args.is_empty() {
+                    return Err(err(span, "`barrier()` takes no arguments"));
+                }
+                self.push(out, StmtKind::Barrier, span);
+                Ok(())
+            }
+            syn::Expr::Block(b) => {
+                let stmts = self.block(&b.block.stmts)?;
+                out.extend(stmts);
+                Ok(())
+            }
+            syn::Expr::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
+            syn::Expr::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
+            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return` and `barrier()`")),
+        }
+    }
+
+    fn condition(&mut self, c: &syn::Expr) -> syn::Result<onekernel_dsl::ir::Expr> {
+        if let syn::Expr::Let(l) = c {
+            return Err(err(l.span(), "`if let` / `while let` are not supported"));
+        }
+        let cond = self.expr(c, Some(Scalar::Bool))?;
+        if cond.ty != Scalar::Bool {
+            return Err(err(c.span(), format!("a condition must be bool, found {}; compare explicitly (`x != 0`)", cond.ty)));
+        }
+        Ok(cond)
+    }
+
+    fn if_stmt(&mut self, i: &syn::ExprIf) -> syn::Result<Stmt> {
+        let span = i.span();
+        let cond = self.condition(&i.cond)?;
+        let then_body = self.block(&i.then_branch.stmts)?;
+        let else_body = match &i.else_branch {
+            None => Vec::new(),
+            Some((_, e)) => match &**e {
+                syn::Expr::If(nested) => vec![self.if_stmt(nested)?],
+                syn::Expr::Block(b) => self.block(&b.block.stmts)?,
+                other => return Err(err(other.span(), "expected a block or `else if`")),
+            },
+        };
+        let span = self.span_id(span);
+        Ok(Stmt { kind: StmtKind::If { cond, then_body, else_body }, span })
+    }
+
+    fn assign(&mut self, left: &syn::Expr, right: &syn::Expr, op: Option<(onekernel_dsl::ir::BinaryOp, Span)>, span: Span, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        match left {
+            syn::Expr::Path(p) => {
+                let name = p.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
+                let var = match self.lookup(&name) {
+                    Some(Name::Local(v)) => v,
+                    Some(Name::Param(_)) => return Err(err(left.span(), format!("cannot assign to parameter `{name}`; copy it into a `let mut`"))),
+                    Some(Name::Shared(_)) => return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements"))),
+                    None => return Err(err(left.span(), format!("cannot find value `{name}` in this kernel"))),
+                };
+                let VarType::Scalar(ty) = self.locals[var.0 as usize].ty else {
+                    return Err(err(left.span(), format!("cannot assign a whole array `{name}`; assign its elements")));
+                };
+                if !self.locals[var.0 as usize].mutable {
+                    return Err(err(left.span(), format!("cannot assign twice to immutable variable `{name}`; declare it `let mut {name}`")));
+                }
+                if op.is_none() {
+                    if let Some((rop, arg)) = reduce_op(right) {
+                        let v = self.expr(arg, Some(ty))?;
+                        self.push(out, StmtKind::Reduce { var, op: rop, value: v }, span);
+                        return Ok(());
+                    }
+                }
+                let value = match op {
+                    None => self.expr(right, Some(ty))?,
+                    Some((bop, op_span)) => self.binary(bop, left, right, Some(ty), span, op_span)?,
+                };
+                if value.ty != ty {
+                    return Err(err(right.span(), format!("mismatched types: `{name}` is {ty}, the value is {}", value.ty)));
+                }
+                self.push(out, StmtKind::Assign { var, value }, span);
+                Ok(())
+            }
+            syn::Expr::Index(ix) => {
+                let place = self.place(&ix.expr)?;
+                let elem = self.place_elem(place);
+                let index = self.index_expr(&ix.index)?;
+                let value = match op {
+                    None => self.expr(right, Some(elem))?,
+                    Some((bop, op_span)) => self.binary(bop, left, right, Some(elem), span, op_span)?,
+                };
+                if value.ty != elem {
+                    return Err(err(right.span(), format!("mismatched types: elements are {elem}, the value is {}", value.ty)));
+                }
+                if let onekernel_dsl::ir::Place::Buffer(p) = place {
+                    if matches!(self.params[p.0 as usize].kind, onekernel_dsl::ir::ParamKind::Buffer { access: onekernel_dsl::ir::Access::ReadOnly, .. }) {
+                        let name = &self.params[p.0 as usize].name;
+                        return Err(err(ix.expr.span(), format!("cannot store into `{name}`: it is read-only; declare it `&mut [T]`")));
+                    }
+                }
+                if let onekernel_dsl::ir::Place::Local(v) = place {
+                    if !self.locals[v.0 as usize].mutable {
+                        let name = &self.locals[v.0 as usize].name;
+                        return Err(err(ix.expr.span(), format!("cannot store into immutable array `{name}`; declare it `let mut {name}`")));
+                    }
+                }
+                self.push(out, StmtKind::Store { place, index, value }, span);
+                Ok(())
+            }
+            _ => Err(err(left.span(), "the left side of an assignment is a variable or `buffer[index]`")),
+        }
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = f.span();
+        if f.label.is_some() {
+            return Err(err(span, "loop labels are not supported"));
+        }
+        let syn::Pat::Ident(pi) = &*f.pat else {
+            return Err(err(f.pat.span(), "the loop variable is one identifier"));
+        };
+        let usage = "a `for` loop iterates `a..b` or `(a..b).step_by(s)`";
+        let (range, step) = match &*f.expr {
+            syn::Expr::Range(r) => (r, None),
+            syn::Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                let mut recv = &*m.receiver;
+                while let syn::Expr::Paren(p) = recv {
+                    recv = &p.expr;
+                }
+                match recv {
+                    syn::Expr::Range(r) => (r, Some(&m.args[0])),
+                    _ => return Err(err(m.receiver.span(), usage)),
+                }
+            }
+            other => return Err(err(other.span(), usage)),
+        };
+        if matches!(range.limits, syn::RangeLimits::Closed(_)) {
+            return Err(err(range.span(), "inclusive ranges `a..=b` are not supported; write `a..b + 1`"));
+        }
+        let (Some(start), Some(end)) = (&range.start, &range.end) else {
+            return Err(err(range.span(), "a `for` range needs both bounds: `a..b`"));
+        };
+        // The counter takes the type of whichever bound is typed (u32 by default).
+        let (start, end) = if is_untyped_literal(start) && !is_untyped_literal(end) {
+            let e = self.expr(end, None)?;
+            (self.expr(start, Some(e.ty))?, e)
+        } else {
+            let s = self.expr(start, None)?;
+            let e = self.expr(end, Some(s.ty))?;
+            (s, e)
+        };
+        if start.ty != end.ty || !start.ty.is_int() {
+            return Err(err(range.span(), format!("range bounds must be two u32 or two i32, found {} and {}", start.ty, end.ty)));
+        }
+        let ty = start.ty;
+        let step = match step {
+            Some(s) => self.expr(s, Some(ty))?,
+            None => {
+                let one = if ty == Scalar::I32 { onekernel_dsl::types::Literal::I32(1) } else { onekernel_dsl::types::Literal::U32(1) };
+                self.mk(onekernel_dsl::ir::ExprKind::Lit(one), ty, range.span())
+            }
+        };
+        if step.ty != ty {
+            return Err(err(self.compiler_span(step.span), format!("the step must be {ty} like the range, found {}", step.ty)));
+        }
+        self.scopes.push(Default::default());
+        let var = self.declare_local(&pi.ident.to_string(), VarType::Scalar(ty), false);
+        let body = self.block(&f.body.stmts);
+        self.scopes.pop();
+        let body = body?;
+        self.push(out, StmtKind::For { var, start, end, step, body }, span);
+        Ok(())
+    }
+}
+
+/// A local's declared type: a scalar or `[T; N]`.
+fn local_type(t: &syn::Type) -> syn::Result<VarType> {
+    match t {
+        syn::Type::Path(p) => p
+            .path
+            .get_ident()
+            .and_then(|i| Scalar::parse(&i.to_string()))
+            .map(VarType::Scalar)
+            .ok_or_else(|| err(t.span(), "local variables are u32, i32, f32, bool or arrays `[T; N]` of those")),
+        syn::Type::Array(a) => {
+            let VarType::Scalar(elem) = local_type(&a.elem)? else {
+                return Err(err(a.elem.span(), "arrays of arrays are not supported"));
+            };
+            let len = int_literal(&a.len).ok_or_else(|| err(a.len.span(), "an array length is an integer literal"))?;
+            Ok(VarType::Array { elem, len })
+        }
+        _ => Err(err(t.span(), "local variables are u32, i32, f32, bool or arrays `[T; N]` of those")),
+    }
+}
