@@ -49,6 +49,31 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
+    // Name the kernel in every message, as runtime errors do.
+    let name = syn::parse2::<syn::ItemFn>(item.clone()).map(|f| f.sig.ident.to_string()).ok();
+    expand_inner(attr, item).map_err(|e| match name {
+        Some(name) => {
+            let mut out: Option<syn::Error> = None;
+            for part in e {
+                let msg = part.to_string();
+                let msg = if msg.starts_with("kernel `") { msg } else { format!("kernel `{name}`: {msg}") };
+                let part = syn::Error::new(part.span(), msg);
+                match &mut out {
+                    Some(o) => o.combine(part),
+                    None => out = Some(part),
+                }
+            }
+            out.unwrap_or(e_fallback())
+        }
+        None => e,
+    })
+}
+
+fn e_fallback() -> syn::Error {
+    syn::Error::new(proc_macro2::Span::call_site(), "invalid kernel")
+}
+
+fn expand_inner(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
     let hash = fnv1a(&format!("{attr}\n{item}"));
     let func: syn::ItemFn = syn::parse2(item)?;
     let attr = attr::parse(attr)?;

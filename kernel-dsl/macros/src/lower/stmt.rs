@@ -70,7 +70,9 @@ impl Lowerer {
             if matches!(ty, VarType::Array { .. }) {
                 return Err(err(span, "an array needs an initializer: `[value; N]` or `[a, b, …]`"));
             }
-            let var = self.declare_local(&name, ty, mutable);
+            // Like Rust, a binding declared without a value may be assigned later; the
+            // validator's definite-assignment check guards its reads.
+            let var = self.declare_local(&name, ty, true);
             self.push(out, StmtKind::Let { var, init: None }, span);
             return Ok(());
         };

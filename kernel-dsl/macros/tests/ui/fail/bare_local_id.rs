@@ -1,0 +1,9 @@
+use onekernel_macros::kernel;
+
+#[kernel(workgroup = 64)]
+fn k(y: &mut [f32]) {
+    let t = local_id();
+    y[0] = 1.0;
+}
+
+fn main() {}

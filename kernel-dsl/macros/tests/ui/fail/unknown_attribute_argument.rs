@@ -1,0 +1,8 @@
+use onekernel_macros::kernel;
+
+#[kernel(workgroup = 64, turbo)]
+fn k(y: &mut [f32]) {
+    y[0] = 1.0;
+}
+
+fn main() {}
