@@ -1,0 +1,21 @@
+# Sourced by the scripts: checks for the system packages onekernel's build and tests
+# need and installs the missing ones with apt-get (as root, or through sudo).
+#
+# Needed: a C/C++ toolchain (g++) for the vendored build of shaderc and friends.
+ONEKERNEL_APT_PACKAGES=(g++)
+
+ensure_system_packages() {
+    local missing=()
+    for p in "${ONEKERNEL_APT_PACKAGES[@]}"; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "== system packages present: ${ONEKERNEL_APT_PACKAGES[*]}"
+        return
+    fi
+    echo "== installing system packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the full test suite. Installs (or checks) the system packages it needs first, so
+# that it works on a fresh Debian/Ubuntu machine with Rust. Used by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+ensure_system_packages
+echo "== cargo test --workspace"
+cargo test --workspace --locked 2>&1
