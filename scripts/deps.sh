@@ -1,8 +1,10 @@
 # Sourced by the scripts: checks for the system packages onekernel's build and tests
 # need and installs the missing ones with apt-get (as root, or through sudo).
 #
-# Needed: a C/C++ toolchain (g++) for the vendored build of shaderc and friends.
-ONEKERNEL_APT_PACKAGES=(g++)
+# Needed: cmake, ninja and g++ (and python3, which the machine already has) for the
+# vendored source builds of shaderc and SPIRV-Tools; clang for the MSL and CUDA parse
+# checks of the test suite.
+ONEKERNEL_APT_PACKAGES=(g++ cmake ninja-build clang)
 
 ensure_system_packages() {
     local missing=()

@@ -1,0 +1,118 @@
+//! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
+
+use super::Dialect;
+use onekernel_dsl::ir::{Builtin, Param};
+use onekernel_dsl::types::{Scalar, StorageType};
+
+/// The CUDA dialect.
+pub struct Cuda;
+
+impl Dialect for Cuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn scalar(&self, s: Scalar) -> &'static str {
+        match s {
+            Scalar::F32 => "float",
+            Scalar::I32 => "int",
+            Scalar::U32 => "unsigned int",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    fn float_suffix(&self) -> &'static str {
+        "f"
+    }
+
+    fn builtin(&self, b: Builtin, axis: u8) -> String {
+        let c = ["x", "y", "z"][axis as usize];
+        match b {
+            Builtin::LocalId => format!("threadIdx.{c}"),
+            Builtin::GroupId => format!("blockIdx.{c}"),
+            Builtin::GlobalId => format!("(blockIdx.{c} * blockDim.{c} + threadIdx.{c})"),
+            Builtin::NumGroups => format!("gridDim.{c}"),
+            Builtin::WorkgroupSize => format!("blockDim.{c}"),
+        }
+    }
+
+    fn local_linear_id(&self) -> &'static str {
+        "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
+    }
+
+    fn push_ref(&self, p: &Param) -> String {
+        format!("pc.{}", p.name)
+    }
+
+    fn spec_ref(&self, p: &Param) -> String {
+        p.name.clone()
+    }
+
+    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String {
+        let raw = format!("{name}[{index}]");
+        match elem {
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => raw,
+            StorageType::F16 => format!("ok_f16_to_f32({raw})"),
+            StorageType::Bf16 => format!("ok_bf16_to_f32({raw})"),
+            StorageType::U8 | StorageType::U16 => format!("((unsigned int){raw})"),
+            StorageType::I8 => format!("((int){raw})"),
+        }
+    }
+
+    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String {
+        let v = match elem {
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => value.to_string(),
+            StorageType::F16 => format!("(unsigned short)ok_f32_to_f16({value})"),
+            StorageType::Bf16 => format!("(unsigned short)ok_f32_to_bf16({value})"),
+            StorageType::U16 => format!("(unsigned short)({value})"),
+            StorageType::U8 => format!("(unsigned char)({value})"),
+            StorageType::I8 => format!("(signed char)({value})"),
+        };
+        format!("{name}[{index}] = {v}")
+    }
+
+    fn bitcast(&self, from: Scalar, to: Scalar, e: &str) -> String {
+        match (from, to) {
+            (Scalar::F32, Scalar::U32) => format!("__float_as_uint({e})"),
+            (Scalar::F32, Scalar::I32) => format!("__float_as_int({e})"),
+            (Scalar::U32, Scalar::F32) => format!("__uint_as_float({e})"),
+            (Scalar::I32, Scalar::F32) => format!("__int_as_float({e})"),
+            (a, b) if a == b => e.to_string(),
+            (_, to) => format!("(({}){e})", self.scalar(to)),
+        }
+    }
+
+    fn cast(&self, from: Scalar, to: Scalar, e: &str) -> String {
+        if from == to {
+            return e.to_string();
+        }
+        format!("(({}){e})", self.scalar(to))
+    }
+
+    fn wrapping_i32(&self, op: &str, a: &str, b: Option<&str>) -> String {
+        match b {
+            Some(b) => format!("((int)((unsigned int){a} {op} (unsigned int){b}))"),
+            None => format!("((int)(0u {op} (unsigned int){a}))"),
+        }
+    }
+
+    fn barrier(&self) -> &'static str {
+        "__syncthreads()"
+    }
+
+    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String {
+        format!("__shared__ {} {name}[{len}]", self.scalar(elem))
+    }
+
+    fn array_decl(&self, elem: Scalar, name: &str, len: u32, elems: &[String]) -> String {
+        format!("{} {name}[{len}] = {{{}}}", self.scalar(elem), elems.join(", "))
+    }
+
+    fn count_ones(&self, e: &str) -> String {
+        format!("((unsigned int)__popc((unsigned int){e}))")
+    }
+
+    fn function_prefix(&self) -> &'static str {
+        "static __device__ __forceinline__ "
+    }
+}

@@ -1,0 +1,113 @@
+//! What differs between the three target languages, behind one trait, so that a single
+//! IR printer ([`crate::print`]) emits every backend's kernel body.
+//!
+//! A dialect only spells things; what they mean is fixed by the IR semantics (see
+//! `docs/CODEGEN.md`): e.g. every backend loads `f16` as 16-bit integers and widens
+//! them with the same integer helper, so no backend depends on a driver's half rounding.
+
+mod cuda;
+mod glsl;
+mod msl;
+
+pub use cuda::Cuda;
+pub use glsl::Glsl;
+pub use msl::Msl;
+
+use onekernel_dsl::ir::{Builtin, Param};
+use onekernel_dsl::types::{Scalar, StorageType};
+
+/// One target language.
+pub trait Dialect {
+    /// `cuda`, `glsl` or `msl`.
+    fn name(&self) -> &'static str;
+
+    /// The spelling of a value type.
+    fn scalar(&self, s: Scalar) -> &'static str;
+
+    /// An f32 constant given by its bits (exact: finite values print as shortest
+    /// round-trip decimals, everything else through a bit cast).
+    fn float_literal(&self, bits: u32) -> String {
+        let v = f32::from_bits(bits);
+        if v.is_finite() && (v == 0.0 || v.is_normal()) {
+            let mut s = format!("{v:?}");
+            if !s.contains('.') && !s.contains('e') {
+                s.push_str(".0");
+            }
+            format!("{s}{}", self.float_suffix())
+        } else {
+            self.bitcast(Scalar::U32, Scalar::F32, &format!("0x{bits:08x}u"))
+        }
+    }
+
+    /// `f` for C-family languages, empty for GLSL.
+    fn float_suffix(&self) -> &'static str;
+
+    /// A u32 constant.
+    fn uint_literal(&self, v: u32) -> String {
+        format!("{v}u")
+    }
+
+    /// An i32 constant.
+    fn int_literal(&self, v: i32) -> String {
+        if v == i32::MIN {
+            "(-2147483647 - 1)".to_string()
+        } else if v < 0 {
+            format!("({v})")
+        } else {
+            v.to_string()
+        }
+    }
+
+    /// A component of a built-in id.
+    fn builtin(&self, b: Builtin, axis: u8) -> String;
+
+    /// The invocation's linear index in its workgroup.
+    fn local_linear_id(&self) -> &'static str;
+
+    /// How the body reads a push constant.
+    fn push_ref(&self, p: &Param) -> String;
+
+    /// How the body reads a specialization constant.
+    fn spec_ref(&self, p: &Param) -> String;
+
+    /// The expression that loads element `index` of buffer `name` as a 32-bit value.
+    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String;
+
+    /// The statement (without `;`) that stores 32-bit `value` into element `index`.
+    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String;
+
+    /// Reinterprets the bits of `e` (f32, i32, u32).
+    fn bitcast(&self, from: Scalar, to: Scalar, e: &str) -> String;
+
+    /// Value conversion `e as to`.
+    fn cast(&self, from: Scalar, to: Scalar, e: &str) -> String {
+        if from == to {
+            return e.to_string();
+        }
+        format!("{}({e})", self.scalar(to))
+    }
+
+    /// i32 `+ − ×` and unary `−` with wrap-around. C++ backends go through unsigned
+    /// arithmetic (signed overflow is undefined behaviour there); GLSL wraps natively.
+    fn wrapping_i32(&self, op: &str, a: &str, b: Option<&str>) -> String;
+
+    /// `barrier()`: workgroup execution barrier ordering shared memory.
+    fn barrier(&self) -> &'static str;
+
+    /// Declaration of a workgroup-shared array (without `;`).
+    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String;
+
+    /// Declaration of a local array with the given element values (without `;`).
+    fn array_decl(&self, elem: Scalar, name: &str, len: u32, elems: &[String]) -> String;
+
+    /// Population count as u32.
+    fn count_ones(&self, e: &str) -> String;
+
+    /// Qualifiers of a library function definition.
+    fn function_prefix(&self) -> &'static str;
+
+    /// Qualifier of a local variable declaration (e.g. GLSL's `precise`).
+    fn local_prefix(&self, _ty: Scalar) -> &'static str {
+        ""
+    }
+}

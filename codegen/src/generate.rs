@@ -1,0 +1,177 @@
+//! Generation of every artifact for a set of kernels: per kernel CUDA, GLSL, SPIR-V and
+//! MSL plus its manifest entry; kernels are processed in parallel, results are placed
+//! by index, so the output never depends on the thread count.
+
+use crate::error::CodegenError;
+use crate::manifest::{self, Artifact, CudaEntry, KernelManifest, Manifest, MetalEntry, VulkanEntry};
+use crate::print::reduction_types;
+use crate::spirv;
+use crate::templates;
+use onekernel_dsl::ir::{Kernel, ParamKind};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Generated files, keyed by path relative to the output directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Generated {
+    /// Path → contents, sorted by path.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// How long each kernel took, for progress output.
+#[derive(Clone, Debug)]
+pub struct KernelTiming {
+    /// Kernel name.
+    pub name: String,
+    /// Wall time for all its backends.
+    pub elapsed: Duration,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn artifact(path: String, bytes: &[u8]) -> Artifact {
+    Artifact { path, sha256: sha256_hex(bytes) }
+}
+
+/// All artifacts of one kernel.
+pub struct KernelOutput {
+    /// Files of this kernel.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Its manifest entry.
+    pub manifest: KernelManifest,
+}
+
+/// Generates one kernel for every backend.
+pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
+    onekernel_dsl::validate::validate(k).map_err(|errors| CodegenError::Invalid { kernel: k.name.clone(), errors })?;
+    let cuda = templates::cuda(k)?;
+    let glsl = templates::glsl(k)?;
+    let msl = templates::msl(k)?;
+    let words = spirv::compile(&k.name, &glsl)?;
+    let words = spirv::forbid_contraction(&words).map_err(|message| CodegenError::SpirvInvalid { kernel: k.name.clone(), target: spirv::TARGET_ENV, message })?;
+    spirv::validate(&k.name, &words)?;
+    let reflection = spirv::reflect(&words).map_err(|message| CodegenError::Reflection { kernel: k.name.clone(), message })?;
+    let (buffers, push, specs) = manifest::interface(k);
+    cross_check_interface(k, &reflection, buffers.len(), push.len(), specs.len())?;
+    let spv = spirv::to_bytes(&words);
+
+    let paths = (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
+    let instances = templates::instances(k);
+    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32;
+    let declared: u32 = k.shared.iter().map(|s| 4 * s.len).sum();
+    let has_specs = k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. }));
+    let m = KernelManifest {
+        name: k.name.clone(),
+        doc: k.doc.clone(),
+        class: k.class,
+        source: k.source.clone(),
+        workgroup: k.workgroup,
+        dispatch: "caller chooses the workgroup count; each workgroup runs workgroup[0]*workgroup[1]*workgroup[2] invocations".into(),
+        push_constant_bytes: 4 * push.len() as u32,
+        variants: manifest::variants(&instances, k),
+        buffers,
+        push_constants: push,
+        spec_constants: specs,
+        shared_bytes: declared + scratch,
+        functions: k.functions.iter().map(|f| f.name.clone()).collect(),
+        cuda: CudaEntry {
+            source: artifact(paths.0.clone(), cuda.as_bytes()),
+            entry: (!has_specs).then(|| k.name.clone()),
+            template: has_specs.then(|| format!("{}_impl", k.name)),
+            options: manifest::CUDA_OPTIONS.iter().map(|s| s.to_string()).collect(),
+        },
+        vulkan: VulkanEntry {
+            glsl: artifact(paths.1.clone(), glsl.as_bytes()),
+            spirv: artifact(paths.2.clone(), &spv),
+            entry: "main".into(),
+            target_env: spirv::TARGET_ENV.into(),
+            reflection,
+        },
+        metal: MetalEntry {
+            source: artifact(paths.3.clone(), msl.as_bytes()),
+            entry: k.name.clone(),
+            push_buffer_index: k.params.iter().any(|p| matches!(p.kind, ParamKind::Push { .. })).then(|| {
+                k.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).count() as u32
+            }),
+            compile_options: vec!["mathMode = MTLMathModeSafe".into(), "mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise".into()],
+        },
+    };
+    Ok(KernelOutput {
+        files: vec![(paths.0, cuda.into_bytes()), (paths.1, glsl.into_bytes()), (paths.2, spv), (paths.3, msl.into_bytes())],
+        manifest: m,
+    })
+}
+
+/// Checks that a module declares exactly the interface the generator meant to emit
+/// (`n_*`: how many buffers, push constants and spec constants the kernel has).
+pub fn cross_check_interface(k: &Kernel, r: &spirv::Reflection, n_buffers: usize, n_push: usize, n_specs: usize) -> Result<(), CodegenError> {
+    let err = |message: String| Err(CodegenError::Reflection { kernel: k.name.clone(), message });
+    let want_bindings: Vec<(u32, u32)> = (0..n_buffers as u32).map(|b| (0, b)).collect();
+    if r.bindings != want_bindings {
+        return err(format!("bindings {:?}, expected {:?}", r.bindings, want_bindings));
+    }
+    let want_push: Vec<u32> = (0..n_push as u32).map(|i| 4 * i).collect();
+    if r.push_offsets != want_push {
+        return err(format!("push-constant offsets {:?}, expected {:?}", r.push_offsets, want_push));
+    }
+    if r.push_size > onekernel_dsl::validate::MAX_PUSH_BYTES {
+        return err(format!("push constants take {} bytes, over the 128-byte limit", r.push_size));
+    }
+    let want_specs: Vec<u32> = (0..n_specs as u32).collect();
+    if r.spec_ids != want_specs {
+        return err(format!("spec ids {:?}, expected {:?}", r.spec_ids, want_specs));
+    }
+    if r.local_size != k.workgroup {
+        return err(format!("local size {:?}, expected {:?}", r.local_size, k.workgroup));
+    }
+    Ok(())
+}
+
+/// Generates every kernel with `threads` workers, calling `progress` after each one
+/// (in completion order). The output does not depend on `threads`.
+pub fn generate_all(
+    kernels: &[Kernel],
+    threads: usize,
+    progress: &(dyn Fn(usize, usize, &KernelTiming) + Sync),
+) -> Result<Generated, CodegenError> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<KernelOutput, CodegenError>>>> = Mutex::new((0..kernels.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1).min(kernels.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(k) = kernels.get(i) else { break };
+                let t = Instant::now();
+                let r = generate_kernel(k);
+                let timing = KernelTiming { name: k.name.clone(), elapsed: t.elapsed() };
+                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                progress(n, kernels.len(), &timing);
+                if let Ok(mut all) = results.lock() {
+                    all[i] = Some(r);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap_or_default();
+    let mut out = Generated::default();
+    let mut manifests = Vec::new();
+    for r in results.into_iter().flatten() {
+        let ko = r?;
+        for (p, bytes) in ko.files {
+            out.files.insert(p, bytes);
+        }
+        manifests.push(ko.manifest);
+    }
+    manifests.sort_by(|a, b| a.name.cmp(&b.name));
+    let manifest = Manifest { schema: manifest::SCHEMA_VERSION, generator: format!("onekernel-codegen {}", env!("CARGO_PKG_VERSION")), kernels: manifests };
+    let mut json = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    json.push('\n');
+    out.files.insert("manifest.json".into(), json.into_bytes());
+    Ok(out)
+}

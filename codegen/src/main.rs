@@ -1,0 +1,191 @@
+//! `onekernel`: regenerate, check and list the kernel catalogue.
+//!
+//! ```text
+//! onekernel gen   [--out DIR] [--kernel NAME]… [--threads N]
+//! onekernel check [--out DIR] [--threads N]
+//! onekernel list  [--kernel NAME]…
+//! ```
+
+use anyhow::{anyhow, bail, Context, Result};
+use onekernel_codegen::manifest::Manifest;
+use onekernel_codegen::output::Difference;
+use onekernel_codegen::{Builder, CodegenError};
+use onekernel_dsl::ir::ParamKind;
+use onekernel_dsl::Kernel;
+use std::path::PathBuf;
+use std::time::Instant;
+
+struct Options {
+    out: PathBuf,
+    kernels: Vec<String>,
+    threads: Option<usize>,
+}
+
+const USAGE: &str = "usage: onekernel <gen|check|list> [--out DIR] [--kernel NAME]... [--threads N]
+
+  gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
+         into DIR (default: generated), with the manifest
+  check  regenerate in memory and compare with DIR; exit 1 and list what differs
+  list   kernels, their variants and backends";
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options { out: PathBuf::from("generated"), kernels: Vec::new(), threads: None };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value\n\n{USAGE}"));
+        match a.as_str() {
+            "--out" => o.out = PathBuf::from(value("--out")?),
+            "--kernel" => o.kernels.push(value("--kernel")?),
+            "--threads" => o.threads = Some(value("--threads")?.parse().context("--threads takes a number")?),
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    Ok(o)
+}
+
+fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
+    let entries = onekernel_kernels::all();
+    let mut out = Vec::new();
+    for n in names {
+        if !entries.iter().any(|e| e.name == n) {
+            return Err(CodegenError::UnknownKernel { name: n.clone(), known: entries.iter().map(|e| e.name.to_string()).collect() }.into());
+        }
+    }
+    for e in entries {
+        if names.is_empty() || names.iter().any(|n| n == e.name) {
+            out.push(e.load()?);
+        }
+    }
+    Ok(out)
+}
+
+fn builder(kernels: Vec<Kernel>, o: &Options) -> Builder {
+    let b = Builder::new().kernels(kernels).out_dir(&o.out);
+    match o.threads {
+        Some(n) => b.threads(n),
+        None => b,
+    }
+}
+
+fn progress(n: usize, total: usize, t: &onekernel_codegen::generate::KernelTiming) {
+    eprintln!("[{n}/{total}] {:<28} cuda, glsl, spir-v (validated), msl  {:>7.1} ms", t.name, t.elapsed.as_secs_f64() * 1e3);
+}
+
+fn gen(o: &Options) -> Result<()> {
+    let start = Instant::now();
+    let kernels = load_kernels(&o.kernels)?;
+    let n = kernels.len();
+    let g = builder(kernels, o).generate_with_progress(&progress)?;
+    let changes = if o.kernels.is_empty() {
+        g.write_to(&o.out)?
+    } else {
+        write_partial(&g, o)?
+    };
+    let changed = changes.iter().filter(|c| !matches!(c, Difference::Extra(_))).count();
+    let removed = changes.len() - changed;
+    eprintln!(
+        "generated {n} kernel(s): {} files in {} in {:.2} s ({changed} written, {removed} stale removed)",
+        g.files.len(),
+        o.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `gen --kernel …`: writes the named kernels' files and merges their manifest entries
+/// into the existing manifest, leaving every other kernel as it is.
+fn write_partial(g: &onekernel_codegen::Generated, o: &Options) -> Result<Vec<Difference>> {
+    let path = o.out.join("manifest.json");
+    let fresh: Manifest = serde_json::from_slice(g.files.get("manifest.json").map(|v| v.as_slice()).unwrap_or(b"{}"))?;
+    let mut merged: Manifest = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("cannot parse {}; run a full `onekernel gen`", path.display()))?,
+        Err(_) => Manifest { kernels: vec![], ..fresh.clone() },
+    };
+    for k in fresh.kernels {
+        merged.kernels.retain(|m| m.name != k.name);
+        merged.kernels.push(k);
+    }
+    merged.kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    merged.generator = fresh.generator;
+    let mut partial = g.clone();
+    let mut json = serde_json::to_string_pretty(&merged)?;
+    json.push('\n');
+    partial.files.insert("manifest.json".into(), json.into_bytes());
+    let diffs: Vec<Difference> = partial.compare_with(&o.out)?.into_iter().filter(|d| !matches!(d, Difference::Extra(_))).collect();
+    for (rel, bytes) in &partial.files {
+        let p = o.out.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+            std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    Ok(diffs)
+}
+
+fn check(o: &Options) -> Result<bool> {
+    let start = Instant::now();
+    if !o.kernels.is_empty() {
+        bail!("`check` compares the whole catalogue; it takes no --kernel");
+    }
+    let g = builder(load_kernels(&[])?, o).generate()?;
+    let diffs = g.compare_with(&o.out)?;
+    if diffs.is_empty() {
+        eprintln!("{} is up to date ({} files, checked in {:.2} s)", o.out.display(), g.files.len(), start.elapsed().as_secs_f64());
+        return Ok(true);
+    }
+    eprintln!("{} differs from a fresh generation:", o.out.display());
+    for d in &diffs {
+        eprintln!("  {d}");
+    }
+    eprintln!("run `onekernel gen` and commit the result");
+    Ok(false)
+}
+
+fn list(o: &Options) -> Result<()> {
+    for k in load_kernels(&o.kernels)? {
+        let variants = onekernel_codegen::templates::instances(&k);
+        println!("{}  [{}]  workgroup {:?}  {:?}", k.name, k.source.file, k.workgroup, k.class);
+        for p in &k.params {
+            let what = match &p.kind {
+                ParamKind::Buffer { elem, access } => format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" }),
+                ParamKind::Push { ty } => format!("push {ty}"),
+                ParamKind::Spec { ty, default, values } => match values {
+                    Some(v) => format!("variant axis {ty} {:?}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+                    None => format!("spec {ty} = {}", default.map(|d| d.to_string()).unwrap_or_default()),
+                },
+            };
+            println!("    {:<12} {what}", p.name);
+        }
+        if variants.len() > 1 {
+            for v in &variants {
+                println!("    variant {:<30} cuda entry {}", v.label, v.entry);
+            }
+        }
+        println!("    backends: cuda/{0}.cu  vulkan/{0}.comp + .spv  metal/{0}.metal", k.name);
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(|s| s.as_str()) {
+        Some("gen") => parse(&args[1..]).and_then(|o| gen(&o)).map(|_| true),
+        Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
+        Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(true)
+        }
+        _ => Err(anyhow!("{USAGE}")),
+    };
+    match result {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}

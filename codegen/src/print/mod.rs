@@ -1,0 +1,349 @@
+//! The one IR printer: kernel bodies and library functions for every backend, spelled
+//! through a [`Dialect`]. Semantics that C-like languages leave open are pinned down
+//! here the same way for all three targets:
+//!
+//! * every intrinsic is a call to an `ok_*` helper whose definition (in each backend's
+//!   template) spells out the DSL meaning (`min` = `a < b ? a : b`, exact f16 packing…);
+//! * `for` loops end when the counter would overflow, exactly like the interpreter;
+//! * workgroup reductions expand to the stride-halving tree in shared scratch memory,
+//!   with barriers, so the pairing is the same whatever the subgroup size;
+//! * i32 arithmetic wraps (through unsigned arithmetic where the language needs it);
+//! * identifiers that are reserved in any target get a trailing `_`.
+
+mod names;
+
+pub use names::ident;
+
+use crate::dialect::Dialect;
+use onekernel_dsl::ir::{
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl,
+    ParamKind, Place, ReduceOp, Stmt, StmtKind, UnaryOp, VarId,
+};
+use onekernel_dsl::types::{Literal, Scalar, VarType};
+use std::fmt::Write;
+
+/// Prints statements and expressions of one kernel.
+pub struct Printer<'a> {
+    d: &'a dyn Dialect,
+    k: &'a Kernel,
+    locals: &'a [LocalDecl],
+    out: String,
+    indent: usize,
+    last_line: u32,
+}
+
+impl<'a> Printer<'a> {
+    /// A printer for `k` in dialect `d`, starting at `indent` levels.
+    pub fn new(d: &'a dyn Dialect, k: &'a Kernel, indent: usize) -> Self {
+        Printer { d, k, locals: &k.locals, out: String::new(), indent, last_line: 0 }
+    }
+
+    /// The kernel body.
+    pub fn body(mut self) -> String {
+        let k = self.k;
+        self.block(&k.body);
+        self.out
+    }
+
+    /// A library function's definition.
+    pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
+        let mut p = Printer { d, k, locals: &f.locals, out: String::new(), indent: 1, last_line: 0 };
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32))))
+            .collect();
+        let mut head = String::new();
+        for line in f.doc.lines() {
+            let _ = writeln!(head, "// {line}");
+        }
+        let _ = writeln!(head, "{}{} ok_{}({}) {{", d.function_prefix(), d.scalar(f.ret), f.name, params.join(", "));
+        p.out = head;
+        for s in &f.body {
+            p.stmt(s);
+        }
+        let result = p.expr(&f.result);
+        p.line(&format!("return {result};"));
+        p.out.push_str("}\n");
+        p.out
+    }
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn local(&self, v: VarId) -> String {
+        let name = self.locals.get(v.0 as usize).map(|l| l.name.as_str()).unwrap_or("v");
+        format!("{name}_{}", v.0)
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn nested(&mut self, head: &str, body: &[Stmt]) {
+        self.line(&format!("{head} {{"));
+        self.indent += 1;
+        self.block(body);
+        self.indent -= 1;
+    }
+
+    fn source_comment(&mut self, s: &Stmt) {
+        if let Some(loc) = self.k.loc(s.span) {
+            if loc.line != self.last_line && self.locals.as_ptr() == self.k.locals.as_ptr() {
+                self.last_line = loc.line;
+                self.line(&format!("// line {}", loc.line));
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.source_comment(s);
+        match &s.kind {
+            StmtKind::Let { var, init } => {
+                let name = self.local(*var);
+                match (self.locals[var.0 as usize].ty, init) {
+                    (VarType::Scalar(t), Some(Init::Value(e))) => {
+                        let e = self.expr(e);
+                        self.line(&format!("{}{} {name} = {e};", self.d.local_prefix(t), self.d.scalar(t)));
+                    }
+                    (VarType::Scalar(t), _) => self.line(&format!("{}{} {name};", self.d.local_prefix(t), self.d.scalar(t))),
+                    (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Elements(es)))) => {
+                        let es: Vec<String> = es.iter().map(|e| self.expr(e)).collect();
+                        let decl = self.d.array_decl(elem, &name, len, &es);
+                        self.line(&format!("{decl};"));
+                    }
+                    (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Fill(e)))) => {
+                        let t = self.d.scalar(elem);
+                        let fill = self.expr(e);
+                        let u = self.d.scalar(Scalar::U32);
+                        self.line(&format!("{t} {name}[{len}];"));
+                        self.line(&format!(
+                            "for ({u} ok_i = 0u; ok_i < {len}u; ok_i++) {{ {name}[ok_i] = {fill}; }}"
+                        ));
+                    }
+                    (VarType::Array { elem, len }, _) => {
+                        let t = self.d.scalar(elem);
+                        self.line(&format!("{t} {name}[{len}];"));
+                    }
+                }
+            }
+            StmtKind::Assign { var, value } => {
+                let e = self.expr(value);
+                let name = self.local(*var);
+                self.line(&format!("{name} = {e};"));
+            }
+            StmtKind::Store { place, index, value } => {
+                let i = self.expr(index);
+                let v = self.expr(value);
+                let text = match place {
+                    Place::Buffer(p) => {
+                        let param = &self.k.params[p.0 as usize];
+                        let ParamKind::Buffer { elem, .. } = param.kind else { return };
+                        self.d.buffer_store(&ident(&param.name), elem, &i, &v)
+                    }
+                    Place::Local(l) => format!("{}[{i}] = {v}", self.local(*l)),
+                    Place::Shared(sh) => format!("{}[{i}] = {v}", shared_name(&self.k.shared[sh.0 as usize].name)),
+                };
+                self.line(&format!("{text};"));
+            }
+            StmtKind::If { cond, then_body, else_body } => {
+                let c = self.expr(cond);
+                self.nested(&format!("if ({c})"), then_body);
+                if else_body.is_empty() {
+                    self.line("}");
+                } else {
+                    self.nested("} else", else_body);
+                    self.line("}");
+                }
+            }
+            StmtKind::For { var, start, end, step, body } => {
+                let ty = start.ty;
+                let t = self.d.scalar(ty);
+                let name = self.local(*var);
+                let (s, e) = (self.expr(start), self.expr(end));
+                let unit_step = matches!(step.kind, ExprKind::Lit(Literal::U32(1) | Literal::I32(1)));
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!("const {t} ok_end_{} = {e};", var.0));
+                let advance = if unit_step {
+                    // i < end ≤ MAX, so i + 1 cannot overflow.
+                    format!("{name}++")
+                } else {
+                    let st = self.expr(step);
+                    self.line(&format!("const {t} ok_step_{} = {st};", var.0));
+                    // End where the next value would reach `end` or overflow (the
+                    // interpreter's rule); the difference is taken unsigned, i < end.
+                    let u = |x: &str| self.d.cast(ty, Scalar::U32, x);
+                    format!(
+                        "{name} = ({} >= {} - {}) ? ok_end_{v} : {name} + ok_step_{v}",
+                        u(&format!("ok_step_{}", var.0)),
+                        u(&format!("ok_end_{}", var.0)),
+                        u(&name),
+                        v = var.0
+                    )
+                };
+                self.nested(&format!("for ({t} {name} = {s}; {name} < ok_end_{}; {advance})", var.0), body);
+                self.line("}");
+                self.indent -= 1;
+                self.line("}");
+            }
+            StmtKind::While { cond, body } => {
+                let c = self.expr(cond);
+                self.nested(&format!("while ({c})"), body);
+                self.line("}");
+            }
+            StmtKind::Break => self.line("break;"),
+            StmtKind::Continue => self.line("continue;"),
+            StmtKind::Return => self.line("return;"),
+            StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
+            StmtKind::Reduce { var, op, value } => self.reduce(*var, *op, value),
+        }
+    }
+
+    /// The stride-halving tree over the local linear index, in shared scratch memory.
+    fn reduce(&mut self, var: VarId, op: ReduceOp, value: &Expr) {
+        let ty = value.ty;
+        let scratch = scratch_name(ty);
+        let v = self.expr(value);
+        let n = self.k.workgroup_invocations();
+        let barrier = format!("{};", self.d.barrier());
+        let u = self.d.scalar(Scalar::U32);
+        let combine = self.combine(op, ty, &format!("{scratch}[ok_lindex]"), &format!("{scratch}[ok_lindex + ok_s]"));
+        self.line(&format!("// {}: stride-halving tree over {n} invocations", op.dsl_name()));
+        self.line(&format!("{scratch}[ok_lindex] = {v};"));
+        self.line(&barrier);
+        self.line(&format!("for ({u} ok_s = {}u; ok_s > 0u; ok_s >>= 1u) {{", n / 2));
+        self.line(&format!("    if (ok_lindex < ok_s) {{ {scratch}[ok_lindex] = {combine}; }}"));
+        self.line(&format!("    {barrier}"));
+        self.line("}");
+        let name = self.local(var);
+        self.line(&format!("{name} = {scratch}[0];"));
+        self.line(&barrier);
+    }
+
+    fn combine(&self, op: ReduceOp, ty: Scalar, a: &str, b: &str) -> String {
+        match op {
+            ReduceOp::Sum if ty == Scalar::I32 => self.d.wrapping_i32("+", a, Some(b)),
+            ReduceOp::Sum => format!("({a} + {b})"),
+            ReduceOp::Max => format!("ok_max_{}({a}, {b})", ty.name()),
+            ReduceOp::Min => format!("ok_min_{}({a}, {b})", ty.name()),
+        }
+    }
+
+    /// An expression, fully parenthesized.
+    pub fn expr(&self, e: &Expr) -> String {
+        let d = self.d;
+        match &e.kind {
+            ExprKind::Lit(l) => match *l {
+                Literal::F32(b) => d.float_literal(b),
+                Literal::U32(v) => d.uint_literal(v),
+                Literal::I32(v) => d.int_literal(v),
+                Literal::Bool(b) => b.to_string(),
+            },
+            ExprKind::Var(v) => self.local(*v),
+            ExprKind::Param(p) => {
+                let param = &self.k.params[p.0 as usize];
+                match param.kind {
+                    ParamKind::Push { .. } => d.push_ref(&escaped(param)),
+                    _ => d.spec_ref(&escaped(param)),
+                }
+            }
+            ExprKind::Builtin { builtin: Builtin::WorkgroupSize, axis } => d.uint_literal(self.k.workgroup[*axis as usize]),
+            ExprKind::Builtin { builtin, axis } => d.builtin(*builtin, *axis),
+            ExprKind::Unary(op, a) => {
+                let x = self.expr(a);
+                match (op, a.ty) {
+                    (UnaryOp::Neg, Scalar::I32) => d.wrapping_i32("-", &x, None),
+                    (UnaryOp::Neg, _) => format!("(-{x})"),
+                    (UnaryOp::Not, Scalar::Bool) => format!("(!{x})"),
+                    (UnaryOp::Not, _) => format!("(~{x})"),
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (x, y) = (self.expr(a), self.expr(b));
+                let ty = a.ty;
+                match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul if ty == Scalar::I32 => d.wrapping_i32(op.symbol(), &x, Some(&y)),
+                    BinaryOp::Shl if ty == Scalar::I32 => d.wrapping_i32("<<", &x, Some(&y)),
+                    BinaryOp::BitAnd if ty == Scalar::Bool => format!("({x} && {y})"),
+                    BinaryOp::BitOr if ty == Scalar::Bool => format!("({x} || {y})"),
+                    BinaryOp::BitXor if ty == Scalar::Bool => format!("({x} != {y})"),
+                    _ => format!("({x} {} {y})", op.symbol()),
+                }
+            }
+            ExprKind::Index { place, index } => {
+                let i = self.expr(index);
+                match place {
+                    Place::Buffer(p) => {
+                        let param = &self.k.params[p.0 as usize];
+                        match param.kind {
+                            ParamKind::Buffer { elem, .. } => d.buffer_load(&ident(&param.name), elem, &i),
+                            _ => String::new(),
+                        }
+                    }
+                    Place::Local(l) => format!("{}[{i}]", self.local(*l)),
+                    Place::Shared(s) => format!("{}[{i}]", shared_name(&self.k.shared[s.0 as usize].name)),
+                }
+            }
+            ExprKind::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
+            ExprKind::Cast(a) => d.cast(a.ty, e.ty, &self.expr(a)),
+            ExprKind::BitCast(a) => d.bitcast(a.ty, e.ty, &self.expr(a)),
+            ExprKind::Intrinsic(op, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                let suffix = match op {
+                    Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => String::new(),
+                    _ => format!("_{}", e.ty.name()),
+                };
+                let name = match op {
+                    Intrinsic::F16BitsToF32 => "f16_to_f32",
+                    Intrinsic::Bf16BitsToF32 => "bf16_to_f32",
+                    Intrinsic::CountOnes => return d.count_ones(&args[0]),
+                    other => other.dsl_name(),
+                };
+                format!("ok_{name}{suffix}({})", args.join(", "))
+            }
+            ExprKind::Call { func, args } => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("ok_{func}({})", args.join(", "))
+            }
+        }
+    }
+}
+
+fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
+    let mut p = p.clone();
+    p.name = ident(&p.name);
+    p
+}
+
+/// The generated name of a shared array.
+pub fn shared_name(name: &str) -> String {
+    format!("sh_{name}")
+}
+
+/// The scratch array a reduction of type `ty` uses.
+pub fn scratch_name(ty: Scalar) -> String {
+    format!("ok_red_{}", ty.name())
+}
+
+/// Value types reduced in the kernel (each gets one scratch array).
+pub fn reduction_types(k: &Kernel) -> Vec<Scalar> {
+    let mut tys = Vec::new();
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::Reduce { value, .. } = &s.kind {
+            if !tys.contains(&value.ty) {
+                tys.push(value.ty);
+            }
+        }
+    });
+    tys.sort();
+    tys
+}

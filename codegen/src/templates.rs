@@ -1,0 +1,315 @@
+//! The tera templates (embedded from the repository's `templates/` directory, so the
+//! library works from any `build.rs`) and the per-backend data they are rendered with.
+
+use crate::dialect::{Cuda, Dialect, Glsl, Msl};
+use crate::error::CodegenError;
+use crate::print::{ident, reduction_types, scratch_name, shared_name, Printer};
+use onekernel_dsl::ir::{Access, Kernel, ParamKind};
+use onekernel_dsl::types::{Literal, Scalar, StorageType};
+use serde::Serialize;
+use std::sync::OnceLock;
+use tera::{Context, Tera};
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("cuda/kernel.cu.tera", include_str!("../../templates/cuda/kernel.cu.tera")),
+    ("cuda/helpers.cuh", include_str!("../../templates/cuda/helpers.cuh")),
+    ("glsl/kernel.comp.tera", include_str!("../../templates/glsl/kernel.comp.tera")),
+    ("glsl/helpers.glsl", include_str!("../../templates/glsl/helpers.glsl")),
+    ("msl/kernel.metal.tera", include_str!("../../templates/msl/kernel.metal.tera")),
+    ("msl/helpers.metal", include_str!("../../templates/msl/helpers.metal")),
+];
+
+fn tera() -> Result<&'static Tera, String> {
+    static TERA: OnceLock<Result<Tera, String>> = OnceLock::new();
+    TERA.get_or_init(|| {
+        let mut t = Tera::default();
+        t.add_raw_templates(TEMPLATES.iter().copied()).map_err(|e| chain(&e))?;
+        t.autoescape_on(vec![]);
+        Ok(t)
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        src = x.source();
+    }
+    s
+}
+
+#[derive(Serialize)]
+struct SpecCtx {
+    id: u32,
+    name: String,
+    ty: &'static str,
+    default: String,
+    /// C++ before C++20 has no float template parameters: CUDA passes f32 spec
+    /// constants as their bits and casts them back inside the template.
+    is_float: bool,
+}
+
+#[derive(Serialize)]
+struct BufferCtx {
+    binding: u32,
+    name: String,
+    ty: &'static str,
+    read_only: bool,
+}
+
+#[derive(Serialize)]
+struct PushCtx {
+    name: String,
+    ty: &'static str,
+    offset: u32,
+}
+
+/// One CUDA entry point: an explicit instantiation of the kernel template.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// `extern "C"` entry name.
+    pub entry: String,
+    /// Template arguments, in spec-constant order.
+    pub args: String,
+    /// `axis = value, …` for the comment.
+    pub label: String,
+    /// The spec values of this instance, in spec-constant order.
+    pub values: Vec<(String, Literal)>,
+}
+
+/// Literal text of a spec value in a dialect.
+fn literal(d: &dyn Dialect, l: Literal) -> String {
+    match l {
+        Literal::F32(b) => d.float_literal(b),
+        Literal::U32(v) => d.uint_literal(v),
+        Literal::I32(v) => d.int_literal(v),
+        Literal::Bool(b) => b.to_string(),
+    }
+}
+
+/// Every combination of variant-axis values (free spec constants at their default),
+/// in axis order, the first axis varying slowest.
+pub fn instances(k: &Kernel) -> Vec<Instance> {
+    let specs: Vec<_> = k.params.iter().filter(|p| matches!(p.kind, ParamKind::Spec { .. })).collect();
+    if specs.is_empty() {
+        return vec![];
+    }
+    let mut combos: Vec<Vec<(String, Literal, bool)>> = vec![vec![]];
+    for p in &specs {
+        let ParamKind::Spec { default, values, .. } = &p.kind else { continue };
+        let (vals, axis) = match values {
+            Some(v) => (v.clone(), true),
+            None => (default.iter().copied().collect(), false),
+        };
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                vals.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((p.name.clone(), *v, axis));
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+        .into_iter()
+        .map(|c| {
+            let mut entry = k.name.clone();
+            let mut label = Vec::new();
+            for (name, v, axis) in &c {
+                if *axis {
+                    let text = match v {
+                        Literal::Bool(b) => b.to_string(),
+                        Literal::U32(x) => x.to_string(),
+                        Literal::I32(x) if *x < 0 => format!("m{}", x.unsigned_abs()),
+                        Literal::I32(x) => x.to_string(),
+                        Literal::F32(b) => format!("{b:08x}"),
+                    };
+                    entry.push_str(&format!("__{name}_{text}"));
+                    label.push(format!("{name} = {v}"));
+                }
+            }
+            let args = c
+                .iter()
+                .map(|(_, v, _)| match v {
+                    Literal::F32(bits) => format!("0x{bits:08x}u"),
+                    other => literal(&Cuda, *other),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let label = if label.is_empty() { "defaults".to_string() } else { label.join(", ") };
+            Instance { entry, args, label, values: c.into_iter().map(|(n, v, _)| (n, v)).collect() }
+        })
+        .collect()
+}
+
+fn glsl_storage(t: StorageType) -> &'static str {
+    match t {
+        StorageType::F32 => "float",
+        StorageType::I32 => "int",
+        StorageType::U32 => "uint",
+        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "uint16_t",
+        StorageType::U8 => "uint8_t",
+        StorageType::I8 => "int8_t",
+    }
+}
+
+fn cuda_storage(t: StorageType) -> &'static str {
+    match t {
+        StorageType::F32 => "float",
+        StorageType::I32 => "int",
+        StorageType::U32 => "unsigned int",
+        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "unsigned short",
+        StorageType::U8 => "unsigned char",
+        StorageType::I8 => "signed char",
+    }
+}
+
+fn msl_storage(t: StorageType) -> &'static str {
+    match t {
+        StorageType::F32 => "float",
+        StorageType::I32 => "int",
+        StorageType::U32 => "uint",
+        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "ushort",
+        StorageType::U8 => "uchar",
+        StorageType::I8 => "char",
+    }
+}
+
+/// Renders the source of one backend.
+pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
+    let mut ctx = Context::new();
+    ctx.insert("name", &k.name);
+    ctx.insert("class", &format!("{:?}", k.class).to_lowercase());
+    ctx.insert("source_file", &k.source.file);
+    ctx.insert("source_line", &k.source.line);
+    ctx.insert("source_hash", &k.source.hash);
+    ctx.insert("doc", &k.doc.lines().collect::<Vec<_>>());
+    ctx.insert("workgroup", &k.workgroup);
+    ctx.insert("invocations", &k.workgroup_invocations());
+
+    let mut specs = Vec::new();
+    let mut buffers = Vec::new();
+    let mut push = Vec::new();
+    for p in &k.params {
+        let name = ident(&p.name);
+        match &p.kind {
+            ParamKind::Buffer { elem, access } => buffers.push((name, *elem, *access)),
+            ParamKind::Push { ty } => push.push(PushCtx { name, ty: d.scalar(*ty), offset: 4 * push.len() as u32 }),
+            ParamKind::Spec { ty, default, .. } => specs.push(SpecCtx {
+                id: specs.len() as u32,
+                name,
+                ty: d.scalar(*ty),
+                default: default.map(|v| literal(d, v)).unwrap_or_default(),
+                is_float: *ty == Scalar::F32,
+            }),
+        }
+    }
+    let storage = |t| match d.name() {
+        "glsl" => glsl_storage(t),
+        "cuda" => cuda_storage(t),
+        _ => msl_storage(t),
+    };
+    let buffer_ctx: Vec<BufferCtx> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, (name, elem, access))| BufferCtx { binding: i as u32, name: name.clone(), ty: storage(*elem), read_only: *access == Access::ReadOnly })
+        .collect();
+    ctx.insert("needs_8bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 1));
+    ctx.insert("needs_16bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 2));
+
+    let mut shared: Vec<String> = k.shared.iter().map(|s| d.shared_decl(s.elem, &shared_name(&s.name), s.len)).collect();
+    for ty in reduction_types(k) {
+        shared.push(d.shared_decl(ty, &scratch_name(ty), k.workgroup_invocations() as u32));
+    }
+    ctx.insert("shared", &shared);
+    let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();
+    ctx.insert("functions", &functions);
+    ctx.insert("body", &Printer::new(d, k, 1).body());
+
+    // The C++ signatures.
+    let mut params: Vec<String> = Vec::new();
+    let mut args: Vec<String> = Vec::new();
+    match d.name() {
+        "cuda" => {
+            for (name, elem, access) in &buffers {
+                let c = if *access == Access::ReadOnly { "const " } else { "" };
+                params.push(format!("{c}{}* __restrict__ {name}", cuda_storage(*elem)));
+                args.push(name.clone());
+            }
+            if !push.is_empty() {
+                params.push(format!("const ok_push_{} pc", k.name));
+                args.push("pc".into());
+            }
+        }
+        "msl" => {
+            for (i, (name, elem, access)) in buffers.iter().enumerate() {
+                let c = if *access == Access::ReadOnly { "const " } else { "" };
+                params.push(format!("device {c}{}* {name} [[buffer({i})]]", msl_storage(*elem)));
+            }
+            if !push.is_empty() {
+                params.push(format!("constant ok_push_{}& pc [[buffer({})]]", k.name, buffers.len()));
+            }
+            params.extend(
+                [
+                    "uint3 ok_lid [[thread_position_in_threadgroup]]",
+                    "uint3 ok_gid [[threadgroup_position_in_grid]]",
+                    "uint3 ok_ngroups [[threadgroups_per_grid]]",
+                    "uint3 ok_wg [[threads_per_threadgroup]]",
+                    "uint ok_lindex [[thread_index_in_threadgroup]]",
+                ]
+                .map(String::from),
+            );
+        }
+        _ => {}
+    }
+    ctx.insert("params", &params.join(", "));
+    ctx.insert("args", &args.join(", "));
+    ctx.insert("instances", &instances(k));
+    ctx.insert("buffers", &buffer_ctx);
+    ctx.insert("push", &push);
+    ctx.insert("specs", &specs);
+
+    let template = match d.name() {
+        "cuda" => "cuda/kernel.cu.tera",
+        "glsl" => "glsl/kernel.comp.tera",
+        _ => "msl/kernel.metal.tera",
+    };
+    let backend = match d.name() {
+        "cuda" => "cuda",
+        "glsl" => "vulkan",
+        _ => "metal",
+    };
+    let err = |message: String| CodegenError::Template { kernel: k.name.clone(), backend, template: template.into(), message };
+    let t = tera().map_err(err)?;
+    let mut text = t.render(template, &ctx).map_err(|e| err(chain(&e)))?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// CUDA C++ source of a kernel.
+pub fn cuda(k: &Kernel) -> Result<String, CodegenError> {
+    render(k, &Cuda)
+}
+
+/// GLSL source of a kernel.
+pub fn glsl(k: &Kernel) -> Result<String, CodegenError> {
+    render(k, &Glsl)
+}
+
+/// MSL source of a kernel.
+pub fn msl(k: &Kernel) -> Result<String, CodegenError> {
+    render(k, &Msl)
+}
+
+/// Scalar spelled for the manifest.
+pub fn scalar_name(s: Scalar) -> &'static str {
+    s.name()
+}

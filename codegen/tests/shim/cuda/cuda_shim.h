@@ -1,0 +1,17 @@
+// A minimal stand-in for the CUDA headers, so that clang (-x cuda --cuda-device-only
+// -nocudainc) parses and type-checks generated CUDA on a machine without CUDA.
+#pragma once
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+struct ok_shim_uint3 { unsigned int x, y, z; };
+extern const __device__ ok_shim_uint3 threadIdx, blockIdx, blockDim, gridDim;
+__device__ void __syncthreads();
+__device__ unsigned int __float_as_uint(float);
+__device__ float __uint_as_float(unsigned int);
+__device__ int __float_as_int(float);
+__device__ float __int_as_float(int);
+__device__ float fmaf(float, float, float);
+__device__ int __popc(unsigned int);
