@@ -90,6 +90,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             spirv: artifact(paths.2.clone(), &spv),
             entry: "main".into(),
             target_env: spirv::TARGET_ENV.into(),
+            fma_spec_id: templates::uses_fma(k).then_some(templates::FMA_SPEC_ID),
             reflection,
         },
         metal: MetalEntry {
@@ -122,7 +123,10 @@ pub fn cross_check_interface(k: &Kernel, r: &spirv::Reflection, n_buffers: usize
     if r.push_size > onekernel_dsl::validate::MAX_PUSH_BYTES {
         return err(format!("push constants take {} bytes, over the 128-byte limit", r.push_size));
     }
-    let want_specs: Vec<u32> = (0..n_specs as u32).collect();
+    let mut want_specs: Vec<u32> = (0..n_specs as u32).collect();
+    if templates::uses_fma(k) {
+        want_specs.push(templates::FMA_SPEC_ID);
+    }
     if r.spec_ids != want_specs {
         return err(format!("spec ids {:?}, expected {:?}", r.spec_ids, want_specs));
     }

@@ -4,6 +4,8 @@
 //! onekernel gen   [--out DIR] [--kernel NAME]… [--threads N]
 //! onekernel check [--out DIR] [--threads N]
 //! onekernel list  [--kernel NAME]…
+//! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
+//!                    [--seed N] [--evidence DIR] [--out DIR]
 //! ```
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -11,6 +13,10 @@ use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::output::Difference;
 use onekernel_codegen::{Builder, CodegenError};
 use onekernel_dsl::ir::ParamKind;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::validate::{validate, Evidence, ValidateOptions};
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::{Backend, BackendError};
 use onekernel_dsl::Kernel;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,17 +25,25 @@ struct Options {
     out: PathBuf,
     kernels: Vec<String>,
     threads: Option<usize>,
+    backend: String,
+    variant: Option<String>,
+    seed: u64,
+    evidence: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: onekernel <gen|check|list> [--out DIR] [--kernel NAME]... [--threads N]
+const USAGE: &str = "usage: onekernel <gen|check|list|validate> [--out DIR] [--kernel NAME]... [--threads N]
+                 [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
          into DIR (default: generated), with the manifest
   check  regenerate in memory and compare with DIR; exit 1 and list what differs
-  list   kernels, their variants and backends";
+  list   kernels, their variants and backends
+  validate  run every kernel, variant and validation case on the backends (all: every
+         backend present) against the reference interpreter, bitwise for exact kernels;
+         write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
 
 fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options { out: PathBuf::from("generated"), kernels: Vec::new(), threads: None };
+    let mut o = Options { out: PathBuf::from("generated"), kernels: Vec::new(), threads: None, backend: "all".into(), variant: None, seed: 1, evidence: None };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value\n\n{USAGE}"));
@@ -37,6 +51,10 @@ fn parse(args: &[String]) -> Result<Options> {
             "--out" => o.out = PathBuf::from(value("--out")?),
             "--kernel" => o.kernels.push(value("--kernel")?),
             "--threads" => o.threads = Some(value("--threads")?.parse().context("--threads takes a number")?),
+            "--backend" => o.backend = value("--backend")?,
+            "--variant" => o.variant = Some(value("--variant")?),
+            "--seed" => o.seed = value("--seed")?.parse().context("--seed takes a number")?,
+            "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
             other => bail!("unknown argument `{other}`\n\n{USAGE}"),
         }
     }
@@ -168,12 +186,89 @@ fn list(o: &Options) -> Result<()> {
     Ok(())
 }
 
+fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let names: Vec<&str> = match which {
+        "all" => vec!["vulkan", "cuda"],
+        "cpu" | "vulkan" | "cuda" => vec![which],
+        other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
+    };
+    let mut out: Vec<Box<dyn Backend>> = Vec::new();
+    for n in names {
+        let opened: Result<Box<dyn Backend>, BackendError> = match n {
+            "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
+            "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
+            _ => onekernel_runtime::cuda::Cuda::new().map(|v| Box::new(v) as Box<dyn Backend>),
+        };
+        match opened {
+            Ok(b) => {
+                let i = b.info();
+                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}", i.device, i.driver, i.subgroup_size, i.fma);
+                out.push(b);
+            }
+            Err(e) => eprintln!("{n}: skipped — {e}"),
+        }
+    }
+    Ok(out)
+}
+
+fn validate_cmd(o: &Options) -> Result<bool> {
+    let path = o.out.join("manifest.json");
+    let manifest: Manifest = serde_json::from_slice(&std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?)
+        .with_context(|| format!("cannot parse {}", path.display()))?;
+    let kernels = load_kernels(&o.kernels)?;
+    let mut reference = CpuBackend::new(kernels.clone());
+    let mut all_passed = true;
+    let command = std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
+    for mut backend in open_backends(&o.backend)? {
+        let mut verdicts = Vec::new();
+        for k in &kernels {
+            let km = manifest.kernel(&k.name).ok_or_else(|| anyhow!("kernel `{}` is not in {}; run `onekernel gen`", k.name, path.display()))?;
+            let cases = onekernel_kernels::cases::validation_cases(&k.name).ok_or_else(|| anyhow!("kernel `{}` has no validation cases", k.name))?;
+            let variants: Vec<_> = km.variants.iter().filter(|v| o.variant.as_deref().is_none_or(|want| v.label == want)).collect();
+            if variants.is_empty() {
+                bail!("kernel `{}` has no variant `{}`; variants: {}", k.name, o.variant.as_deref().unwrap_or(""), km.variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("; "));
+            }
+            for v in variants {
+                for (i, case) in cases.iter().enumerate() {
+                    let seed = o.seed.wrapping_mul(1000).wrapping_add(i as u64);
+                    let verdict = validate(backend.as_mut(), &mut reference, km, &o.out, v, case, seed, ValidateOptions::default())
+                        .with_context(|| format!("kernel `{}` variant `{}` case `{}` on {}", k.name, v.label, case.label, backend.name()))?;
+                    let status = if verdict.passed { "ok" } else { "MISMATCH" };
+                    let time = verdict.device_ns.map(|ns| format!("{:.1} us", ns / 1e3)).unwrap_or_default();
+                    println!(
+                        "{:<8} {:<24} {:<22} {:<28} {status:<8} max_ulp {:<6} {time}",
+                        backend.name(), k.name, v.label, case.label, verdict.max_ulp
+                    );
+                    if !verdict.passed {
+                        all_passed = false;
+                        println!("         first mismatch: {}", verdict.first_mismatch.clone().unwrap_or_default());
+                    }
+                    verdicts.push(verdict);
+                }
+            }
+        }
+        if let Some(dir) = &o.evidence {
+            let ev = Evidence {
+                device: backend.info().clone(),
+                command: command.clone(),
+                unix_time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+                result: if verdicts.iter().all(|v| v.passed) { "passed".into() } else { "failed".into() },
+                verdicts,
+            };
+            let p = ev.write(dir).with_context(|| format!("cannot write evidence to {}", dir.display()))?;
+            eprintln!("{}: evidence written to {}", backend.name(), p.display());
+        }
+    }
+    Ok(all_passed)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
         Some("gen") => parse(&args[1..]).and_then(|o| gen(&o)).map(|_| true),
         Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
         Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
+        Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(true)

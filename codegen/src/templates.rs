@@ -181,6 +181,30 @@ fn msl_storage(t: StorageType) -> &'static str {
     }
 }
 
+/// Vulkan `constant_id` of the `ok_native_fma` switch (see `docs/CODEGEN.md`), far
+/// above the kernel's own spec ids.
+pub const FMA_SPEC_ID: u32 = 1000;
+
+/// Whether a kernel (or a library function it carries) uses `fma`.
+pub fn uses_fma(k: &Kernel) -> bool {
+    use onekernel_dsl::ir::{ExprKind, Intrinsic};
+    use onekernel_dsl::visit::{stmt_exprs, walk_expr, walk_stmts};
+    let mut found = false;
+    let mut check = |e: &onekernel_dsl::ir::Expr| walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Intrinsic(Intrinsic::Fma, _)));
+    let mut stmts = Vec::new();
+    walk_stmts(&k.body, &mut |s| stmts.push(s));
+    for f in &k.functions {
+        walk_stmts(&f.body, &mut |s| stmts.push(s));
+        check(&f.result);
+    }
+    for s in stmts {
+        for e in stmt_exprs(s) {
+            check(e);
+        }
+    }
+    found
+}
+
 /// Renders the source of one backend.
 pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     let mut ctx = Context::new();
@@ -228,6 +252,8 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
         shared.push(d.shared_decl(ty, &scratch_name(ty), k.workgroup_invocations() as u32));
     }
     ctx.insert("shared", &shared);
+    ctx.insert("uses_fma", &uses_fma(k));
+    ctx.insert("fma_spec_id", &FMA_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();
     ctx.insert("functions", &functions);
     ctx.insert("body", &Printer::new(d, k, 1).body());

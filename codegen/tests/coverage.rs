@@ -93,10 +93,13 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         let m = &out.manifest;
         assert_eq!(m.variants.len(), 6, "flag × mode");
         assert!(m.variants.iter().any(|v| v.cuda_entry == format!("{}__flag_true__mode_4", k.name)));
-        assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3]);
+        assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3, onekernel_codegen::templates::FMA_SPEC_ID], "kernel specs plus the fma switch");
+        assert_eq!(m.vulkan.fma_spec_id, Some(onekernel_codegen::templates::FMA_SPEC_ID));
         assert_eq!(m.vulkan.reflection.push_size, 12);
-        assert!(m.buffers.iter().any(|b| b.name == "signed_"), "reserved names are escaped");
-        assert!(m.push_constants.iter().any(|p| p.name == "input_"));
+        assert!(m.buffers.iter().any(|b| b.name == "signed"), "the manifest uses DSL names");
+        assert!(m.push_constants.iter().any(|p| p.name == "input"));
+        let cuda = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".cu")).unwrap().1.clone()).unwrap();
+        assert!(cuda.contains("signed_") && cuda.contains("pc.input_"), "generated code escapes reserved names");
         if !have_clang {
             continue;
         }

@@ -32,7 +32,6 @@ int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), h
 uint ok_clamp_u32(uint x, uint lo, uint hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
 float ok_abs_f32(float x) { return uintBitsToFloat(floatBitsToUint(x) & 0x7fffffffu); }
 int ok_abs_i32(int x) { return x < 0 ? -x : x; }
-float ok_fma_f32(float a, float b, float c) { return fma(a, b, c); }
 float ok_bf16_to_f32(uint h) { return uintBitsToFloat((h & 0xffffu) << 16); }
 uint ok_f32_to_bf16(float f) {
     uint b = floatBitsToUint(f);
@@ -74,6 +73,31 @@ uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
+// Vulkan does not require GLSL fma() to be fused (llvmpipe computes a*b then +c). The
+// runtime sets ok_native_fma where the hardware fuses (and the validator proves it);
+// elsewhere fma is emulated exactly: the f64 product is exact, TwoSum gives the error
+// of the f64 sum, rounding that sum to odd makes the final f32 rounding correct.
+layout(constant_id = 1000) const bool ok_native_fma = false;
+float ok_fma_f32(float a, float b, float c) {
+    if (ok_native_fma) { return fma(a, b, c); }
+    double p = double(a) * double(b);
+    double dc = double(c);
+    double s = p + dc;
+    double bb = s - p;
+    double err = (p - (s - bb)) + (dc - bb);
+    uvec2 w = unpackDouble2x32(s);
+    if (err != 0.0LF && (w.x & 1u) == 0u) {
+        if ((err > 0.0LF) == (s > 0.0LF)) {
+            w.x += 1u;
+            if (w.x == 0u) { w.y += 1u; }
+        } else {
+            if (w.x == 0u) { w.y -= 1u; }
+            w.x -= 1u;
+        }
+        s = packDouble2x32(w);
+    }
+    return float(s);
+}
 // e^x; ≤ 1 ulp on [-87.3, 88.7]; 0 where e^x < 2^-126
 float ok_exp(float x_0) {
     float xc_1 = ok_clamp_f32(x_0, -104.0, 89.0);

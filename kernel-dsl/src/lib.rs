@@ -8,9 +8,11 @@
 //! which parses the function body at compile time, lowers it to this IR, validates it
 //! and embeds the result; see that crate and the repository README for the DSL.
 
+pub mod cases;
 pub mod catalogue;
 pub mod half;
 pub mod ir;
+pub mod manifest;
 pub mod mathlib;
 pub mod prelude;
 pub mod types;

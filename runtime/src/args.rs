@@ -44,9 +44,19 @@ impl Args {
         }
     }
 
+    /// Removes the binding of `name`, if any.
+    pub fn remove(&mut self, name: &str) {
+        self.values.retain(|(n, _)| n != name);
+    }
+
     /// The value bound to `name`.
     pub fn get(&self, name: &str) -> Option<&ArgValue> {
         self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Names of every bound argument, in binding order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.iter().map(|(n, _)| n.as_str())
     }
 
     /// The buffer bound to `name`.

@@ -73,6 +73,11 @@ impl HostBuffer {
         &self.bytes
     }
 
+    /// The raw bytes, writable (a device backend copies results back through this).
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
     /// Element `i` as the 32-bit register bits a load produces (floats widened).
     pub fn load_bits(&self, i: usize) -> u32 {
         let b = &self.bytes;

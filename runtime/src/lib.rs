@@ -5,8 +5,13 @@
 //! define what every GPU backend must reproduce bit for bit (DESIGN.md §4).
 
 pub mod args;
+pub mod backend;
 pub mod buffer;
 pub mod cpu;
+pub mod cuda;
+pub mod validate;
+pub mod vulkan;
 
 pub use args::{Args, ArgValue};
+pub use backend::{Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 pub use buffer::HostBuffer;

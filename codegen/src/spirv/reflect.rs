@@ -4,23 +4,9 @@
 
 use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{Decoration, ExecutionMode, Op, StorageClass};
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
-/// What a module declares.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Reflection {
-    /// `(set, binding)` of every storage buffer, sorted.
-    pub bindings: Vec<(u32, u32)>,
-    /// Byte offsets of the push-constant block's members, in member order.
-    pub push_offsets: Vec<u32>,
-    /// Size of the push-constant block in bytes (last offset + 4: every member is 32-bit).
-    pub push_size: u32,
-    /// Every `SpecId`, sorted.
-    pub spec_ids: Vec<u32>,
-    /// `LocalSize` of the entry point.
-    pub local_size: [u32; 3],
-}
+pub use onekernel_dsl::manifest::Reflection;
 
 fn id(op: Option<&Operand>) -> Option<u32> {
     match op {

@@ -12,11 +12,13 @@
 //! shifts ≥ 32, out-of-range float→int conversion, racing shared-memory accesses) is a
 //! reported [`InterpError`], never undefined behaviour or a panic.
 
+mod backend;
 mod error;
 mod machine;
 mod ops;
 mod shared;
 
+pub use backend::CpuBackend;
 pub use error::{Fault, InterpError, Site};
 
 use crate::args::{ArgValue, Args};

@@ -1,0 +1,152 @@
+//! The backend interface: what every implementation (the interpreter, Vulkan, CUDA)
+//! offers, and the launch description it takes, built from a manifest entry.
+
+use crate::args::{ArgValue, Args};
+use onekernel_dsl::manifest::KernelManifest;
+use onekernel_dsl::types::Literal;
+use serde::Serialize;
+use std::path::Path;
+use thiserror::Error;
+
+/// What a backend runs on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceInfo {
+    /// `cpu`, `vulkan` or `cuda`.
+    pub backend: String,
+    /// Device name as the driver reports it.
+    pub device: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// Hardware subgroup (warp, SIMD) size, where the API reports one.
+    pub subgroup_size: Option<u32>,
+    /// How the device treats f32 subnormals, as far as the API tells.
+    pub denormals: String,
+    /// How `fma` is computed: native fused, or exactly emulated.
+    pub fma: String,
+}
+
+/// One launch: a kernel's manifest entry, the spec values of a variant, the grid.
+#[derive(Clone, Debug)]
+pub struct Launch<'a> {
+    /// The kernel's manifest entry.
+    pub kernel: &'a KernelManifest,
+    /// Directory the manifest's artifact paths are relative to.
+    pub artifacts: &'a Path,
+    /// Value of every spec constant, in id order (a manifest variant's `spec`).
+    pub spec: &'a [(String, Literal)],
+    /// Workgroups to dispatch.
+    pub groups: [u32; 3],
+}
+
+/// Timing of a launch, where the backend measures it on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LaunchStats {
+    /// Device time of the dispatch in nanoseconds (timestamp queries / events).
+    pub device_ns: Option<f64>,
+}
+
+/// Why a backend could not run a launch.
+#[derive(Debug, Error)]
+pub enum BackendError {
+    /// The backend is not present on this machine (no loader, no driver, no device).
+    #[error("{backend} backend unavailable: {reason}")]
+    Unavailable {
+        /// Backend name.
+        backend: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The arguments do not fit the kernel.
+    #[error("kernel `{kernel}` ({backend}): {message}")]
+    Arguments {
+        /// Kernel.
+        kernel: String,
+        /// Backend.
+        backend: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The API reported an error.
+    #[error("kernel `{kernel}` ({backend}): {message}")]
+    Api {
+        /// Kernel.
+        kernel: String,
+        /// Backend.
+        backend: &'static str,
+        /// The API's message.
+        message: String,
+    },
+    /// The Khronos validation layer reported a problem.
+    #[error("kernel `{kernel}` (vulkan): the validation layer reported:\n{}", .messages.join("\n"))]
+    ValidationLayer {
+        /// Kernel.
+        kernel: String,
+        /// Every message.
+        messages: Vec<String>,
+    },
+    /// The interpreter failed.
+    #[error(transparent)]
+    Interpreter(#[from] crate::cpu::InterpError),
+    /// An artifact could not be read.
+    #[error("kernel `{kernel}`: cannot read `{path}`: {source}")]
+    Artifact {
+        /// Kernel.
+        kernel: String,
+        /// Path.
+        path: String,
+        /// OS error.
+        source: std::io::Error,
+    },
+}
+
+/// A device that runs generated kernels.
+pub trait Backend {
+    /// `cpu`, `vulkan` or `cuda`.
+    fn name(&self) -> &'static str;
+    /// The device.
+    fn info(&self) -> &DeviceInfo;
+    /// Runs one launch; read-write buffers in `args` are updated in place.
+    fn launch(&mut self, launch: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError>;
+}
+
+/// Checks the arguments against the manifest before anything touches a device: every
+/// buffer present with the declared element type and a non-zero length, every push
+/// constant present with its type, and nothing unknown.
+pub fn check_args(backend: &'static str, k: &KernelManifest, args: &Args) -> Result<(), BackendError> {
+    let err = |message: String| BackendError::Arguments { kernel: k.name.clone(), backend, message };
+    for b in &k.buffers {
+        match args.get(&b.name) {
+            Some(ArgValue::Buffer(h)) if h.elem() != b.elem => {
+                return Err(err(format!("buffer `{}` is declared &[{}] but a {} buffer was given", b.name, b.elem, h.elem())))
+            }
+            Some(ArgValue::Buffer(h)) if h.is_empty() => return Err(err(format!("buffer `{}` is empty", b.name))),
+            Some(ArgValue::Buffer(_)) => {}
+            _ => return Err(err(format!("missing buffer `{}` (&[{}])", b.name, b.elem))),
+        }
+    }
+    for p in &k.push_constants {
+        match args.get(&p.name) {
+            Some(ArgValue::Scalar(v)) if v.ty() == p.ty => {}
+            Some(ArgValue::Scalar(v)) => return Err(err(format!("`{}` is {} but a {} was given", p.name, p.ty, v.ty()))),
+            _ => return Err(err(format!("missing push constant `{}` ({})", p.name, p.ty))),
+        }
+    }
+    for name in args.names() {
+        let known = k.buffers.iter().any(|b| b.name == name) || k.push_constants.iter().any(|p| p.name == name) || k.spec_constants.iter().any(|s| s.name == name);
+        if !known {
+            return Err(err(format!("unknown argument `{name}`")));
+        }
+    }
+    Ok(())
+}
+
+/// The push-constant bytes of a launch, in manifest order (4 bytes each).
+pub fn push_bytes(k: &KernelManifest, args: &Args) -> Vec<u8> {
+    let mut out = vec![0u8; k.push_constant_bytes as usize];
+    for p in &k.push_constants {
+        if let Some(ArgValue::Scalar(v)) = args.get(&p.name) {
+            out[p.offset as usize..p.offset as usize + 4].copy_from_slice(&v.bits().to_le_bytes());
+        }
+    }
+    out
+}

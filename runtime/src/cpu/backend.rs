@@ -1,0 +1,57 @@
+//! The interpreter behind the [`Backend`] interface, so the validator treats the
+//! reference like any device.
+
+use crate::args::Args;
+use crate::backend::{check_args, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use onekernel_dsl::Kernel;
+use std::collections::HashMap;
+
+/// The reference interpreter as a backend; it runs kernels from their IR.
+pub struct CpuBackend {
+    kernels: HashMap<String, Kernel>,
+    info: DeviceInfo,
+}
+
+impl CpuBackend {
+    /// A backend that can run the given kernels.
+    pub fn new(kernels: impl IntoIterator<Item = Kernel>) -> Self {
+        CpuBackend {
+            kernels: kernels.into_iter().map(|k| (k.name.clone(), k)).collect(),
+            info: DeviceInfo {
+                backend: "cpu".into(),
+                device: "onekernel reference interpreter".into(),
+                driver: format!("onekernel-runtime {}", env!("CARGO_PKG_VERSION")),
+                subgroup_size: None,
+                denormals: "preserved (IEEE-754)".into(),
+                fma: "f32::mul_add (fused, one rounding)".into(),
+            },
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
+        check_args("cpu", l.kernel, args)?;
+        let k = self.kernels.get(&l.kernel.name).ok_or_else(|| BackendError::Unavailable {
+            backend: "cpu",
+            reason: format!("the interpreter has no IR for kernel `{}`", l.kernel.name),
+        })?;
+        for (name, v) in l.spec {
+            args.set(name, crate::args::ArgValue::Scalar(*v));
+        }
+        let r = super::run(k, args, l.groups);
+        for (name, _) in l.spec {
+            args.remove(name);
+        }
+        r?;
+        Ok(LaunchStats { device_ns: None })
+    }
+}

@@ -1,0 +1,205 @@
+//! The bit-exactness validator: runs a kernel variant on a backend and on the reference
+//! interpreter with the same seeded inputs, compares every output buffer by the
+//! kernel's class (bitwise for `exact`; NMSE ≤ 5e-4 for `fast`), and records evidence.
+
+use crate::args::Args;
+use crate::backend::{Backend, BackendError, DeviceInfo, Launch};
+use crate::buffer::HostBuffer;
+use onekernel_dsl::cases::{Case, Fill};
+use onekernel_dsl::ir::{Access, Determinism};
+use onekernel_dsl::manifest::{KernelManifest, VariantEntry};
+use onekernel_dsl::types::StorageType;
+use serde::Serialize;
+use std::path::Path;
+
+/// NMSE bound for `fast` kernels (llama.cpp's test-backend-ops bound for attention).
+pub const FAST_NMSE: f64 = 5e-4;
+
+/// The outcome of one kernel × variant × case on one backend.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    /// Kernel name.
+    pub kernel: String,
+    /// Variant label.
+    pub variant: String,
+    /// Case label.
+    pub case: String,
+    /// Backend name.
+    pub backend: String,
+    /// Seed of the inputs.
+    pub seed: u64,
+    /// Workgroups dispatched.
+    pub groups: [u32; 3],
+    /// Buffer name and length of every buffer.
+    pub shapes: Vec<(String, usize)>,
+    /// Determinism class the comparison used.
+    pub class: Determinism,
+    /// Whether the outputs meet the class's criterion.
+    pub passed: bool,
+    /// Output elements whose bits differ from the reference (NaN equals NaN).
+    pub mismatches: usize,
+    /// The first differing element: `buffer[index]: reference vs backend` (as bits).
+    pub first_mismatch: Option<String>,
+    /// Largest distance in units in the last place among float outputs.
+    pub max_ulp: f64,
+    /// Normalized mean squared error of float outputs against the reference.
+    pub nmse: f64,
+    /// Device time of the backend's dispatch, where measured.
+    pub device_ns: Option<f64>,
+}
+
+/// SplitMix64: the generator behind every seeded input (fixed forever).
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The inputs of a case for a seed.
+pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String> {
+    let mut args = Args::new();
+    let mut state = seed;
+    for b in &case.buffers {
+        let decl = k.buffers.iter().find(|d| d.name == b.name).ok_or_else(|| format!("case `{}` names unknown buffer `{}`", case.label, b.name))?;
+        let unit = |s: &mut u64| (splitmix(s) >> 11) as f64 / (1u64 << 53) as f64;
+        let buf = match (&b.fill, decl.elem) {
+            (Fill::Zeros, elem) => HostBuffer::zeros(elem, b.len),
+            (Fill::Uniform { lo, hi }, elem) => {
+                let v: Vec<f32> = (0..b.len).map(|_| (lo + (hi - lo) * unit(&mut state)) as f32).collect();
+                match elem {
+                    StorageType::F32 => HostBuffer::from_f32(&v),
+                    StorageType::F16 => HostBuffer::f16_from_f32(&v),
+                    StorageType::Bf16 => HostBuffer::bf16_from_f32(&v),
+                    other => return Err(format!("buffer `{}` is {other}: use Fill::Ints", b.name)),
+                }
+            }
+            (Fill::Ints { lo, hi }, elem) => {
+                let mut h = HostBuffer::zeros(elem, b.len);
+                for i in 0..b.len {
+                    let span = (hi - lo + 1).max(1) as u64;
+                    h.store_bits(i, (lo + (splitmix(&mut state) % span) as i64) as u32);
+                }
+                h
+            }
+        };
+        args = args.buffer(&b.name, buf);
+    }
+    for (n, v) in &case.scalars {
+        args = args.scalar(n, *v);
+    }
+    Ok(args)
+}
+
+fn ulp_distance(a: u32, b: u32) -> f64 {
+    let key = |x: u32| if x & 0x8000_0000 != 0 { -((x & 0x7fff_ffff) as i64) } else { x as i64 };
+    (key(a) - key(b)).unsigned_abs() as f64
+}
+
+/// Options of one validation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ValidateOptions {
+    /// Negative control: change one input element for the backend run only, so a
+    /// correct validator must report a mismatch.
+    pub perturb_input: bool,
+}
+
+/// Validates one kernel variant on one case against the reference.
+#[allow(clippy::too_many_arguments)]
+pub fn validate(
+    backend: &mut dyn Backend,
+    reference: &mut dyn Backend,
+    k: &KernelManifest,
+    artifacts: &Path,
+    variant: &VariantEntry,
+    case: &Case,
+    seed: u64,
+    opts: ValidateOptions,
+) -> Result<Verdict, BackendError> {
+    let args = inputs(k, case, seed).map_err(|message| BackendError::Arguments { kernel: k.name.clone(), backend: "validator", message })?;
+    let launch = Launch { kernel: k, artifacts, spec: &variant.spec, groups: case.groups };
+    let mut want = args.clone();
+    reference.launch(&launch, &mut want)?;
+    let mut got = args;
+    if opts.perturb_input {
+        if let Some(b) = k.buffers.iter().find(|b| b.access == Access::ReadOnly) {
+            if let Some(h) = got.get_buffer_mut(&b.name) {
+                let bits = h.load_bits(0);
+                h.store_bits(0, if b.elem.value_type() == onekernel_dsl::types::Scalar::F32 { (f32::from_bits(bits) + 1.0).to_bits() } else { bits ^ 1 });
+            }
+        }
+    }
+    let stats = backend.launch(&launch, &mut got)?;
+    let (mut mismatches, mut first, mut max_ulp, mut err2, mut ref2) = (0usize, None, 0f64, 0f64, 0f64);
+    for b in k.buffers.iter().filter(|b| b.access == Access::ReadWrite) {
+        let (Some(w), Some(g)) = (want.get_buffer(&b.name), got.get_buffer(&b.name)) else { continue };
+        let float = b.elem.value_type() == onekernel_dsl::types::Scalar::F32;
+        for i in 0..w.len() {
+            let (x, y) = (w.load_bits(i), g.load_bits(i));
+            let both_nan = float && f32::from_bits(x).is_nan() && f32::from_bits(y).is_nan();
+            if x != y && !both_nan {
+                mismatches += 1;
+                if first.is_none() {
+                    first = Some(format!("{}[{i}]: reference {x:#010x} vs {} {y:#010x}", b.name, backend.name()));
+                }
+            }
+            if float && !both_nan {
+                max_ulp = max_ulp.max(ulp_distance(x, y));
+                let (xf, yf) = (f32::from_bits(x) as f64, f32::from_bits(y) as f64);
+                err2 += (xf - yf) * (xf - yf);
+                ref2 += xf * xf;
+            }
+        }
+    }
+    let nmse = if ref2 > 0.0 { err2 / ref2 } else { err2 };
+    let passed = match k.class {
+        Determinism::Exact => mismatches == 0,
+        Determinism::Fast => nmse <= FAST_NMSE,
+    };
+    Ok(Verdict {
+        kernel: k.name.clone(),
+        variant: variant.label.clone(),
+        case: case.label.clone(),
+        backend: backend.name().to_string(),
+        seed,
+        groups: case.groups,
+        shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
+        class: k.class,
+        passed,
+        mismatches,
+        first_mismatch: first,
+        max_ulp,
+        nmse,
+        device_ns: stats.device_ns,
+    })
+}
+
+/// Evidence of one validation run on one backend.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evidence {
+    /// The device.
+    pub device: DeviceInfo,
+    /// The command that produced this file.
+    pub command: String,
+    /// UTC time of the run (seconds since the Unix epoch).
+    pub unix_time: u64,
+    /// Every verdict.
+    pub verdicts: Vec<Verdict>,
+    /// `passed` when every verdict passed.
+    pub result: String,
+}
+
+impl Evidence {
+    /// Writes `<dir>/<backend>-<device>.json`; returns the path.
+    pub fn write(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let slug: String = self.device.device.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+        let slug = slug.split('-').filter(|s| !s.is_empty()).collect::<Vec<_>>().join("-");
+        let path = dir.join(format!("validate-{}-{slug}.json", self.device.backend));
+        let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        json.push('\n');
+        std::fs::write(&path, json)?;
+        Ok(path)
+    }
+}

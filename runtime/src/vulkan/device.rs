@@ -1,0 +1,240 @@
+//! Instance, device selection, features and the validation-layer message sink.
+
+use crate::backend::{BackendError, DeviceInfo};
+use ash::vk;
+use std::ffi::{c_void, CStr};
+use std::sync::Mutex;
+
+/// A Vulkan device ready to run kernels.
+pub struct Vulkan {
+    pub(super) _entry: ash::Entry,
+    pub(super) instance: ash::Instance,
+    pub(super) debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    /// Messages of the validation layer since the last launch (boxed: the layer holds
+    /// a pointer to it).
+    pub(super) messages: Box<Mutex<Vec<String>>>,
+    pub(super) phys: vk::PhysicalDevice,
+    pub(super) device: ash::Device,
+    pub(super) queue: vk::Queue,
+    pub(super) command_pool: vk::CommandPool,
+    pub(super) memory: vk::PhysicalDeviceMemoryProperties,
+    pub(super) timestamp_period_ns: Option<f64>,
+    pub(super) max_groups: [u32; 3],
+    pub(super) info: DeviceInfo,
+    /// Value of the `ok_native_fma` specialization constant.
+    pub(super) native_fma: bool,
+    /// Whether the validation layer is active.
+    pub validation_layer: bool,
+}
+
+unsafe extern "system" fn on_message(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut c_void,
+) -> vk::Bool32 {
+    if severity.intersects(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) && !data.is_null() && !user.is_null() {
+        // SAFETY: the layer passes the data of this call and the pointer we registered,
+        // which outlives the messenger (it is destroyed first in Drop).
+        let (data, sink) = unsafe { (&*data, &*(user as *const Mutex<Vec<String>>)) };
+        let msg = if data.p_message.is_null() {
+            String::from("(no message)")
+        } else {
+            unsafe { CStr::from_ptr(data.p_message) }.to_string_lossy().into_owned()
+        };
+        if let Ok(mut m) = sink.lock() {
+            m.push(msg);
+        }
+    }
+    vk::FALSE
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> BackendError {
+    BackendError::Unavailable { backend: "vulkan", reason: reason.to_string() }
+}
+
+fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = bytes.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl Vulkan {
+    /// Opens the Vulkan loader and a device; `Unavailable` when there is none.
+    pub fn new() -> Result<Self, BackendError> {
+        // SAFETY: loading the system's Vulkan loader library.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| unavailable(format!("no Vulkan loader: {e}")))?;
+        let instance_version = unsafe { entry.try_enumerate_instance_version() }.ok().flatten().unwrap_or(vk::API_VERSION_1_0);
+        if instance_version < vk::API_VERSION_1_1 {
+            return Err(unavailable("the Vulkan loader supports only 1.0; 1.1 is needed"));
+        }
+        let api = if instance_version >= vk::API_VERSION_1_2 { vk::API_VERSION_1_2 } else { vk::API_VERSION_1_1 };
+        let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
+        let want_validation = std::env::var("ONEKERNEL_VK_VALIDATION").map(|v| v != "0").unwrap_or(true);
+        let validation = c"VK_LAYER_KHRONOS_validation";
+        let has_layer = layers.iter().any(|l| l.layer_name_as_c_str().ok() == Some(validation));
+        let exts = unsafe { entry.enumerate_instance_extension_properties(None) }.unwrap_or_default();
+        let has_debug = exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::debug_utils::NAME));
+        let validation_layer = want_validation && has_layer && has_debug;
+        let layer_names = if validation_layer { vec![validation.as_ptr()] } else { vec![] };
+        let ext_names = if validation_layer { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { vec![] };
+        let app = vk::ApplicationInfo::default().application_name(c"onekernel").api_version(api);
+        let ci = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layer_names).enabled_extension_names(&ext_names);
+        let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
+
+        let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
+        let debug = if validation_layer {
+            let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
+            let ci = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+                .message_type(vk::DebugUtilsMessageTypeFlagsEXT::GENERAL | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE)
+                .pfn_user_callback(Some(on_message))
+                .user_data(&*messages as *const Mutex<Vec<String>> as *mut c_void);
+            match unsafe { du.create_debug_utils_messenger(&ci, None) } {
+                Ok(m) => Some((du, m)),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+
+        let phys_all = unsafe { instance.enumerate_physical_devices() }.map_err(|e| unavailable(format!("vkEnumeratePhysicalDevices: {e}")))?;
+        if phys_all.is_empty() {
+            return Err(unavailable("no Vulkan device"));
+        }
+        let props: Vec<vk::PhysicalDeviceProperties> = phys_all.iter().map(|&p| unsafe { instance.get_physical_device_properties(p) }).collect();
+        let chosen = match std::env::var("ONEKERNEL_VK_DEVICE") {
+            Ok(sel) => match sel.parse::<usize>() {
+                Ok(i) if i < phys_all.len() => i,
+                _ => props
+                    .iter()
+                    .position(|p| cstr_field(&p.device_name).to_lowercase().contains(&sel.to_lowercase()))
+                    .ok_or_else(|| unavailable(format!("ONEKERNEL_VK_DEVICE={sel} matches no device")))?,
+            },
+            Err(_) => {
+                let rank = |t: vk::PhysicalDeviceType| match t {
+                    vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+                    vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+                    vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+                    vk::PhysicalDeviceType::CPU => 3,
+                    _ => 4,
+                };
+                (0..phys_all.len()).min_by_key(|&i| rank(props[i].device_type)).unwrap_or(0)
+            }
+        };
+        let phys = phys_all[chosen];
+        let p = props[chosen];
+        let dev_api = p.api_version.min(api);
+
+        let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+        let mut driver = vk::PhysicalDeviceDriverProperties::default();
+        let mut float_controls = vk::PhysicalDeviceFloatControlsProperties::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+        if dev_api >= vk::API_VERSION_1_2 {
+            props2 = props2.push_next(&mut driver).push_next(&mut float_controls);
+        }
+        unsafe { instance.get_physical_device_properties2(phys, &mut props2) };
+        let has12 = dev_api >= vk::API_VERSION_1_2;
+        let driver_name = if has12 {
+            format!("{} {}", cstr_field(&driver.driver_name), cstr_field(&driver.driver_info))
+        } else {
+            format!("driver version {:#x}", p.driver_version)
+        };
+        let denormals = if has12 {
+            format!(
+                "f32 DenormPreserve {}, DenormFlushToZero {} (supported float-controls modes; modules request neither)",
+                if float_controls.shader_denorm_preserve_float32 == vk::TRUE { "supported" } else { "unsupported" },
+                if float_controls.shader_denorm_flush_to_zero_float32 == vk::TRUE { "supported" } else { "unsupported" }
+            )
+        } else {
+            "unknown (Vulkan 1.1 device)".into()
+        };
+        // GPUs of these vendors execute fma as one fused operation; anything else (e.g.
+        // llvmpipe, which computes a*b then +c) gets the exact emulation. The validator
+        // proves the choice on each device. ONEKERNEL_VK_NATIVE_FMA=0/1 overrides.
+        let fused_vendor = matches!(p.vendor_id, 0x10de | 0x1002 | 0x8086 | 0x106b | 0x13b5 | 0x5143);
+        let native_fma = match std::env::var("ONEKERNEL_VK_NATIVE_FMA").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => fused_vendor,
+        };
+        let info = DeviceInfo {
+            backend: "vulkan".into(),
+            device: cstr_field(&p.device_name),
+            driver: driver_name.trim().to_string(),
+            subgroup_size: Some(subgroup.subgroup_size),
+            denormals,
+            fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
+        };
+
+        // Features the generated modules may use: 8/16-bit storage and small integers.
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default();
+        let mut feats = vk::PhysicalDeviceFeatures2::default();
+        feats = if has12 { feats.push_next(&mut f11).push_next(&mut f12) } else { feats.push_next(&mut s16) };
+        unsafe { instance.get_physical_device_features2(phys, &mut feats) };
+        let core = vk::PhysicalDeviceFeatures::default()
+            .shader_int16(feats.features.shader_int16 == vk::TRUE)
+            .shader_float64(feats.features.shader_float64 == vk::TRUE);
+        let mut e11 = vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(f11.storage_buffer16_bit_access == vk::TRUE);
+        let mut e12 = vk::PhysicalDeviceVulkan12Features::default()
+            .storage_buffer8_bit_access(f12.storage_buffer8_bit_access == vk::TRUE)
+            .shader_int8(f12.shader_int8 == vk::TRUE);
+        let mut e16 = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(s16.storage_buffer16_bit_access == vk::TRUE);
+
+        let families = unsafe { instance.get_physical_device_queue_family_properties(phys) };
+        let (qfi, family) = families
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .ok_or_else(|| unavailable("no compute queue"))?;
+        let prio = [1.0f32];
+        let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(qfi as u32).queue_priorities(&prio)];
+        let mut dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).enabled_features(&core);
+        dci = if has12 { dci.push_next(&mut e11).push_next(&mut e12) } else { dci.push_next(&mut e16) };
+        let device = unsafe { instance.create_device(phys, &dci, None) }.map_err(|e| unavailable(format!("vkCreateDevice: {e}")))?;
+        let queue = unsafe { device.get_device_queue(qfi as u32, 0) };
+        let pool_ci = vk::CommandPoolCreateInfo::default().queue_family_index(qfi as u32).flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+        let command_pool = unsafe { device.create_command_pool(&pool_ci, None) }.map_err(|e| unavailable(format!("vkCreateCommandPool: {e}")))?;
+        let memory = unsafe { instance.get_physical_device_memory_properties(phys) };
+        let timestamp_period_ns = (family.timestamp_valid_bits > 0 && p.limits.timestamp_period > 0.0).then_some(p.limits.timestamp_period as f64);
+        Ok(Vulkan {
+            _entry: entry,
+            instance,
+            debug,
+            messages,
+            phys,
+            device,
+            queue,
+            command_pool,
+            memory,
+            timestamp_period_ns,
+            max_groups: p.limits.max_compute_work_group_count,
+            info,
+            native_fma,
+            validation_layer,
+        })
+    }
+
+    /// Takes the validation-layer messages collected so far.
+    pub(super) fn take_messages(&self) -> Vec<String> {
+        self.messages.lock().map(|mut m| std::mem::take(&mut *m)).unwrap_or_default()
+    }
+}
+
+impl Drop for Vulkan {
+    fn drop(&mut self) {
+        // SAFETY: every object below was created by this instance/device and is no
+        // longer in use (launches wait for their fence before returning).
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_command_pool(self.command_pool, None);
+            self.device.destroy_device(None);
+            if let Some((du, m)) = self.debug.take() {
+                du.destroy_debug_utils_messenger(m, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+        let _ = self.phys;
+    }
+}

@@ -1,0 +1,214 @@
+//! One launch: buffers, pipeline with specialization, descriptor set, push constants,
+//! dispatch between two timestamps, read-back. Every object lives in a guard that
+//! destroys it on every path, errors included.
+
+use super::device::Vulkan;
+use crate::args::{ArgValue, Args};
+use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use ash::vk;
+use onekernel_dsl::ir::Access;
+
+/// Owns the Vulkan objects of one launch.
+struct Resources<'a> {
+    device: &'a ash::Device,
+    buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    module: vk::ShaderModule,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    queries: vk::QueryPool,
+    fence: vk::Fence,
+}
+
+impl Drop for Resources<'_> {
+    fn drop(&mut self) {
+        // SAFETY: all objects belong to `device` and the launch has completed (or never
+        // started); destroying null handles is a no-op.
+        unsafe {
+            let d = self.device;
+            d.destroy_fence(self.fence, None);
+            d.destroy_query_pool(self.queries, None);
+            d.destroy_descriptor_pool(self.pool, None);
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_shader_module(self.module, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+            for (b, m) in &self.buffers {
+                d.destroy_buffer(*b, None);
+                d.free_memory(*m, None);
+            }
+        }
+    }
+}
+
+impl Backend for Vulkan {
+    fn name(&self) -> &'static str {
+        "vulkan"
+    }
+
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
+        let k = l.kernel;
+        check_args("vulkan", k, args)?;
+        let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
+        for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
+            if g > max {
+                return Err(BackendError::Arguments {
+                    kernel: k.name.clone(),
+                    backend: "vulkan",
+                    message: format!("{g} workgroups on axis {axis} exceed the device limit {max}"),
+                });
+            }
+        }
+        let path = l.artifacts.join(&k.vulkan.spirv.path);
+        let bytes = std::fs::read(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let d = &self.device;
+        let mut r = Resources {
+            device: d,
+            buffers: Vec::new(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+            module: vk::ShaderModule::null(),
+            pipeline: vk::Pipeline::null(),
+            pool: vk::DescriptorPool::null(),
+            queries: vk::QueryPool::null(),
+            fence: vk::Fence::null(),
+        };
+        // SAFETY (whole block): plain Vulkan object creation and use on one device and
+        // queue from one thread; every pointer passed lives across its call.
+        unsafe {
+            for b in &k.buffers {
+                let Some(ArgValue::Buffer(host)) = args.get(&b.name) else { continue };
+                let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
+                let buf = d
+                    .create_buffer(&vk::BufferCreateInfo::default().size(size).usage(vk::BufferUsageFlags::STORAGE_BUFFER), None)
+                    .map_err(|e| api("vkCreateBuffer", e))?;
+                let req = d.get_buffer_memory_requirements(buf);
+                let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+                let Some(ty) = (0..self.memory.memory_type_count).find(|&i| req.memory_type_bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(want)) else {
+                    d.destroy_buffer(buf, None);
+                    return Err(api("no host-visible coherent memory type", vk::Result::ERROR_OUT_OF_DEVICE_MEMORY));
+                };
+                let mem = match d.allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        d.destroy_buffer(buf, None);
+                        return Err(api("vkAllocateMemory", e));
+                    }
+                };
+                r.buffers.push((buf, mem));
+                d.bind_buffer_memory(buf, mem, 0).map_err(|e| api("vkBindBufferMemory", e))?;
+                let ptr = d.map_memory(mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
+                std::ptr::write_bytes(ptr, 0, size as usize);
+                std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
+                d.unmap_memory(mem);
+            }
+            let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..k.buffers.len() as u32)
+                .map(|i| vk::DescriptorSetLayoutBinding::default().binding(i).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1).stage_flags(vk::ShaderStageFlags::COMPUTE))
+                .collect();
+            r.set_layout = d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None).map_err(|e| api("vkCreateDescriptorSetLayout", e))?;
+            let push = push_bytes(k, args);
+            let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(push.len() as u32)];
+            let set_layouts = [r.set_layout];
+            let mut lci = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+            if !push.is_empty() {
+                lci = lci.push_constant_ranges(&ranges);
+            }
+            r.layout = d.create_pipeline_layout(&lci, None).map_err(|e| api("vkCreatePipelineLayout", e))?;
+            r.module = d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
+            let mut entries: Vec<vk::SpecializationMapEntry> = (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
+            let mut data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
+            if let Some(id) = k.vulkan.fma_spec_id {
+                entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(data.len() as u32).size(4));
+                data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
+            }
+            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(r.module).name(c"main");
+            if !entries.is_empty() {
+                stage = stage.specialization_info(&spec);
+            }
+            let pci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(r.layout)];
+            r.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
+            if !k.buffers.is_empty() {
+                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(k.buffers.len() as u32)];
+                r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
+            }
+            let set = if k.buffers.is_empty() {
+                None
+            } else {
+                let s = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = r.buffers.iter().map(|(b, _)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let writes: Vec<vk::WriteDescriptorSet> = infos
+                    .iter()
+                    .enumerate()
+                    .map(|(i, info)| vk::WriteDescriptorSet::default().dst_set(s).dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info))
+                    .collect();
+                d.update_descriptor_sets(&writes, &[]);
+                Some(s)
+            };
+            if self.timestamp_period_ns.is_some() {
+                r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2), None).map_err(|e| api("vkCreateQueryPool", e))?;
+            }
+            let cb = d
+                .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1))
+                .map_err(|e| api("vkAllocateCommandBuffers", e))?[0];
+            let result = (|| -> Result<(), BackendError> {
+                d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
+                if r.queries != vk::QueryPool::null() {
+                    d.cmd_reset_query_pool(cb, r.queries, 0, 2);
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, r.queries, 0);
+                }
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, r.pipeline);
+                if let Some(s) = set {
+                    d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, r.layout, 0, &[s], &[]);
+                }
+                if !push.is_empty() {
+                    d.cmd_push_constants(cb, r.layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                }
+                d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
+                if r.queries != vk::QueryPool::null() {
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, r.queries, 1);
+                }
+                let barrier = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
+                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &barrier, &[], &[]);
+                d.end_command_buffer(cb).map_err(|e| api("vkEndCommandBuffer", e))?;
+                r.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|e| api("vkCreateFence", e))?;
+                let cbs = [cb];
+                d.queue_submit(self.queue, &[vk::SubmitInfo::default().command_buffers(&cbs)], r.fence).map_err(|e| api("vkQueueSubmit", e))?;
+                d.wait_for_fences(&[r.fence], true, u64::MAX).map_err(|e| api("vkWaitForFences", e))?;
+                Ok(())
+            })();
+            d.free_command_buffers(self.command_pool, &[cb]);
+            result?;
+            let mut device_ns = None;
+            if let (Some(period), true) = (self.timestamp_period_ns, r.queries != vk::QueryPool::null()) {
+                let mut ts = [0u64; 2];
+                if d.get_query_pool_results(r.queries, 0, &mut ts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT).is_ok() {
+                    device_ns = Some(ts[1].wrapping_sub(ts[0]) as f64 * period);
+                }
+            }
+            for (b, (_, mem)) in k.buffers.iter().zip(&r.buffers) {
+                if b.access != Access::ReadWrite {
+                    continue;
+                }
+                if let Some(host) = args.get_buffer_mut(&b.name) {
+                    let n = host.as_bytes().len();
+                    let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
+                    std::ptr::copy_nonoverlapping(ptr, host.as_bytes_mut().as_mut_ptr(), n);
+                    d.unmap_memory(*mem);
+                }
+            }
+            drop(r);
+            let messages = self.take_messages();
+            if !messages.is_empty() {
+                return Err(BackendError::ValidationLayer { kernel: k.name.clone(), messages });
+            }
+            Ok(LaunchStats { device_ns })
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Every catalogue kernel, every variant, every validation case on Vulkan against the
+//! reference interpreter, bitwise (lavapipe in CI; whatever device the machine has
+//! otherwise), with the Khronos validation layer turning any message into a failure.
+//! The negative control perturbs one input of the device run and must be caught.
+
+use onekernel_dsl::manifest::Manifest;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::validate::{validate, ValidateOptions};
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::Backend;
+use std::path::PathBuf;
+
+fn generated() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated")
+}
+
+fn manifest() -> Manifest {
+    serde_json::from_slice(&std::fs::read(generated().join("manifest.json")).unwrap()).unwrap()
+}
+
+fn vulkan() -> Option<Vulkan> {
+    match Vulkan::new() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            eprintln!("SKIPPED: {e}");
+            None
+        }
+    }
+}
+
+fn reference() -> CpuBackend {
+    CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()))
+}
+
+#[test]
+fn every_kernel_variant_and_case_is_bitwise_equal_to_the_interpreter() {
+    let Some(mut vk) = vulkan() else { return };
+    eprintln!("device: {:?}", vk.info());
+    let mut cpu = reference();
+    let m = manifest();
+    let mut checked = 0;
+    for k in &m.kernels {
+        let cases = onekernel_kernels::cases::validation_cases(&k.name).unwrap_or_else(|| panic!("no validation cases for `{}`", k.name));
+        for v in &k.variants {
+            for (i, case) in cases.iter().enumerate() {
+                let verdict = validate(&mut vk, &mut cpu, k, &generated(), v, case, 1000 + i as u64, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+                assert!(verdict.passed, "{verdict:#?}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 9, "checked {checked} kernel × variant × case combinations");
+}
+
+#[test]
+fn a_perturbed_input_is_reported_as_a_mismatch() {
+    let Some(mut vk) = vulkan() else { return };
+    let mut cpu = reference();
+    let m = manifest();
+    let k = m.kernel("softmax_rows").unwrap();
+    let case = &onekernel_kernels::cases::validation_cases("softmax_rows").unwrap()[1];
+    let v = validate(&mut vk, &mut cpu, k, &generated(), &k.variants[0], case, 7, ValidateOptions { perturb_input: true }).unwrap();
+    assert!(!v.passed && v.mismatches > 0, "{v:#?}");
+    assert!(v.first_mismatch.as_deref().unwrap_or("").contains("y["), "{v:#?}");
+}
+
+#[test]
+fn wrong_arguments_are_rejected_before_launch() {
+    let Some(mut vk) = vulkan() else { return };
+    let m = manifest();
+    let k = m.kernel("rms_norm_f16").unwrap();
+    let case = &onekernel_kernels::cases::validation_cases("rms_norm_f16").unwrap()[0];
+    let mut args = onekernel_runtime::validate::inputs(k, case, 1).unwrap();
+    args.set("x", onekernel_runtime::ArgValue::Buffer(onekernel_runtime::HostBuffer::from_f32(&[1.0; 100])));
+    let launch = onekernel_runtime::Launch { kernel: k, artifacts: &generated(), spec: &[], groups: case.groups };
+    let e = vk.launch(&launch, &mut args).unwrap_err().to_string();
+    assert_eq!(e, "kernel `rms_norm_f16` (vulkan): buffer `x` is declared &[f16] but a f32 buffer was given");
+}
