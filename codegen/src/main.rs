@@ -167,7 +167,7 @@ fn list(o: &Options) -> Result<()> {
         println!("{}  [{}]  workgroup {:?}  {:?}", k.name, k.source.file, k.workgroup, k.class);
         for p in &k.params {
             let what = match &p.kind {
-                ParamKind::Buffer { elem, access } => format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" }),
+                ParamKind::Buffer { elem, access, .. } => format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" }),
                 ParamKind::Push { ty } => format!("push {ty}"),
                 ParamKind::Spec { ty, default, values } => match values {
                     Some(v) => format!("variant axis {ty} {:?}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>()),

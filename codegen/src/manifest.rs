@@ -19,7 +19,14 @@ pub fn interface(k: &Kernel) -> (Vec<BufferEntry>, Vec<PushEntry>, Vec<SpecEntry
         // names with a trailing `_`; that is internal to each backend's source.
         let name = p.name.clone();
         match &p.kind {
-            ParamKind::Buffer { elem, access } => buffers.push(BufferEntry { name, binding: buffers.len() as u32, elem: *elem, access: *access }),
+            ParamKind::Buffer { elem, access, len } => buffers.push(BufferEntry {
+                name,
+                binding: buffers.len() as u32,
+                elem: *elem,
+                access: *access,
+                len_text: len.as_ref().map(|e| onekernel_dsl::shapes::text(e, &|p| k.params[p.0 as usize].name.clone())),
+                len: len.clone(),
+            }),
             ParamKind::Push { ty } => push.push(PushEntry { name, ty: *ty, offset: 4 * push.len() as u32 }),
             ParamKind::Spec { ty, default, values } => specs.push(SpecEntry {
                 id: specs.len() as u32,

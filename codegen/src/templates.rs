@@ -223,7 +223,7 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     for p in &k.params {
         let name = ident(&p.name);
         match &p.kind {
-            ParamKind::Buffer { elem, access } => buffers.push((name, *elem, *access)),
+            ParamKind::Buffer { elem, access, .. } => buffers.push((name, *elem, *access)),
             ParamKind::Push { ty } => push.push(PushCtx { name, ty: d.scalar(*ty), offset: 4 * push.len() as u32 }),
             ParamKind::Spec { ty, default, .. } => specs.push(SpecCtx {
                 id: specs.len() as u32,

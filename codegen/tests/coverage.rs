@@ -10,7 +10,7 @@ use std::process::Command;
 /// Everything at once.
 #[kernel(workgroup = (8, 4), variants(flag = [false, true], mode = [1, 2, 4], T = [f32, bf16, f16]))]
 pub fn everything(
-    x: &[T],
+    #[len(select(flag, n, n + 1) * mode)] x: &[T],
     bytes: &[u8],
     signed: &[i8],
     halves: &mut [u16],

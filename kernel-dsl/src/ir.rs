@@ -94,6 +94,11 @@ pub enum ParamKind {
         elem: StorageType,
         /// Read-only or read-write.
         access: Access,
+        /// Declared minimum length in elements (`#[len(…)]`): a u32 expression over
+        /// push constants, spec constants, `num_groups()` and literals, checked by
+        /// every backend before launch.
+        #[serde(default)]
+        len: Option<Expr>,
     },
     /// A push constant / kernel argument (`#[push]`); 4 bytes each, 128 bytes in all.
     Push {
@@ -368,7 +373,7 @@ pub enum ArrayInit {
 }
 
 /// A typed expression.
-#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct Expr {
     /// The operation.
     pub kind: ExprKind,
@@ -554,7 +559,7 @@ impl Intrinsic {
 }
 
 /// Expression kinds.
-#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExprKind {
     /// A constant.

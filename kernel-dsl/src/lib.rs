@@ -15,6 +15,7 @@ pub mod ir;
 pub mod manifest;
 pub mod mathlib;
 pub mod prelude;
+pub mod shapes;
 pub mod types;
 pub mod typing;
 pub mod validate;

@@ -2,7 +2,7 @@
 //! read by `onekernel-runtime` (documented in `docs/MANIFEST.md`). Field order is fixed
 //! by these structs, so serialization is byte-stable.
 
-use crate::ir::{Access, Determinism, SourceInfo};
+use crate::ir::{Access, Determinism, Expr, SourceInfo};
 use crate::types::{Literal, Scalar, StorageType};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,10 @@ pub struct BufferEntry {
     pub elem: StorageType,
     /// Read-only or read-write.
     pub access: Access,
+    /// Declared minimum length in elements, as DSL text (`(num_groups().x * n_cols)`).
+    pub len_text: Option<String>,
+    /// The same, as an IR expression whose parameters index [`KernelManifest::param_names`].
+    pub len: Option<Expr>,
 }
 
 /// One push constant (a 32-bit scalar).
@@ -138,6 +142,8 @@ pub struct KernelManifest {
     pub source: SourceInfo,
     /// Workgroup size.
     pub workgroup: [u32; 3],
+    /// Every parameter's name in declaration order (what length expressions index).
+    pub param_names: Vec<String>,
     /// How to choose the dispatch size.
     pub dispatch: String,
     /// Storage buffers, in binding order.

@@ -112,15 +112,41 @@ pub trait Backend {
 /// Checks the arguments against the manifest before anything touches a device: every
 /// buffer present with the declared element type and a non-zero length, every push
 /// constant present with its type, and nothing unknown.
-pub fn check_args(backend: &'static str, k: &KernelManifest, args: &Args) -> Result<(), BackendError> {
+pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), BackendError> {
+    let k = l.kernel;
     let err = |message: String| BackendError::Arguments { kernel: k.name.clone(), backend, message };
+    // The value of a parameter for length expressions: push from the arguments, spec
+    // from the launch's variant, else the spec default.
+    let param = |p: onekernel_dsl::ir::ParamId| -> Option<Literal> {
+        let name = k.param_names.get(p.0 as usize)?;
+        if let Some(ArgValue::Scalar(v)) = args.get(name) {
+            return Some(*v);
+        }
+        if let Some((_, v)) = l.spec.iter().find(|(n, _)| n == name) {
+            return Some(*v);
+        }
+        k.spec_constants.iter().find(|s| &s.name == name).map(|s| s.default)
+    };
     for b in &k.buffers {
         match args.get(&b.name) {
             Some(ArgValue::Buffer(h)) if h.elem() != b.elem => {
                 return Err(err(format!("buffer `{}` is declared &[{}] but a {} buffer was given", b.name, b.elem, h.elem())))
             }
             Some(ArgValue::Buffer(h)) if h.is_empty() => return Err(err(format!("buffer `{}` is empty", b.name))),
-            Some(ArgValue::Buffer(_)) => {}
+            Some(ArgValue::Buffer(h)) => {
+                if let Some(len) = &b.len {
+                    let need = onekernel_dsl::shapes::eval(len, &param, l.groups, k.workgroup)
+                        .map_err(|m| err(format!("length of buffer `{}`: {m}", b.name)))?;
+                    if (h.len() as u64) < need {
+                        return Err(err(format!(
+                            "buffer `{}` has {} elements but the kernel declares at least {} = {need} for this launch",
+                            b.name,
+                            h.len(),
+                            b.len_text.as_deref().unwrap_or("?")
+                        )));
+                    }
+                }
+            }
             _ => return Err(err(format!("missing buffer `{}` (&[{}])", b.name, b.elem))),
         }
     }

@@ -105,3 +105,15 @@ fn catalogue_lists_and_loads_every_kernel() {
         assert_eq!(k.source.hash.len(), 16);
     }
 }
+
+#[test]
+fn the_interpreter_checks_declared_buffer_lengths() {
+    let k = onekernel_kernels::softmax::softmax_rows().unwrap();
+    let mut args = Args::new()
+        .buffer("x", HostBuffer::from_f32(&[0.0; 300]))
+        .buffer("y", HostBuffer::zeros(onekernel_dsl::types::StorageType::F32, 299))
+        .scalar("n_cols", 100u32)
+        .scalar("scale", 1.0f32);
+    let e = cpu::run(&k, &mut args, [3, 1, 1]).unwrap_err().to_string();
+    assert_eq!(e, "kernel `softmax_rows`: buffer `y` has 299 elements but the kernel declares at least (num_groups().x * n_cols) = 300 for this launch");
+}

@@ -77,3 +77,18 @@ fn wrong_arguments_are_rejected_before_launch() {
     let e = vk.launch(&launch, &mut args).unwrap_err().to_string();
     assert_eq!(e, "kernel `rms_norm_f16` (vulkan): buffer `x` is declared &[f16] but a f32 buffer was given");
 }
+
+#[test]
+fn a_buffer_shorter_than_its_declared_length_is_rejected_before_launch() {
+    let Some(mut vk) = vulkan() else { return };
+    let m = manifest();
+    let k = m.kernel("softmax_rows").unwrap();
+    let case = &onekernel_kernels::cases::validation_cases("softmax_rows").unwrap()[1];
+    let mut args = onekernel_runtime::validate::inputs(k, case, 1).unwrap();
+    let launch = onekernel_runtime::Launch { kernel: k, artifacts: &generated(), spec: &[], groups: [5, 1, 1] };
+    let e = vk.launch(&launch, &mut args).unwrap_err().to_string();
+    assert_eq!(e, "kernel `softmax_rows` (vulkan): buffer `x` has 4000 elements but the kernel declares at least (num_groups().x * n_cols) = 5000 for this launch");
+    // The same launch over the 4 rows the buffers hold runs.
+    let launch = onekernel_runtime::Launch { groups: [4, 1, 1], ..launch };
+    vk.launch(&launch, &mut args).unwrap();
+}

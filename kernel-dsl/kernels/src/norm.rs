@@ -9,7 +9,13 @@ use onekernel_macros::kernel;
 /// over a strided slice of the row with `fma`, then combined with the fixed
 /// stride-halving tree, so the result is the same on every backend.
 #[kernel(workgroup = 256, variants(T = [f32, f16]))]
-pub fn rms_norm(x: &[T], w: &[f32], y: &mut [T], #[push] n_cols: u32, #[push] eps: f32) {
+pub fn rms_norm(
+    #[len(num_groups().x * n_cols)] x: &[T],
+    #[len(n_cols)] w: &[f32],
+    #[len(num_groups().x * n_cols)] y: &mut [T],
+    #[push] n_cols: u32,
+    #[push] eps: f32,
+) {
     let row = group_id().x;
     let t = local_id().x;
     let base = row * n_cols;

@@ -8,7 +8,12 @@ use onekernel_macros::kernel;
 /// row maximum and the sum use the fixed reduction tree; `exp` and the reciprocal come
 /// from the portable math library, so every backend produces the same bits.
 #[kernel(workgroup = 128)]
-pub fn softmax_rows(x: &[f32], y: &mut [f32], #[push] n_cols: u32, #[push] scale: f32) {
+pub fn softmax_rows(
+    #[len(num_groups().x * n_cols)] x: &[f32],
+    #[len(num_groups().x * n_cols)] y: &mut [f32],
+    #[push] n_cols: u32,
+    #[push] scale: f32,
+) {
     let row = group_id().x;
     let t = local_id().x;
     let base = row * n_cols;

@@ -128,8 +128,12 @@ fn expand_inner(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) 
 fn build(func: &syn::ItemFn, attr: &KernelAttr, name: &str, type_args: &HashMap<String, StorageType>, hash: &str) -> syn::Result<Kernel> {
     let parsed = signature::parse(&func.sig, type_args)?;
     let mut lw = lower::Lowerer::new(Vec::new());
+    let mut lens = Vec::new();
     for p in parsed {
         let span = lw.span_id(p.span);
+        if let Some(l) = p.len {
+            lens.push((lw.params.len(), l));
+        }
         lw.params.push(Param { name: p.name, kind: p.kind, span });
     }
     for a in &attr.axes {
@@ -144,6 +148,14 @@ fn build(func: &syn::ItemFn, attr: &KernelAttr, name: &str, type_args: &HashMap<
                 kind: ParamKind::Spec { ty, default: Some(values[0]), values: Some(values.clone()) },
                 span: sid,
             });
+        }
+    }
+    // Lengths may name any push or spec parameter and the variant axes, so they are
+    // lowered once all of those are declared.
+    for (i, expr) in lens {
+        let e = lw.expr(&expr, Some(onekernel_dsl::types::Scalar::U32))?;
+        if let ParamKind::Buffer { len, .. } = &mut lw.params[i].kind {
+            *len = Some(e);
         }
     }
     let body = lw.body(&func.block.stmts)?;

@@ -13,6 +13,8 @@ pub struct ParsedParam {
     pub name: String,
     pub kind: ParamKind,
     pub span: Span,
+    /// `#[len(expr)]` of a buffer: lowered once every parameter is known.
+    pub len: Option<Expr>,
 }
 
 /// Parses every parameter; `type_args` maps type-axis names to this instance's type.
@@ -37,9 +39,12 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
         let name = pi.ident.to_string();
         let mut push = false;
         let mut spec: Option<Option<Expr>> = None;
+        let mut len: Option<Expr> = None;
         for a in &pt.attrs {
             if a.path().is_ident("push") {
                 push = true;
+            } else if a.path().is_ident("len") {
+                len = Some(a.parse_args::<Expr>().map_err(|e| syn::Error::new(e.span(), "write `#[len(expr)]`: the buffer's minimum length in elements"))?);
             } else if a.path().is_ident("spec") {
                 let mut default = None;
                 if !matches!(a.meta, syn::Meta::Path(_)) {
@@ -54,7 +59,7 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
                 }
                 spec = Some(default);
             } else if !a.path().is_ident("doc") {
-                return Err(syn::Error::new(a.span(), "parameter attributes are `#[push]` and `#[spec(default = …)]`"));
+                return Err(syn::Error::new(a.span(), "parameter attributes are `#[push]`, `#[spec(default = …)]` and, on buffers, `#[len(…)]`"));
             }
         }
         let span = pi.ident.span();
@@ -68,9 +73,12 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
                 };
                 let elem = storage_type(&slice.elem, type_args)?;
                 let access = if r.mutability.is_some() { Access::ReadWrite } else { Access::ReadOnly };
-                ParamKind::Buffer { elem, access }
+                ParamKind::Buffer { elem, access, len: None }
             }
             other => {
+                if let Some(l) = &len {
+                    return Err(syn::Error::new(l.span(), "`#[len]` declares a buffer's length; it does not apply to scalars"));
+                }
                 let ty = scalar_type(other)?;
                 match (push, spec) {
                     (true, Some(_)) => return Err(syn::Error::new(span, "a parameter is either `#[push]` or `#[spec]`, not both")),
@@ -91,7 +99,7 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
                 }
             }
         };
-        out.push(ParsedParam { name, kind, span });
+        out.push(ParsedParam { name, kind, span, len });
     }
     Ok(out)
 }

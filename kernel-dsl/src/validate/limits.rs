@@ -91,6 +91,13 @@ pub(super) fn check(k: &Kernel, limits: &Limits, d: &mut Diagnostics) {
 
     let mut names = std::collections::HashSet::new();
     for p in &k.params {
+        if let ParamKind::Buffer { len: Some(len), .. } = &p.kind {
+            if let Err(m) = crate::shapes::check(len) {
+                d.error(len.span, ErrorKind::Unsupported, format!("`#[len]` of `{}`: {m}", p.name));
+            } else if !len.ty.is_int() {
+                d.error(len.span, ErrorKind::Type, format!("`#[len]` of `{}` must be an integer, found {}", p.name, len.ty));
+            }
+        }
         if !names.insert(p.name.as_str()) {
             d.error(p.span, ErrorKind::Type, format!("parameter `{}` is declared twice", p.name));
         }

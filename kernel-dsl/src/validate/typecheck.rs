@@ -242,7 +242,7 @@ fn place_info(sc: &Scope, place: Place, span: SpanId, d: &mut Diagnostics) -> Op
     match place {
         Place::Buffer(p) => match sc.kernel.params.get(p.0 as usize) {
             Some(param) => match &param.kind {
-                ParamKind::Buffer { elem, access } => {
+                ParamKind::Buffer { elem, access, .. } => {
                     Some((elem.value_type(), *access == Access::ReadWrite, param.name.clone()))
                 }
                 _ => {

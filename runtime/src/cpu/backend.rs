@@ -39,7 +39,7 @@ impl Backend for CpuBackend {
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
-        check_args("cpu", l.kernel, args)?;
+        check_args("cpu", l, args)?;
         let k = self.kernels.get(&l.kernel.name).ok_or_else(|| BackendError::Unavailable {
             backend: "cpu",
             reason: format!("the interpreter has no IR for kernel `{}`", l.kernel.name),

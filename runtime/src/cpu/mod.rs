@@ -61,6 +61,7 @@ pub fn run_with(kernel: &Kernel, args: &mut Args, groups: [u32; 3], opts: RunOpt
     onekernel_dsl::validate::validate(kernel)
         .map_err(|errors| InterpError::Invalid { kernel: kernel.name.clone(), errors })?;
     let (bindings, buffers) = bind(kernel, args)?;
+    check_lengths(kernel, &bindings, &buffers, groups)?;
     let mut m = Machine::new(kernel, bindings, buffers, groups, opts.loop_limit);
     let mut frame = m.new_frame();
     let mut workgroups = 0u64;
@@ -82,6 +83,29 @@ pub fn run_with(kernel: &Kernel, args: &mut Args, groups: [u32; 3], opts: RunOpt
         }
     }
     Ok(RunStats { ops: m.ops, workgroups })
+}
+
+/// Every buffer at least as long as its `#[len(…)]` declares for this launch.
+fn check_lengths(kernel: &Kernel, bindings: &[Binding], buffers: &[DeviceBuffer], groups: [u32; 3]) -> Result<(), InterpError> {
+    let param = |p: onekernel_dsl::ir::ParamId| -> Option<onekernel_dsl::types::Literal> {
+        let ty = kernel.params.get(p.0 as usize)?.kind.scalar_type()?;
+        match bindings.get(p.0 as usize)? {
+            Binding::Scalar(bits) => Some(onekernel_dsl::types::Literal::from_bits(ty, *bits)),
+            Binding::Buffer(_) => None,
+        }
+    };
+    for (p, b) in kernel.params.iter().zip(bindings) {
+        if let (ParamKind::Buffer { len: Some(len), .. }, Binding::Buffer(i)) = (&p.kind, b) {
+            let err = |message: String| InterpError::Arguments { kernel: kernel.name.clone(), message };
+            let need = onekernel_dsl::shapes::eval(len, &param, groups, kernel.workgroup).map_err(|m| err(format!("length of buffer `{}`: {m}", p.name)))?;
+            let have = buffers[*i].vals.len();
+            if (have as u64) < need {
+                let text = onekernel_dsl::shapes::text(len, &|q| kernel.params[q.0 as usize].name.clone());
+                return Err(err(format!("buffer `{}` has {have} elements but the kernel declares at least {text} = {need} for this launch", p.name)));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bind(kernel: &Kernel, args: &Args) -> Result<(Vec<Binding>, Vec<DeviceBuffer>), InterpError> {

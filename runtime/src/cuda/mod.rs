@@ -121,7 +121,7 @@ impl Backend for Cuda {
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
         let k = l.kernel;
-        check_args("cuda", k, args)?;
+        check_args("cuda", l, args)?;
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let entry = k
             .variants

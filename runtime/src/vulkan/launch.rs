@@ -53,7 +53,7 @@ impl Backend for Vulkan {
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
         let k = l.kernel;
-        check_args("vulkan", k, args)?;
+        check_args("vulkan", l, args)?;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
             if g > max {
