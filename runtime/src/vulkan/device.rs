@@ -5,8 +5,18 @@ use ash::vk;
 use std::ffi::{c_void, CStr};
 use std::sync::Mutex;
 
+/// A compiled pipeline and what it owns, cached per (module, specialization).
+pub(super) struct CachedPipeline {
+    pub set_layout: vk::DescriptorSetLayout,
+    pub layout: vk::PipelineLayout,
+    pub module: vk::ShaderModule,
+    pub pipeline: vk::Pipeline,
+}
+
 /// A Vulkan device ready to run kernels.
 pub struct Vulkan {
+    /// Pipelines by (SPIR-V SHA-256, specialization data, push-constant size).
+    pub(super) pipelines: std::collections::HashMap<(String, Vec<u8>, usize), CachedPipeline>,
     pub(super) _entry: ash::Entry,
     pub(super) instance: ash::Instance,
     pub(super) debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
@@ -213,6 +223,7 @@ impl Vulkan {
             info,
             native_fma,
             validation_layer,
+            pipelines: std::collections::HashMap::new(),
         })
     }
 
@@ -228,6 +239,12 @@ impl Drop for Vulkan {
         // longer in use (launches wait for their fence before returning).
         unsafe {
             let _ = self.device.device_wait_idle();
+            for (_, p) in self.pipelines.drain() {
+                self.device.destroy_pipeline(p.pipeline, None);
+                self.device.destroy_shader_module(p.module, None);
+                self.device.destroy_pipeline_layout(p.layout, None);
+                self.device.destroy_descriptor_set_layout(p.set_layout, None);
+            }
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);
             if let Some((du, m)) = self.debug.take() {

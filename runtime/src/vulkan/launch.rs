@@ -2,20 +2,16 @@
 //! dispatch between two timestamps, read-back. Every object lives in a guard that
 //! destroys it on every path, errors included.
 
-use super::device::Vulkan;
+use super::device::{CachedPipeline, Vulkan};
 use crate::args::{ArgValue, Args};
 use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 use ash::vk;
 use onekernel_dsl::ir::Access;
 
-/// Owns the Vulkan objects of one launch.
+/// Owns the per-launch Vulkan objects (pipelines are cached on the device).
 struct Resources<'a> {
     device: &'a ash::Device,
     buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
-    set_layout: vk::DescriptorSetLayout,
-    layout: vk::PipelineLayout,
-    module: vk::ShaderModule,
-    pipeline: vk::Pipeline,
     pool: vk::DescriptorPool,
     queries: vk::QueryPool,
     fence: vk::Fence,
@@ -30,10 +26,6 @@ impl Drop for Resources<'_> {
             d.destroy_fence(self.fence, None);
             d.destroy_query_pool(self.queries, None);
             d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_pipeline(self.pipeline, None);
-            d.destroy_shader_module(self.module, None);
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
             for (b, m) in &self.buffers {
                 d.destroy_buffer(*b, None);
                 d.free_memory(*m, None);
@@ -64,17 +56,22 @@ impl Backend for Vulkan {
                 });
             }
         }
-        let path = l.artifacts.join(&k.vulkan.spirv.path);
-        let bytes = std::fs::read(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
-        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let push = push_bytes(k, args);
+        let mut spec_data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
+        if k.vulkan.fma_spec_id.is_some() {
+            spec_data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
+        }
+        let key = (k.vulkan.spirv.sha256.clone(), spec_data, push.len());
+        if !self.pipelines.contains_key(&key) {
+            let p = self.create_pipeline(l, &key.1, push.len())?;
+            self.pipelines.insert(key.clone(), p);
+        }
+        let Some(cached) = self.pipelines.get(&key) else { return Err(api("pipeline cache", vk::Result::ERROR_UNKNOWN)) };
+        let (set_layout, layout, pipeline) = (cached.set_layout, cached.layout, cached.pipeline);
         let d = &self.device;
         let mut r = Resources {
             device: d,
             buffers: Vec::new(),
-            set_layout: vk::DescriptorSetLayout::null(),
-            layout: vk::PipelineLayout::null(),
-            module: vk::ShaderModule::null(),
-            pipeline: vk::Pipeline::null(),
             pool: vk::DescriptorPool::null(),
             queries: vk::QueryPool::null(),
             fence: vk::Fence::null(),
@@ -108,32 +105,7 @@ impl Backend for Vulkan {
                 std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
                 d.unmap_memory(mem);
             }
-            let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..k.buffers.len() as u32)
-                .map(|i| vk::DescriptorSetLayoutBinding::default().binding(i).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1).stage_flags(vk::ShaderStageFlags::COMPUTE))
-                .collect();
-            r.set_layout = d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None).map_err(|e| api("vkCreateDescriptorSetLayout", e))?;
-            let push = push_bytes(k, args);
-            let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(push.len() as u32)];
-            let set_layouts = [r.set_layout];
-            let mut lci = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
-            if !push.is_empty() {
-                lci = lci.push_constant_ranges(&ranges);
-            }
-            r.layout = d.create_pipeline_layout(&lci, None).map_err(|e| api("vkCreatePipelineLayout", e))?;
-            r.module = d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
-            let mut entries: Vec<vk::SpecializationMapEntry> = (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
-            let mut data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
-            if let Some(id) = k.vulkan.fma_spec_id {
-                entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(data.len() as u32).size(4));
-                data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
-            }
-            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
-            let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(r.module).name(c"main");
-            if !entries.is_empty() {
-                stage = stage.specialization_info(&spec);
-            }
-            let pci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(r.layout)];
-            r.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
+            let set_layouts = [set_layout];
             if !k.buffers.is_empty() {
                 let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(k.buffers.len() as u32)];
                 r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
@@ -163,12 +135,12 @@ impl Backend for Vulkan {
                     d.cmd_reset_query_pool(cb, r.queries, 0, 2);
                     d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, r.queries, 0);
                 }
-                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, r.pipeline);
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
                 if let Some(s) = set {
-                    d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, r.layout, 0, &[s], &[]);
+                    d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[s], &[]);
                 }
                 if !push.is_empty() {
-                    d.cmd_push_constants(cb, r.layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                    d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 }
                 d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
                 if r.queries != vk::QueryPool::null() {
@@ -210,5 +182,66 @@ impl Backend for Vulkan {
             }
             Ok(LaunchStats { device_ns })
         }
+    }
+}
+
+impl Vulkan {
+    /// Creates the descriptor-set layout, pipeline layout, shader module and pipeline of
+    /// one kernel with one specialization (`spec_data`: 4 bytes per constant, the kernel's
+    /// spec constants in id order, then the fma switch if the module has one).
+    fn create_pipeline(&self, l: &Launch, spec_data: &[u8], push_len: usize) -> Result<CachedPipeline, BackendError> {
+        let k = l.kernel;
+        let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
+        let path = l.artifacts.join(&k.vulkan.spirv.path);
+        let bytes = std::fs::read(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let d = &self.device;
+        let mut p = CachedPipeline {
+            set_layout: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+            module: vk::ShaderModule::null(),
+            pipeline: vk::Pipeline::null(),
+        };
+        // SAFETY: object creation on our device; on failure everything created so far is
+        // destroyed below (destroying null handles is a no-op).
+        let r = unsafe {
+            (|| -> Result<(), BackendError> {
+                let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..k.buffers.len() as u32)
+                    .map(|i| vk::DescriptorSetLayoutBinding::default().binding(i).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1).stage_flags(vk::ShaderStageFlags::COMPUTE))
+                    .collect();
+                p.set_layout = d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None).map_err(|e| api("vkCreateDescriptorSetLayout", e))?;
+                let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(push_len as u32)];
+                let set_layouts = [p.set_layout];
+                let mut lci = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+                if push_len > 0 {
+                    lci = lci.push_constant_ranges(&ranges);
+                }
+                p.layout = d.create_pipeline_layout(&lci, None).map_err(|e| api("vkCreatePipelineLayout", e))?;
+                p.module = d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
+                let mut entries: Vec<vk::SpecializationMapEntry> = (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
+                if let Some(id) = k.vulkan.fma_spec_id {
+                    entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(4 * l.spec.len() as u32).size(4));
+                }
+                let spec = vk::SpecializationInfo::default().map_entries(&entries).data(spec_data);
+                let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(p.module).name(c"main");
+                if !entries.is_empty() {
+                    stage = stage.specialization_info(&spec);
+                }
+                let pci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(p.layout)];
+                p.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
+                Ok(())
+            })()
+        };
+        if let Err(e) = r {
+            // SAFETY: as above.
+            unsafe {
+                d.destroy_pipeline(p.pipeline, None);
+                d.destroy_shader_module(p.module, None);
+                d.destroy_pipeline_layout(p.layout, None);
+                d.destroy_descriptor_set_layout(p.set_layout, None);
+            }
+            return Err(e);
+        }
+        Ok(p)
     }
 }
