@@ -11,7 +11,6 @@ use onekernel_macros::kernel;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, ValidateOptions};
 use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
 
 /// Mixes every storage type and spec-constant kind into one output per invocation.
 #[kernel(workgroup = 64, variants(negate = [false, true], shift = [0, 3], T = [f32, f16, bf16]))]
