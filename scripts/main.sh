@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The main job: regenerate every kernel for every backend (CUDA, GLSL -> SPIR-V validated
-# with spirv-val and cross-checked by reflection, MSL), and check that generated/ is up to
-# date. Installs (or checks) the system packages it needs first.
+# with spirv-val and cross-checked by reflection, MSL), check that generated/ is up to
+# date, and validate every kernel, variant and case bitwise against the reference
+# interpreter on the backends present (Vulkan: lavapipe or a GPU; CUDA: an NVIDIA GPU),
+# writing evidence JSON to target/evidence. Installs (or checks) the system packages
+# it needs first.
 #
 # It builds exactly what the test suite builds (same command, so the same feature
 # resolution and profile): shaderc and SPIRV-Tools are compiled from source once, for
@@ -16,3 +19,5 @@ echo "== onekernel gen"
 ./target/debug/onekernel gen
 echo "== onekernel check"
 ./target/debug/onekernel check
+echo "== onekernel validate --backend all"
+./target/debug/onekernel validate --backend all --evidence target/evidence

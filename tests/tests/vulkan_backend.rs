@@ -92,3 +92,24 @@ fn a_buffer_shorter_than_its_declared_length_is_rejected_before_launch() {
     let launch = onekernel_runtime::Launch { groups: [4, 1, 1], ..launch };
     vk.launch(&launch, &mut args).unwrap();
 }
+
+#[test]
+fn every_kernel_is_bitwise_equal_on_nvidia_vulkan_where_present() {
+    let mut vk = match Vulkan::with_device(Some("nvidia")) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("SKIPPED (no NVIDIA GPU here): {e}");
+            return;
+        }
+    };
+    let mut cpu = reference();
+    let m = manifest();
+    for k in &m.kernels {
+        for v in &k.variants {
+            for (i, case) in onekernel_kernels::cases::validation_cases(&k.name).unwrap().iter().enumerate() {
+                let verdict = validate(&mut vk, &mut cpu, k, &generated(), v, case, 1000 + i as u64, ValidateOptions::default()).unwrap();
+                assert!(verdict.passed, "{verdict:#?}");
+            }
+        }
+    }
+}

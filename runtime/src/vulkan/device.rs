@@ -69,8 +69,15 @@ fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
 }
 
 impl Vulkan {
-    /// Opens the Vulkan loader and a device; `Unavailable` when there is none.
+    /// Opens the Vulkan loader and a device (`ONEKERNEL_VK_DEVICE` selects one, else a
+    /// discrete GPU first); `Unavailable` when there is none.
     pub fn new() -> Result<Self, BackendError> {
+        Self::with_device(std::env::var("ONEKERNEL_VK_DEVICE").ok().as_deref())
+    }
+
+    /// Opens the device `selector` names (an index or part of its name), or the default
+    /// choice when `None`.
+    pub fn with_device(selector: Option<&str>) -> Result<Self, BackendError> {
         // SAFETY: loading the system's Vulkan loader library.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| unavailable(format!("no Vulkan loader: {e}")))?;
         let instance_version = unsafe { entry.try_enumerate_instance_version() }.ok().flatten().unwrap_or(vk::API_VERSION_1_0);
@@ -112,15 +119,15 @@ impl Vulkan {
             return Err(unavailable("no Vulkan device"));
         }
         let props: Vec<vk::PhysicalDeviceProperties> = phys_all.iter().map(|&p| unsafe { instance.get_physical_device_properties(p) }).collect();
-        let chosen = match std::env::var("ONEKERNEL_VK_DEVICE") {
-            Ok(sel) => match sel.parse::<usize>() {
+        let chosen = match selector {
+            Some(sel) => match sel.parse::<usize>() {
                 Ok(i) if i < phys_all.len() => i,
                 _ => props
                     .iter()
                     .position(|p| cstr_field(&p.device_name).to_lowercase().contains(&sel.to_lowercase()))
-                    .ok_or_else(|| unavailable(format!("ONEKERNEL_VK_DEVICE={sel} matches no device")))?,
+                    .ok_or_else(|| unavailable(format!("no Vulkan device matches `{sel}`")))?,
             },
-            Err(_) => {
+            None => {
                 let rank = |t: vk::PhysicalDeviceType| match t {
                     vk::PhysicalDeviceType::DISCRETE_GPU => 0,
                     vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
