@@ -5,7 +5,7 @@ use crate::dialect::{Cuda, Dialect, Glsl, Msl};
 use crate::error::CodegenError;
 use crate::print::{ident, reduction_types, scratch_name, shared_name, Printer};
 use onekernel_dsl::ir::{Access, Kernel, ParamKind};
-use onekernel_dsl::types::{Literal, Scalar, StorageType};
+use onekernel_dsl::types::{Literal, Scalar};
 use serde::Serialize;
 use std::sync::OnceLock;
 use tera::{Context, Tera};
@@ -148,39 +148,6 @@ pub fn instances(k: &Kernel) -> Vec<Instance> {
         .collect()
 }
 
-fn glsl_storage(t: StorageType) -> &'static str {
-    match t {
-        StorageType::F32 => "float",
-        StorageType::I32 => "int",
-        StorageType::U32 => "uint",
-        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "uint16_t",
-        StorageType::U8 => "uint8_t",
-        StorageType::I8 => "int8_t",
-    }
-}
-
-fn cuda_storage(t: StorageType) -> &'static str {
-    match t {
-        StorageType::F32 => "float",
-        StorageType::I32 => "int",
-        StorageType::U32 => "unsigned int",
-        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "unsigned short",
-        StorageType::U8 => "unsigned char",
-        StorageType::I8 => "signed char",
-    }
-}
-
-fn msl_storage(t: StorageType) -> &'static str {
-    match t {
-        StorageType::F32 => "float",
-        StorageType::I32 => "int",
-        StorageType::U32 => "uint",
-        StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "ushort",
-        StorageType::U8 => "uchar",
-        StorageType::I8 => "char",
-    }
-}
-
 /// Vulkan `constant_id` of the `ok_native_fma` switch (see `docs/CODEGEN.md`), far
 /// above the kernel's own spec ids.
 pub const FMA_SPEC_ID: u32 = 1000;
@@ -234,15 +201,10 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
             }),
         }
     }
-    let storage = |t| match d.name() {
-        "glsl" => glsl_storage(t),
-        "cuda" => cuda_storage(t),
-        _ => msl_storage(t),
-    };
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()
         .enumerate()
-        .map(|(i, (name, elem, access))| BufferCtx { binding: i as u32, name: name.clone(), ty: storage(*elem), read_only: *access == Access::ReadOnly })
+        .map(|(i, (name, elem, access))| BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly })
         .collect();
     ctx.insert("needs_8bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 1));
     ctx.insert("needs_16bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 2));
@@ -265,7 +227,7 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
         "cuda" => {
             for (name, elem, access) in &buffers {
                 let c = if *access == Access::ReadOnly { "const " } else { "" };
-                params.push(format!("{c}{}* __restrict__ {name}", cuda_storage(*elem)));
+                params.push(format!("{c}{}* __restrict__ {name}", d.storage_type(*elem)));
                 args.push(name.clone());
             }
             if !push.is_empty() {
@@ -276,7 +238,7 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
         "msl" => {
             for (i, (name, elem, access)) in buffers.iter().enumerate() {
                 let c = if *access == Access::ReadOnly { "const " } else { "" };
-                params.push(format!("device {c}{}* {name} [[buffer({i})]]", msl_storage(*elem)));
+                params.push(format!("device {c}{}* {name} [[buffer({i})]]", d.storage_type(*elem)));
             }
             if !push.is_empty() {
                 params.push(format!("constant ok_push_{}& pc [[buffer({})]]", k.name, buffers.len()));

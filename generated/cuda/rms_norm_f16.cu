@@ -130,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_f16(const unsigned sh
         const unsigned int ok_step_4 = 256u;
         for (unsigned int c_4 = t_1; c_4 < ok_end_4; c_4 = (ok_step_4 >= ok_end_4 - c_4) ? ok_end_4 : c_4 + ok_step_4) {
             // line 24
-            float v_5 = ok_f16_to_f32(x[(base_2 + c_4)]);
+            float v_5 = ok_f16_to_f32(((unsigned int)x[(base_2 + c_4)]));
             // line 25
             acc_3 = ok_fma_f32(v_5, v_5, acc_3);
         }
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(256) rms_norm_f16(const unsigned sh
         const unsigned int ok_step_8 = 256u;
         for (unsigned int c_8 = t_1; c_8 < ok_end_8; c_8 = (ok_step_8 >= ok_end_8 - c_8) ? ok_end_8 : c_8 + ok_step_8) {
             // line 30
-            y[(base_2 + c_8)] = (unsigned short)ok_f32_to_f16(((ok_f16_to_f32(x[(base_2 + c_8)]) * scale_7) * w[c_8]));
+            y[(base_2 + c_8)] = (unsigned short)(ok_f32_to_f16(((ok_f16_to_f32(((unsigned int)x[(base_2 + c_8)])) * scale_7) * w[c_8])));
         }
     }
 }

@@ -48,27 +48,23 @@ impl Dialect for Cuda {
         p.name.clone()
     }
 
-    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String {
-        let raw = format!("{name}[{index}]");
-        match elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => raw,
-            StorageType::F16 => format!("ok_f16_to_f32({raw})"),
-            StorageType::Bf16 => format!("ok_bf16_to_f32({raw})"),
-            StorageType::U8 | StorageType::U16 => format!("((unsigned int){raw})"),
-            StorageType::I8 => format!("((int){raw})"),
+    fn storage_type(&self, t: StorageType) -> &'static str {
+        match t {
+            StorageType::F32 => "float",
+            StorageType::I32 => "int",
+            StorageType::U32 => "unsigned int",
+            StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "unsigned short",
+            StorageType::U8 => "unsigned char",
+            StorageType::I8 => "signed char",
         }
     }
 
-    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String {
-        let v = match elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => value.to_string(),
-            StorageType::F16 => format!("(unsigned short)ok_f32_to_f16({value})"),
-            StorageType::Bf16 => format!("(unsigned short)ok_f32_to_bf16({value})"),
-            StorageType::U16 => format!("(unsigned short)({value})"),
-            StorageType::U8 => format!("(unsigned char)({value})"),
-            StorageType::I8 => format!("(signed char)({value})"),
-        };
-        format!("{name}[{index}] = {v}")
+    fn buffer_element(&self, name: &str, index: &str) -> String {
+        format!("{name}[{index}]")
+    }
+
+    fn narrow(&self, t: StorageType, value: &str) -> String {
+        format!("({})({value})", self.storage_type(t))
     }
 
     fn bitcast(&self, from: Scalar, to: Scalar, e: &str) -> String {

@@ -49,27 +49,19 @@ impl Dialect for Glsl {
         p.name.clone()
     }
 
-    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String {
-        let raw = format!("{name}.data[{index}]");
-        match elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => raw,
-            StorageType::F16 => format!("ok_f16_to_f32(uint({raw}))"),
-            StorageType::Bf16 => format!("ok_bf16_to_f32(uint({raw}))"),
-            StorageType::U8 | StorageType::U16 => format!("uint({raw})"),
-            StorageType::I8 => format!("int({raw})"),
+    fn storage_type(&self, t: StorageType) -> &'static str {
+        match t {
+            StorageType::F32 => "float",
+            StorageType::I32 => "int",
+            StorageType::U32 => "uint",
+            StorageType::F16 | StorageType::Bf16 | StorageType::U16 => "uint16_t",
+            StorageType::U8 => "uint8_t",
+            StorageType::I8 => "int8_t",
         }
     }
 
-    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String {
-        let v = match elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => value.to_string(),
-            StorageType::F16 => format!("uint16_t(ok_f32_to_f16({value}))"),
-            StorageType::Bf16 => format!("uint16_t(ok_f32_to_bf16({value}))"),
-            StorageType::U16 => format!("uint16_t({value})"),
-            StorageType::U8 => format!("uint8_t({value})"),
-            StorageType::I8 => format!("int8_t({value})"),
-        };
-        format!("{name}.data[{index}] = {v}")
+    fn buffer_element(&self, name: &str, index: &str) -> String {
+        format!("{name}.data[{index}]")
     }
 
     fn bitcast(&self, from: Scalar, to: Scalar, e: &str) -> String {

@@ -70,11 +70,40 @@ pub trait Dialect {
     /// How the body reads a specialization constant.
     fn spec_ref(&self, p: &Param) -> String;
 
+    /// How a buffer's elements are declared: every 16-bit type is an unsigned 16-bit
+    /// integer (f16/bf16 are converted by the exact integer helpers), bytes are bytes.
+    fn storage_type(&self, t: StorageType) -> &'static str;
+
+    /// Element `index` of buffer `name`, raw.
+    fn buffer_element(&self, name: &str, index: &str) -> String;
+
+    /// Converts a 32-bit value to a narrow storage type (keeping the low bits).
+    fn narrow(&self, t: StorageType, value: &str) -> String {
+        format!("{}({value})", self.storage_type(t))
+    }
+
     /// The expression that loads element `index` of buffer `name` as a 32-bit value.
-    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String;
+    fn buffer_load(&self, name: &str, elem: StorageType, index: &str) -> String {
+        let raw = self.buffer_element(name, index);
+        match elem {
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => raw,
+            StorageType::F16 => format!("ok_f16_to_f32({})", self.cast(Scalar::I32, Scalar::U32, &raw)),
+            StorageType::Bf16 => format!("ok_bf16_to_f32({})", self.cast(Scalar::I32, Scalar::U32, &raw)),
+            StorageType::U8 | StorageType::U16 => self.cast(Scalar::I32, Scalar::U32, &raw),
+            StorageType::I8 => self.cast(Scalar::U32, Scalar::I32, &raw),
+        }
+    }
 
     /// The statement (without `;`) that stores 32-bit `value` into element `index`.
-    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String;
+    fn buffer_store(&self, name: &str, elem: StorageType, index: &str, value: &str) -> String {
+        let v = match elem {
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => value.to_string(),
+            StorageType::F16 => self.narrow(elem, &format!("ok_f32_to_f16({value})")),
+            StorageType::Bf16 => self.narrow(elem, &format!("ok_f32_to_bf16({value})")),
+            StorageType::U16 | StorageType::U8 | StorageType::I8 => self.narrow(elem, value),
+        };
+        format!("{} = {v}", self.buffer_element(name, index))
+    }
 
     /// Reinterprets the bits of `e` (f32, i32, u32).
     fn bitcast(&self, from: Scalar, to: Scalar, e: &str) -> String;
