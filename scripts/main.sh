@@ -15,9 +15,10 @@ source scripts/deps.sh
 ensure_system_packages
 echo "== building"
 cargo test --workspace --locked --no-run 2>&1
+onekernel="${CARGO_TARGET_DIR:-target}/debug/onekernel"
 echo "== onekernel gen"
-./target/debug/onekernel gen
+"$onekernel" gen
 echo "== onekernel check"
-./target/debug/onekernel check
+"$onekernel" check
 echo "== onekernel validate --backend all"
-./target/debug/onekernel validate --backend all --evidence target/evidence
+"$onekernel" validate --backend all --evidence "${CARGO_TARGET_DIR:-target}/evidence"
