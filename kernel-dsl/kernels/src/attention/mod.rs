@@ -1,0 +1,3 @@
+//! Attention kernels.
+
+pub mod decode;
