@@ -6,6 +6,7 @@
 //! onekernel list  [--kernel NAME]…
 //! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
+//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR]
 //! ```
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -38,6 +39,8 @@ const USAGE: &str = "usage: onekernel <gen|check|list|validate> [--out DIR] [--k
          into DIR (default: generated), with the manifest
   check  regenerate in memory and compare with DIR; exit 1 and list what differs
   list   kernels, their variants and backends
+  fixture   run external fixture files (attention schema) on the backends (comma list)
+         and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
          backend present) against the reference interpreter, bitwise for exact kernels;
          write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
@@ -189,6 +192,7 @@ fn list(o: &Options) -> Result<()> {
 fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
     let names: Vec<&str> = match which {
         "all" => vec!["vulkan", "cuda"],
+        "" => vec![],
         "cpu" | "vulkan" | "cuda" => vec![which],
         other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
     };
@@ -262,6 +266,60 @@ fn validate_cmd(o: &Options) -> Result<bool> {
     Ok(all_passed)
 }
 
+fn fixture_cmd(args: &[String]) -> Result<bool> {
+    let mut files = Vec::new();
+    let mut backends = "cpu,vulkan,cuda".to_string();
+    let mut out = PathBuf::from("generated");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--backend" => backends = it.next().cloned().ok_or_else(|| anyhow!("--backend needs a value"))?,
+            "--out" => out = PathBuf::from(it.next().ok_or_else(|| anyhow!("--out needs a value"))?),
+            f if f.starts_with("--") => bail!("unknown argument `{f}`\n\n{USAGE}"),
+            f => files.push(PathBuf::from(f)),
+        }
+    }
+    if files.is_empty() {
+        bail!("`fixture` needs at least one FILE.json\n\n{USAGE}");
+    }
+    let path = out.join("manifest.json");
+    let manifest: Manifest = serde_json::from_slice(&std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?)?;
+    let mut opened = Vec::new();
+    let list = if backends == "all" { "cpu,vulkan,cuda".to_string() } else { backends };
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        opened.extend(open_backends(name)?);
+    }
+    let mut all_passed = true;
+    for f in &files {
+        let fx: serde_json::Value = match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{}: ERROR cannot read: {e}", f.display());
+                all_passed = false;
+                continue;
+            }
+        };
+        for b in opened.iter_mut() {
+            match onekernel_runtime::fixture::run_attention(&fx, b.as_mut(), &manifest, &out) {
+                Ok(r) => {
+                    println!(
+                        "{:<40} {:<7} NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})  {}",
+                        f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                        r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound,
+                        if r.passed { "ok" } else { "FAIL" }
+                    );
+                    all_passed &= r.passed;
+                }
+                Err(e) => {
+                    println!("{:<40} {:<7} ERROR {e}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), b.name());
+                    all_passed = false;
+                }
+            }
+        }
+    }
+    Ok(all_passed)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
@@ -269,6 +327,7 @@ fn main() {
         Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
         Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
         Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
+        Some("fixture") => fixture_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(true)

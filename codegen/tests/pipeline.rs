@@ -131,3 +131,15 @@ fn cli_gen_then_check_round_trips_and_check_catches_edits() {
     assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cli_fixture_runs_the_attention_fixtures_and_rejects_what_it_cannot_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/attention/");
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, out, err) = onekernel(&["fixture", &format!("{dir}f16_paged16_b3_varlen.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("f16_paged16_b3_varlen.json") && out.contains(" ok"), "{out}");
+    let (code, out, _) = onekernel(&["fixture", &format!("{dir}q8_0_paged32_d128.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ERROR `k_type` = `q8_0` is not supported yet"), "{out}");
+}

@@ -9,6 +9,7 @@ pub mod backend;
 pub mod buffer;
 pub mod cpu;
 pub mod cuda;
+pub mod fixture;
 pub mod validate;
 pub mod vulkan;
 

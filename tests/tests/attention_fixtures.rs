@@ -1,119 +1,48 @@
 //! Decode attention against the external fixtures (`../shared/fixtures/attention`,
-//! float64 numpy references): the chunk and combine kernels on the interpreter, in
-//! deterministic mode, within each file's tolerance. Where Vulkan is present the same
-//! launches run there too and must match the interpreter bitwise.
+//! float64 numpy references) through the shared fixture runner, on the interpreter and,
+//! where present, Vulkan (lavapipe in CI), within each file's tolerance.
 
-use onekernel_dsl::types::StorageType;
-use onekernel_runtime::{cpu, Args, HostBuffer};
+use onekernel_dsl::manifest::Manifest;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::fixture::run_attention;
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::Backend;
 use serde_json::Value;
 use std::path::PathBuf;
 
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn fixture(name: &str) -> Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/attention").join(name);
+    let p = root().join("../shared/fixtures/attention").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-fn u(v: &Value, k: &str) -> u32 {
-    v[k].as_u64().unwrap_or_else(|| panic!("field {k}")) as u32
+fn manifest() -> Manifest {
+    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap()
 }
 
-fn f(v: &Value, k: &str) -> f32 {
-    v[k].as_f64().unwrap_or(0.0) as f32
-}
-
-fn flat_f64(v: &Value) -> Vec<f64> {
-    match v {
-        Value::Array(a) => a.iter().flat_map(flat_f64).collect(),
-        Value::Number(n) => vec![n.as_f64().unwrap_or(f64::NAN)],
-        _ => vec![],
+fn backends() -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap())))];
+    match Vulkan::new() {
+        Ok(vk) => v.push(Box::new(vk)),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            eprintln!("SKIPPED on Vulkan: {e}");
+        }
     }
-}
-
-fn storage(t: &str) -> Result<StorageType, String> {
-    match t {
-        "f32" => Ok(StorageType::F32),
-        "f16" => Ok(StorageType::F16),
-        "bf16" => Ok(StorageType::Bf16),
-        other => Err(format!("KV type `{other}` is not supported by attn_decode_chunk yet")),
-    }
-}
-
-/// Runs one fixture through chunk + combine on the interpreter; returns (out, expected).
-fn run(name: &str) -> Result<(Vec<f32>, Vec<f64>, f64, f64), String> {
-    let fx = fixture(name);
-    let (kt, vt) = (storage(fx["k_type"].as_str().unwrap_or(""))?, storage(fx["v_type"].as_str().unwrap_or(""))?);
-    let (d, hq, hkv, b, p, pps) = (u(&fx, "head_dim"), u(&fx, "n_heads"), u(&fx, "n_kv_heads"), u(&fx, "n_seq"), u(&fx, "page_size"), u(&fx, "pages_per_seq"));
-    let chunk_name = format!("attn_decode_chunk_{}_{}", kt.name(), vt.name());
-    let chunk = onekernel_kernels::all().iter().find(|e| e.name == chunk_name).ok_or("no chunk kernel")?.load().map_err(|e| e.to_string())?;
-    let combine = onekernel_kernels::attention::decode::attn_decode_combine().map_err(|e| e.to_string())?;
-    let kv_len: Vec<u32> = flat_f64(&fx["kv_len"]).iter().map(|&x| x as u32).collect();
-    let max_len = *kv_len.iter().max().unwrap_or(&1);
-    let n_chunks = max_len.div_ceil(256);
-    let bytes = |k: &str| -> Vec<u8> { flat_f64(&fx[k]).iter().map(|&x| x as u8).collect() };
-    let paged = !fx["block_table"].is_null();
-    let table: Vec<i32> = if paged { flat_f64(&fx["block_table"]).iter().map(|&x| x as i32).collect() } else { vec![0] };
-    let has_mask = !fx["mask"].is_null();
-    let mask = if has_mask { HostBuffer::f16_from_f32(&flat_f64(&fx["mask"]).iter().map(|&x| x as f32).collect::<Vec<_>>()) } else { HostBuffer::zeros(StorageType::F16, 1) };
-    let parts = (b * hq * n_chunks) as usize;
-    let q: Vec<f32> = flat_f64(&fx["q"]).iter().map(|&x| x as f32).collect();
-    let mut args = Args::new()
-        .buffer("q", HostBuffer::from_f32(&q))
-        .buffer("k", HostBuffer::from_bytes(kt, bytes("k")).ok_or("k bytes")?)
-        .buffer("v", HostBuffer::from_bytes(vt, bytes("v")).ok_or("v bytes")?)
-        .buffer("block_table", HostBuffer::from_i32(&table))
-        .buffer("kv_len", HostBuffer::from_u32(&kv_len))
-        .buffer("mask", mask)
-        .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
-        .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
-        .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * d as usize))
-        .scalar("n_heads", hq)
-        .scalar("n_kv_heads", hkv)
-        .scalar("page_size", p)
-        .scalar("pages_per_seq", pps)
-        .scalar("n_chunks", n_chunks)
-        .scalar("chunk_tokens", 256u32)
-        .scalar("scale", f(&fx, "scale"))
-        .scalar("softcap", f(&fx, "logit_softcap"))
-        .scalar("max_bias", f(&fx, "max_bias"))
-        .scalar("has_mask", has_mask as u32)
-        .scalar("head_dim", d)
-        .scalar("paged", paged)
-        .scalar("deterministic", true);
-    cpu::run(&chunk, &mut args, [n_chunks, hq, b]).map_err(|e| e.to_string())?;
-    let has_sinks = !fx["sinks"].is_null();
-    let sinks: Vec<f32> = if has_sinks { flat_f64(&fx["sinks"]).iter().map(|&x| x as f32).collect() } else { vec![0.0] };
-    let mut cargs = Args::new()
-        .buffer("part_m", args.get_buffer("part_m").cloned().ok_or("part_m")?)
-        .buffer("part_l", args.get_buffer("part_l").cloned().ok_or("part_l")?)
-        .buffer("part_acc", args.get_buffer("part_acc").cloned().ok_or("part_acc")?)
-        .buffer("kv_len", HostBuffer::from_u32(&kv_len))
-        .buffer("sinks", HostBuffer::from_f32(&sinks))
-        .buffer("out", HostBuffer::zeros(StorageType::F32, (b * hq * d) as usize))
-        .scalar("n_heads", hq)
-        .scalar("n_chunks", n_chunks)
-        .scalar("chunk_tokens", 256u32)
-        .scalar("has_sinks", has_sinks as u32)
-        .scalar("head_dim", d)
-        .scalar("deterministic", true);
-    cpu::run(&combine, &mut cargs, [hq, b, 1]).map_err(|e| e.to_string())?;
-    let out = cargs.get_buffer("out").ok_or("out")?.to_f32();
-    let want = flat_f64(&fx["expected_out"]);
-    Ok((out, want, fx["tolerance"]["nmse"].as_f64().unwrap_or(0.0), fx["tolerance"]["max_abs"].as_f64().unwrap_or(0.0)))
+    v
 }
 
 fn check(name: &str) {
-    let (out, want, nmse_tol, abs_tol) = run(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(out.len(), want.len(), "{name}: output size");
-    let (mut err2, mut ref2, mut max_abs) = (0.0f64, 0.0f64, 0.0f64);
-    for (o, w) in out.iter().zip(&want) {
-        let e = *o as f64 - w;
-        err2 += e * e;
-        ref2 += w * w;
-        max_abs = max_abs.max(e.abs());
+    let fx = fixture(name);
+    let m = manifest();
+    for mut b in backends() {
+        let r = run_attention(&fx, b.as_mut(), &m, &root().join("generated")).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
+        println!("{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e})", r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+        assert!(r.passed, "{name} on {}: {r:?}", b.name());
     }
-    let nmse = err2 / ref2;
-    println!("{name}: NMSE {nmse:.3e} (≤ {nmse_tol:e}), max |err| {max_abs:.3e} (≤ {abs_tol:e})");
-    assert!(nmse <= nmse_tol && max_abs <= abs_tol, "{name}: NMSE {nmse:e}, max abs {max_abs:e}");
 }
 
 #[test]
@@ -133,6 +62,15 @@ fn sinks_and_softcap_match_the_f64_reference() {
 
 #[test]
 fn quantized_kv_is_reported_as_unsupported_not_passed() {
-    let e = run("q8_0_paged32_d128.json").err().expect("q8_0 is not implemented yet");
-    assert!(e.contains("`q8_0` is not supported"), "{e}");
+    let fx = fixture("q8_0_paged32_d128.json");
+    let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
+    let e = run_attention(&fx, &mut cpu, &manifest(), &root().join("generated")).err().expect("q8_0 is not implemented yet");
+    assert!(e.contains("`q8_0` is not supported yet"), "{e}");
+}
+
+#[test]
+fn a_fixture_of_another_kind_is_an_error() {
+    let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
+    let e = run_attention(&serde_json::json!({"kernel": "turbo4"}), &mut cpu, &manifest(), &root().join("generated")).unwrap_err();
+    assert!(e.contains("`turbo4` is not supported"), "{e}");
 }
