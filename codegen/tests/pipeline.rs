@@ -140,6 +140,11 @@ fn cli_fixture_runs_the_attention_fixtures_and_rejects_what_it_cannot_run() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("f16_paged16_b3_varlen.json") && out.contains(" ok"), "{out}");
     let (code, out, _) = onekernel(&["fixture", &format!("{dir}q8_0_paged32_d128.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 0, "{out}");
+    let bad = std::env::temp_dir().join(format!("onekernel-bad-fixture-{}.json", std::process::id()));
+    std::fs::write(&bad, r#"{"kernel": "turbo4"}"#).unwrap();
+    let (code, out, _) = onekernel(&["fixture", bad.to_str().unwrap(), "--backend", "cpu", "--out", gen]);
     assert_eq!(code, 1);
-    assert!(out.contains("ERROR `k_type` = `q8_0` is not supported yet"), "{out}");
+    assert!(out.contains("ERROR fixture kernel `turbo4` is not supported"), "{out}");
+    let _ = std::fs::remove_file(&bad);
 }

@@ -44,12 +44,21 @@ fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {
     fx[k].as_f64().map(|v| v as f32).ok_or_else(|| format!("missing or non-numeric field `{k}`"))
 }
 
-fn kv_type(fx: &Value, k: &str) -> Result<StorageType, String> {
+/// A cache element type: a storage type, or a ggml block format (`q8_0` = 0, `q4_0` = 1).
+#[derive(Clone, Copy, PartialEq)]
+enum KvType {
+    Plain(StorageType),
+    Quant(u32),
+}
+
+fn kv_type(fx: &Value, k: &str) -> Result<KvType, String> {
     match fx[k].as_str() {
-        Some("f32") => Ok(StorageType::F32),
-        Some("f16") => Ok(StorageType::F16),
-        Some("bf16") => Ok(StorageType::Bf16),
-        Some(other) => Err(format!("`{k}` = `{other}` is not supported yet (decode attention runs f32, f16 and bf16 caches)")),
+        Some("f32") => Ok(KvType::Plain(StorageType::F32)),
+        Some("f16") => Ok(KvType::Plain(StorageType::F16)),
+        Some("bf16") => Ok(KvType::Plain(StorageType::Bf16)),
+        Some("q8_0") => Ok(KvType::Quant(0)),
+        Some("q4_0") => Ok(KvType::Quant(1)),
+        Some(other) => Err(format!("`{k}` = `{other}` is not supported yet (decode attention runs f32, f16, bf16, q8_0 and q4_0 caches)")),
         None => Err(format!("missing field `{k}`")),
     }
 }
@@ -92,13 +101,17 @@ pub fn run_attention(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest,
     let sinks: Vec<f32> = if has_sinks { flat(&fx["sinks"]).iter().map(|&x| x as f32).collect() } else { vec![0.0] };
     let q: Vec<f32> = flat(&fx["q"]).iter().map(|&x| x as f32).collect();
     let parts = (b * hq * n_chunks) as usize;
-    let chunk_name = format!("attn_decode_chunk_{}_{}", kt.name(), vt.name());
+    let (chunk_name, k_elem, v_elem, mut axes) = match (kt, vt) {
+        (KvType::Plain(k), KvType::Plain(v)) => (format!("attn_decode_chunk_{}_{}", k.name(), v.name()), k, v, vec![]),
+        (KvType::Quant(k), KvType::Quant(v)) => ("attn_decode_chunk_q".to_string(), StorageType::U8, StorageType::U8, vec![("kq", Literal::U32(k)), ("vq", Literal::U32(v))]),
+        _ => return Err("a quantized cache with a plain one (mixed K/V formats) is not supported yet".into()),
+    };
     let chunk = manifest.kernel(&chunk_name).ok_or_else(|| format!("`{chunk_name}` is not in the manifest"))?;
     let combine = manifest.kernel("attn_decode_combine").ok_or("`attn_decode_combine` is not in the manifest")?;
     let mut a = Args::new()
         .buffer("q", HostBuffer::from_f32(&q))
-        .buffer("k", HostBuffer::from_bytes(kt, bytes("k")).ok_or("`k` is not a whole number of elements")?)
-        .buffer("v", HostBuffer::from_bytes(vt, bytes("v")).ok_or("`v` is not a whole number of elements")?)
+        .buffer("k", HostBuffer::from_bytes(k_elem, bytes("k")).ok_or("`k` is not a whole number of elements")?)
+        .buffer("v", HostBuffer::from_bytes(v_elem, bytes("v")).ok_or("`v` is not a whole number of elements")?)
         .buffer("block_table", HostBuffer::from_i32(&table))
         .buffer("kv_len", HostBuffer::from_u32(&kv_len))
         .buffer("mask", mask)
@@ -115,7 +128,8 @@ pub fn run_attention(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest,
         .scalar("softcap", fx["logit_softcap"].as_f64().unwrap_or(0.0) as f32)
         .scalar("max_bias", fx["max_bias"].as_f64().unwrap_or(0.0) as f32)
         .scalar("has_mask", has_mask as u32);
-    let chunk_spec = spec(chunk, &[("paged", Literal::Bool(paged)), ("deterministic", Literal::Bool(true))], d)?;
+    axes.extend([("paged", Literal::Bool(paged)), ("deterministic", Literal::Bool(true))]);
+    let chunk_spec = spec(chunk, &axes, d)?;
     backend
         .launch(&Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, hq, b] }, &mut a)
         .map_err(|e| e.to_string())?;

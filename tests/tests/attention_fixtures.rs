@@ -61,11 +61,17 @@ fn sinks_and_softcap_match_the_f64_reference() {
 }
 
 #[test]
-fn quantized_kv_is_reported_as_unsupported_not_passed() {
-    let fx = fixture("q8_0_paged32_d128.json");
+fn quantized_q8_0_paged_cache_matches_the_f64_reference() {
+    check("q8_0_paged32_d128.json");
+}
+
+#[test]
+fn an_unsupported_cache_format_is_reported_not_passed() {
+    let mut fx = fixture("q8_0_paged32_d128.json");
+    fx["k_type"] = serde_json::json!("q5_1");
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
-    let e = run_attention(&fx, &mut cpu, &manifest(), &root().join("generated")).err().expect("q8_0 is not implemented yet");
-    assert!(e.contains("`q8_0` is not supported yet"), "{e}");
+    let e = run_attention(&fx, &mut cpu, &manifest(), &root().join("generated")).err().expect("q5_1 is not implemented");
+    assert!(e.contains("`q5_1` is not supported yet"), "{e}");
 }
 
 #[test]

@@ -50,6 +50,19 @@ fn attention_chunk(label: &str, softcap: f32, max_bias: f32) -> Case {
         .scalar("has_mask", Literal::U32(1))
 }
 
+/// The chunk case over quantized caches: random bytes below 60 keep every block's f16
+/// scale finite and small (high byte < 0x3c) while exercising every quant value path.
+fn attention_chunk_q(label: &str, softcap: f32, max_bias: f32) -> Case {
+    let mut c = attention_chunk(label, softcap, max_bias);
+    let (n_pages, p, hkv, d) = (38usize, 16usize, 2usize, 128usize);
+    let bytes = n_pages * p * hkv * (d / 32) * 34;
+    for b in c.buffers.iter_mut().filter(|b| b.name == "k" || b.name == "v") {
+        b.len = bytes;
+        b.fill = Fill::Ints { lo: 0, hi: 59 };
+    }
+    c
+}
+
 fn attention_combine() -> Case {
     let (b, hq, d, n_chunks) = (2u32, 8u32, 128usize, 5u32);
     let parts = (b * hq * n_chunks) as usize;
@@ -73,6 +86,10 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
         "attn_decode_combine" => vec![attention_combine()],
+        "attn_decode_chunk_q" => vec![
+            attention_chunk_q("q8_0/q4_0 B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
+            attention_chunk_q("q8_0/q4_0 B=2 Hq=8 Hkv=2 D=128 P=16, mask, softcap 20, ALiBi 8", 20.0, 8.0),
+        ],
         name if name.starts_with("attn_decode_chunk_") => vec![
             attention_chunk("B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
             attention_chunk("B=2 Hq=8 Hkv=2 D=128 P=16, mask, softcap 20, ALiBi 8", 20.0, 8.0),
