@@ -384,10 +384,14 @@ impl<'k> Machine<'k> {
 
     // ---------------------------------------------------------------- memory
 
-    fn index_of(&self, span: SpanId, lane: u16, raw: u32, signed: bool, len: usize, target: &str) -> R<usize> {
+    /// Bounds-checks an index; the place's name is only looked up for the error report,
+    /// so the hot path allocates nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn index_of(&self, frame: &Frame, place: Place, span: SpanId, lane: u16, raw: u32, signed: bool, len: usize) -> R<usize> {
         let index = if signed { raw as i32 as i64 } else { raw as i64 };
         if index < 0 || index as usize >= len {
-            return Err(self.fault(span, lane, Fault::OutOfBounds { target: target.to_string(), index, len }));
+            let target = self.place_name(frame, place);
+            return Err(self.fault(span, lane, Fault::OutOfBounds { target, index, len }));
         }
         Ok(index as usize)
     }
@@ -409,7 +413,7 @@ impl<'k> Machine<'k> {
                 let Binding::Buffer(b) = self.bindings[p.0 as usize] else { return Ok(()) };
                 let len = self.buffers[b].vals.len();
                 for &l in lanes {
-                    let i = self.index_of(span, l, idx[l as usize], signed, len, &self.buffers[b].name)?;
+                    let i = self.index_of(frame, place, span, l, idx[l as usize], signed, len)?;
                     let v = self.buffers[b].narrow(val[l as usize]);
                     self.buffers[b].vals[i] = v;
                 }
@@ -420,7 +424,7 @@ impl<'k> Machine<'k> {
                     VarType::Scalar(_) => 1,
                 };
                 for &l in lanes {
-                    let i = self.index_of(span, l, idx[l as usize], signed, len, &frame.decls[v.0 as usize].name)?;
+                    let i = self.index_of(frame, place, span, l, idx[l as usize], signed, len)?;
                     frame.vars[v.0 as usize][l as usize * len + i] = val[l as usize];
                 }
             }
@@ -428,7 +432,7 @@ impl<'k> Machine<'k> {
                 let sh = sid.0 as usize;
                 let len = self.shared[sh].len();
                 for &l in lanes {
-                    let i = self.index_of(span, l, idx[l as usize], signed, len, &self.shared[sh].name.clone())?;
+                    let i = self.index_of(frame, place, span, l, idx[l as usize], signed, len)?;
                     let epoch = self.epoch;
                     if let Err(f) = self.shared[sh].write(i, l, epoch, val[l as usize]) {
                         return Err(self.fault(span, l, f));
@@ -464,9 +468,8 @@ impl<'k> Machine<'k> {
                     VarType::Array { len, .. } => len as usize,
                     VarType::Scalar(_) => 1,
                 };
-                let name = self.place_name(frame, place);
                 for &l in lanes {
-                    let i = self.index_of(e.span, l, idx[l as usize], signed, len, &name)?;
+                    let i = self.index_of(frame, place, e.span, l, idx[l as usize], signed, len)?;
                     out[l as usize] = frame.vars[v.0 as usize][l as usize * len + i];
                 }
             }
@@ -474,7 +477,7 @@ impl<'k> Machine<'k> {
                 let sh = sid.0 as usize;
                 let len = self.shared[sh].len();
                 for &l in lanes {
-                    let i = self.index_of(e.span, l, idx[l as usize], signed, len, &self.shared[sh].name.clone())?;
+                    let i = self.index_of(frame, place, e.span, l, idx[l as usize], signed, len)?;
                     let epoch = self.epoch;
                     match self.shared[sh].read(i, l, epoch) {
                         Ok(v) => out[l as usize] = v,
