@@ -6,7 +6,7 @@
 //! onekernel list  [--kernel NAME]…
 //! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
-//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR]
+//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
 //! ```
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -270,11 +270,13 @@ fn fixture_cmd(args: &[String]) -> Result<bool> {
     let mut files = Vec::new();
     let mut backends = "cpu,vulkan,cuda".to_string();
     let mut out = PathBuf::from("generated");
+    let mut evidence: Option<PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--backend" => backends = it.next().cloned().ok_or_else(|| anyhow!("--backend needs a value"))?,
             "--out" => out = PathBuf::from(it.next().ok_or_else(|| anyhow!("--out needs a value"))?),
+            "--evidence" => evidence = Some(PathBuf::from(it.next().ok_or_else(|| anyhow!("--evidence needs a value"))?)),
             f if f.starts_with("--") => bail!("unknown argument `{f}`\n\n{USAGE}"),
             f => files.push(PathBuf::from(f)),
         }
@@ -290,6 +292,7 @@ fn fixture_cmd(args: &[String]) -> Result<bool> {
         opened.extend(open_backends(name)?);
     }
     let mut all_passed = true;
+    let mut records: Vec<serde_json::Value> = Vec::new();
     for f in &files {
         let fx: serde_json::Value = match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
             Ok(v) => v,
@@ -309,13 +312,28 @@ fn fixture_cmd(args: &[String]) -> Result<bool> {
                         if r.passed { "ok" } else { "FAIL" }
                     );
                     all_passed &= r.passed;
+                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "result": r}));
                 }
                 Err(e) => {
                     println!("{:<40} {:<7} ERROR {e}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), b.name());
+                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "error": e}));
                     all_passed = false;
                 }
             }
         }
+    }
+    if let Some(dir) = evidence {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let command = std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
+        let doc = serde_json::json!({
+            "command": command,
+            "unix_time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+            "result": if all_passed { "passed" } else { "failed" },
+            "runs": records,
+        });
+        let p = dir.join("fixtures.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("evidence written to {}", p.display());
     }
     Ok(all_passed)
 }
