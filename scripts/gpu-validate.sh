@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Validates every kernel on the GPU machine's CUDA and NVIDIA-Vulkan backends against the
-# reference interpreter and writes evidence JSON. Run there from the repository root with
-# the `onekernel` binary built on the development machine (.devbin/onekernel, stripped)
-# and the Vulkan loader packages in .gl/ (see the device tool's README):
+# The GPU machine's evidence run: every kernel against the reference interpreter on
+# CUDA and NVIDIA Vulkan, the attention fixtures, and decode attention's full
+# determinism grid. Run there from the repository root with the `onekernel` binary built
+# on the development machine (`cargo test --workspace --no-run`, i.e. the optimized test
+# profile; stripped to .devbin/onekernel), the Vulkan loader packages in .gl/ (see the
+# device tool's README) and, for the fixtures, a copy of ../shared/fixtures/attention in
+# .fx/ (the device gets the working tree only; .fx is never committed):
 #
-#   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence"
+#   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence" [.fx]
 set -uo pipefail
 bin=${1:-.devbin/onekernel}
 evidence=${2:-generated/evidence}
+fixtures=${3:-}
 if ! ldconfig -p | grep -q libvulkan.so.1; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
@@ -17,4 +21,13 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
     [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-"$bin" validate --backend all --evidence "$evidence"
+status=0
+echo "== validate"
+"$bin" validate --backend all --evidence "$evidence" || status=1
+if [ -n "$fixtures" ]; then
+    echo "== attention fixtures"
+    "$bin" fixture "$fixtures"/*.json --backend cuda,vulkan --evidence "$evidence" || status=1
+fi
+echo "== attention determinism grid (full)"
+"$bin" attention-grid --grid full --backend cuda,vulkan --evidence "$evidence" || status=1
+exit $status

@@ -21,6 +21,14 @@ pub enum Fill {
         /// Upper bound.
         hi: i64,
     },
+    /// Random 32-bit words `(r & and) | or`: memory images (a cache of packed halves or
+    /// quantized blocks) whose exponent bits are pinned to a safe range.
+    Bits {
+        /// Bits kept from the random word.
+        and: u32,
+        /// Bits then set.
+        or: u32,
+    },
     /// Zeros (outputs).
     Zeros,
 }

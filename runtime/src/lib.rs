@@ -5,6 +5,7 @@
 //! define what every GPU backend must reproduce bit for bit (DESIGN.md §4).
 
 pub mod args;
+pub mod attention;
 pub mod backend;
 pub mod buffer;
 pub mod cpu;

@@ -49,7 +49,7 @@ pub struct Verdict {
 }
 
 /// SplitMix64: the generator behind every seeded input (fixed forever).
-fn splitmix(state: &mut u64) -> u64 {
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -75,6 +75,11 @@ pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String
                     other => return Err(format!("buffer `{}` is {other}: use Fill::Ints", b.name)),
                 }
             }
+            (Fill::Bits { and, or }, StorageType::U32) => {
+                let v: Vec<u32> = (0..b.len).map(|_| ((splitmix(&mut state) >> 32) as u32 & and) | or).collect();
+                HostBuffer::from_u32(&v)
+            }
+            (Fill::Bits { .. }, other) => return Err(format!("buffer `{}` is {other}: Fill::Bits fills u32 words", b.name)),
             (Fill::Ints { lo, hi }, elem) => {
                 let mut h = HostBuffer::zeros(elem, b.len);
                 for i in 0..b.len {

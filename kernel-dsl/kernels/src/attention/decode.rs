@@ -2,7 +2,7 @@
 //! in ggml's `FLASH_ATTN_EXT` conventions (`../shared/fixtures/attention/README.md`),
 //! split over the KV sequence:
 //!
-//! * `attn_decode_chunk_<K>_<V>`: grid `[n_chunks, n_heads, n_seq]`; each workgroup
+//! * `attn_decode_chunk`: grid `[n_chunks, n_heads, n_seq]`; each workgroup
 //!   scores one contiguous chunk of one sequence's tokens for one query head and writes
 //!   the chunk's max `m`, sum `l = Σ exp(s − m)` and `acc[d] = Σ exp(s − m) v[d]`.
 //! * `attn_decode_combine`: grid `[n_heads, n_seq]`; merges a sequence's chunks in chunk
@@ -17,11 +17,20 @@
 use onekernel_macros::kernel;
 
 /// Scores, softmax numerator and weighted V of one chunk (see the module docs).
-#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], K = [f32, f16, bf16], V = [f32, f16, bf16]))]
+///
+/// K and V are memory images of the cache as little-endian 32-bit words; `k_type` /
+/// `v_type` give their formats independently: 0 `f32`, 1 `f16`, 2 `bf16`, 3 `q8_0`
+/// (per 32 elements: f16 scale `d` + 32 × i8, value `d·q`), 4 `q4_0` (f16 `d` + 16 bytes;
+/// element j < 16 is the low nibble of byte j, j ≥ 16 the high nibble of byte j − 16;
+/// value `d·(nibble − 8)`). Every format widens exactly to f32, so results are those
+/// over the stored values. The formats are push constants: a uniform branch per element
+/// costs little next to the loads, and 25 format pairs as specializations would multiply
+/// every backend's variants.
+#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
-    #[len(n_kv_heads * head_dim)] k: &[K],
-    #[len(n_kv_heads * head_dim)] v: &[V],
+    #[len((n_kv_heads * select(k_type == 0, head_dim * 4, select(k_type <= 2, head_dim * 2, head_dim / 32 * select(k_type == 3, 34, 18))) + 3) / 4)] k: &[u32],
+    #[len((n_kv_heads * select(v_type == 0, head_dim * 4, select(v_type <= 2, head_dim * 2, head_dim / 32 * select(v_type == 3, 34, 18))) + 3) / 4)] v: &[u32],
     #[len(select(paged, num_groups().z * pages_per_seq, 1))] block_table: &[i32],
     #[len(num_groups().z)] kv_len: &[u32],
     #[len(select(has_mask != 0, num_groups().z * pages_per_seq * page_size, 1))] mask: &[f16],
@@ -38,9 +47,51 @@ pub fn attn_decode_chunk(
     #[push] softcap: f32,
     #[push] max_bias: f32,
     #[push] has_mask: u32,
+    #[push] k_type: u32,
+    #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
     let scores = shared::<f32, 256>();
+    // Bytes of one `[head_dim]` row in format `fmt`.
+    let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
+    // Byte offset of the row of (sequence b, token t, KV head kvh): the block table is
+    // read in place when `paged`; otherwise sequence b owns pages b·pages_per_seq … .
+    let row_at = |b: u32, t: u32, kvh: u32, bytes: u32| -> u32 {
+        let logical = b * pages_per_seq + t / page_size;
+        let mut page = logical;
+        if paged {
+            page = block_table[logical] as u32;
+        }
+        ((page * page_size + t % page_size) * n_kv_heads + kvh) * bytes
+    };
+    // Element d of the row at byte `row` of image `w` in format `fmt`.
+    let elem = |w: &[u32], row: u32, d: u32, fmt: u32| -> f32 {
+        let mut x = 0.0;
+        if fmt == 0 {
+            x = f32::from_bits(w[row / 4 + d]);
+        } else if fmt <= 2 {
+            let o = row + 2 * d;
+            let bits = (w[o / 4] >> ((o % 4) * 8)) & 65535;
+            x = select(fmt == 1, f16_bits_to_f32(bits), f32::from_bits(bits << 16));
+        } else {
+            // Blocks start at even bytes, so the f16 scale never straddles a word.
+            let o = row + (d / 32) * select(fmt == 3, 34u32, 18u32);
+            let sc = f16_bits_to_f32((w[o / 4] >> ((o % 4) * 8)) & 65535);
+            let j = d % 32;
+            let mut qv = 0i32;
+            if fmt == 3 {
+                let at = o + 2 + j;
+                let raw = (w[at / 4] >> ((at % 4) * 8)) & 255;
+                qv = (raw as i32) - select(raw >= 128, 256, 0);
+            } else {
+                let at = o + 2 + j % 16;
+                let byte = (w[at / 4] >> ((at % 4) * 8)) & 255;
+                qv = (select(j < 16, byte & 15, byte >> 4) as i32) - 8;
+            }
+            x = sc * (qv as f32);
+        }
+        x
+    };
     let c = group_id().x;
     let h = group_id().y;
     let b = group_id().z;
@@ -51,6 +102,8 @@ pub fn attn_decode_chunk(
     let end = min(start + chunk, len);
     let kvh = h / (n_heads / n_kv_heads);
     let qbase = (b * n_heads + h) * head_dim;
+    let k_bytes = row_bytes(k_type);
+    let v_bytes = row_bytes(v_type);
     // ALiBi slope (ggml): n = largest power of two ≤ n_heads.
     let mut n2 = 1u32;
     while n2 * 2 <= n_heads {
@@ -66,15 +119,11 @@ pub fn attn_decode_chunk(
         let t = start + i;
         let mut s = f32::NEG_INFINITY;
         if t < end {
-            let logical = b * pages_per_seq + t / page_size;
-            let mut page = logical;
-            if paged {
-                page = block_table[logical] as u32;
-            }
-            let kbase = ((page * page_size + t % page_size) * n_kv_heads + kvh) * head_dim;
+            let krow = row_at(b, t, kvh, k_bytes);
             let mut dot = 0.0;
             for d in 0..head_dim {
-                dot = fma(q[qbase + d], k[kbase + d], dot);
+                let kd = elem(k, krow, d, k_type);
+                dot = fma(q[qbase + d], kd, dot);
             }
             s = dot * scale;
             if softcap > 0.0 {
@@ -101,14 +150,9 @@ pub fn attn_decode_chunk(
     for d in (t0..head_dim).step_by(WORKGROUP_X) {
         let mut acc = 0.0;
         for i in 0..n {
-            let t = start + i;
-            let logical = b * pages_per_seq + t / page_size;
-            let mut page = logical;
-            if paged {
-                page = block_table[logical] as u32;
-            }
-            let vbase = ((page * page_size + t % page_size) * n_kv_heads + kvh) * head_dim;
-            acc = fma(scores[i], v[vbase + d], acc);
+            let vrow = row_at(b, start + i, kvh, v_bytes);
+            let vd = elem(v, vrow, d, v_type);
+            acc = fma(scores[i], vd, acc);
         }
         part_acc[row * head_dim + d] = acc;
     }
@@ -164,134 +208,5 @@ pub fn attn_decode_combine(
             acc = fma(part_acc[(row + c) * head_dim + d], w, acc);
         }
         out[(b * n_heads + h) * head_dim + d] = acc * inv;
-    }
-}
-
-/// [`attn_decode_chunk`] for ggml-quantized caches: K and V are byte images whose
-/// `[head_dim]` rows are `head_dim / 32` blocks, `kq` / `vq` = 0 for `q8_0` (f16 scale `d`
-/// + 32 × i8, value `d·q`) or 1 for `q4_0` (f16 `d` + 16 bytes; element j < 16 is the low
-/// nibble of byte j, j ≥ 16 the high nibble of byte j − 16; value `d·(nibble − 8)`).
-/// Dequantized values are exact in f32, so the results are those over the stored values.
-#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], kq = [0, 1], vq = [0, 1]))]
-pub fn attn_decode_chunk_q(
-    #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
-    #[len(n_kv_heads * (head_dim / 32) * select(kq == 0, 34, 18))] k: &[u8],
-    #[len(n_kv_heads * (head_dim / 32) * select(vq == 0, 34, 18))] v: &[u8],
-    #[len(select(paged, num_groups().z * pages_per_seq, 1))] block_table: &[i32],
-    #[len(num_groups().z)] kv_len: &[u32],
-    #[len(select(has_mask != 0, num_groups().z * pages_per_seq * page_size, 1))] mask: &[f16],
-    #[len(num_groups().z * n_heads * n_chunks)] part_m: &mut [f32],
-    #[len(num_groups().z * n_heads * n_chunks)] part_l: &mut [f32],
-    #[len(num_groups().z * n_heads * n_chunks * head_dim)] part_acc: &mut [f32],
-    #[push] n_heads: u32,
-    #[push] n_kv_heads: u32,
-    #[push] page_size: u32,
-    #[push] pages_per_seq: u32,
-    #[push] n_chunks: u32,
-    #[push] chunk_tokens: u32,
-    #[push] scale: f32,
-    #[push] softcap: f32,
-    #[push] max_bias: f32,
-    #[push] has_mask: u32,
-    #[spec(default = 128)] head_dim: u32,
-) {
-    let scores = shared::<f32, 256>();
-    let c = group_id().x;
-    let h = group_id().y;
-    let b = group_id().z;
-    let t0 = local_id().x;
-    let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
-    let len = kv_len[b];
-    let start = c * chunk;
-    let end = min(start + chunk, len);
-    let kvh = h / (n_heads / n_kv_heads);
-    let qbase = (b * n_heads + h) * head_dim;
-    let kbb = select(kq == 0, 34u32, 18u32);
-    let vbb = select(vq == 0, 34u32, 18u32);
-    let blocks = head_dim / 32;
-    let mut n2 = 1u32;
-    while n2 * 2 <= n_heads {
-        n2 = n2 * 2;
-    }
-    let nf = n2 as f32;
-    let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-    let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-    let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-
-    let mut m_local = f32::NEG_INFINITY;
-    for i in (t0..chunk).step_by(WORKGROUP_X) {
-        let t = start + i;
-        let mut s = f32::NEG_INFINITY;
-        if t < end {
-            let logical = b * pages_per_seq + t / page_size;
-            let mut page = logical;
-            if paged {
-                page = block_table[logical] as u32;
-            }
-            let krow = ((page * page_size + t % page_size) * n_kv_heads + kvh) * blocks * kbb;
-            let mut dot = 0.0;
-            for d in 0..head_dim {
-                let off = krow + (d / 32) * kbb;
-                let sc = f16_bits_to_f32(k[off] | (k[off + 1] << 8));
-                let j = d % 32;
-                let mut qv = 0i32;
-                if kq == 0 {
-                    let raw = k[off + 2 + j];
-                    qv = (raw as i32) - select(raw >= 128, 256, 0);
-                } else {
-                    let byte = k[off + 2 + j % 16];
-                    qv = (select(j < 16, byte & 15, byte >> 4) as i32) - 8;
-                }
-                dot = fma(q[qbase + d], sc * (qv as f32), dot);
-            }
-            s = dot * scale;
-            if softcap > 0.0 {
-                s = softcap * tanh(s / softcap);
-            }
-            if has_mask != 0 {
-                s = fma(slope, mask[b * pages_per_seq * page_size + t], s);
-            }
-        }
-        scores[i] = s;
-        m_local = max(m_local, s);
-    }
-    let m = workgroup_max(m_local);
-    let mut l_local = 0.0;
-    for i in (t0..chunk).step_by(WORKGROUP_X) {
-        let s = scores[i];
-        let p = select(s == f32::NEG_INFINITY, 0.0, exp(s - m));
-        scores[i] = p;
-        l_local += p;
-    }
-    let l = workgroup_sum(l_local);
-    let n = select(end > start, end - start, 0u32);
-    let row = (b * n_heads + h) * n_chunks + c;
-    for d in (t0..head_dim).step_by(WORKGROUP_X) {
-        let mut acc = 0.0;
-        for i in 0..n {
-            let t = start + i;
-            let logical = b * pages_per_seq + t / page_size;
-            let mut page = logical;
-            if paged {
-                page = block_table[logical] as u32;
-            }
-            let off = ((page * page_size + t % page_size) * n_kv_heads + kvh) * blocks * vbb + (d / 32) * vbb;
-            let sc = f16_bits_to_f32(v[off] | (v[off + 1] << 8));
-            let j = d % 32;
-            let mut qv = 0i32;
-            if vq == 0 {
-                let raw = v[off + 2 + j];
-                qv = (raw as i32) - select(raw >= 128, 256, 0);
-            } else {
-                let byte = v[off + 2 + j % 16];
-                qv = (select(j < 16, byte & 15, byte >> 4) as i32) - 8;
-            }
-            acc = fma(scores[i], sc * (qv as f32), acc);
-        }
-        part_acc[row * head_dim + d] = acc;
-    }
-    if t0 == 0 {
-        part_m[row] = m;
-        part_l[row] = l;
     }
 }

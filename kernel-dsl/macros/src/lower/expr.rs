@@ -128,7 +128,7 @@ impl Lowerer {
             E::Field(f) => self.field(f),
             E::If(_) => Err(err(span, "`if` is a statement in the DSL, not a value; use `select(cond, a, b)`")),
             E::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
-            E::Closure(_) => Err(err(span, "closures are not supported in kernels")),
+            E::Closure(_) => Err(err(span, "a closure is declared as `let name = |a: u32| -> f32 { … };` at the top level of the kernel body")),
             E::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
             E::Reference(_) => Err(err(span, "references are not supported; index buffers directly")),
             E::Block(_) | E::Unsafe(_) => Err(err(span, "a block is not a value in the DSL; use `let` statements")),
@@ -337,6 +337,9 @@ impl Lowerer {
             return Ok(self.mk(ExprKind::BitCast(Box::new(a)), Scalar::F32, span));
         }
         let name = segs.join("::");
+        if self.is_closure(&name) {
+            return Err(err(span, format!("call closure `{name}` as the whole value of a `let` or an assignment: `let x = {name}(…);`")));
+        }
         if builtin_of(&name).is_some() {
             return Err(err(span, format!("`{name}()` is a 3-component id; take a component: `{name}().x`")));
         }

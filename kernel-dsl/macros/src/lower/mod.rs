@@ -6,6 +6,7 @@
 //! an integer literal is `u32` (or `i32` when negative) and a float literal `f32`.
 //! Every rejected construct is an error at its span that says what to write instead.
 
+mod closure;
 mod expr;
 mod stmt;
 
@@ -35,6 +36,12 @@ pub struct Lowerer {
     scopes: Vec<HashMap<String, Name>>,
     /// Nesting of blocks (0 = the kernel's top level).
     depth: u32,
+    /// Kernel closures declared so far.
+    closures: Vec<closure::Closure>,
+    /// Closures being inlined, innermost last (recursion check).
+    inlining: Vec<usize>,
+    /// Loops around the current statement (within the closure being inlined, if any).
+    loop_depth: u32,
 }
 
 pub fn err(span: Span, msg: impl std::fmt::Display) -> syn::Error {
@@ -52,6 +59,9 @@ impl Lowerer {
             used_functions: BTreeSet::new(),
             scopes: vec![HashMap::new()],
             depth: 0,
+            closures: Vec::new(),
+            inlining: Vec::new(),
+            loop_depth: 0,
         }
     }
 

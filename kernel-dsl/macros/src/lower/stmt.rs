@@ -2,6 +2,7 @@
 //! compound assignment, stores, `if`, `for`, `while`, `break`, `continue`, `return`,
 //! `barrier()` and plain blocks.
 
+use super::closure::closure_call;
 use super::expr::{compound_op, is_untyped_literal};
 use super::{err, Lowerer, Name};
 use onekernel_dsl::ir::{ArrayInit, Init, ReduceOp, SharedDecl, Stmt, StmtKind};
@@ -36,7 +37,7 @@ fn int_literal(e: &syn::Expr) -> Option<u32> {
 }
 
 impl Lowerer {
-    fn push(&mut self, out: &mut Vec<Stmt>, kind: StmtKind, span: Span) {
+    pub(super) fn push(&mut self, out: &mut Vec<Stmt>, kind: StmtKind, span: Span) {
         let span = self.span_id(span);
         out.push(Stmt { kind, span });
     }
@@ -80,6 +81,12 @@ impl Lowerer {
             return Err(err(else_branch.span(), "`let … else` is not supported"));
         }
         let value = &*init.expr;
+        if let syn::Expr::Closure(c) = value {
+            if declared.is_some() {
+                return Err(err(span, "a kernel closure takes no type annotation on its `let`"));
+            }
+            return self.declare_closure(&name, c, mutable, span);
+        }
         if is_call_to(value, "shared") {
             return self.shared_decl(&name, value, mutable, span);
         }
@@ -132,7 +139,10 @@ impl Lowerer {
                     Some(VarType::Array { .. }) => return Err(err(value.span(), "an array is initialized with `[value; N]` or `[a, b, …]`")),
                     None => None,
                 };
-                let v = self.expr(value, hint)?;
+                let v = match closure_call(self, value) {
+                    Some((index, call)) => self.inline_call(index, call, out)?,
+                    None => self.expr(value, hint)?,
+                };
                 let ty = VarType::Scalar(v.ty);
                 self.check_declared(declared, ty, value.span())?;
                 let var = self.declare_local(&name, ty, mutable);
@@ -200,7 +210,10 @@ impl Lowerer {
                     return Err(err(span, "loop labels are not supported"));
                 }
                 let cond = self.condition(&w.cond)?;
-                let body = self.block(&w.body.stmts)?;
+                self.loop_depth += 1;
+                let body = self.block(&w.body.stmts);
+                self.loop_depth -= 1;
+                let body = body?;
                 self.push(out, StmtKind::While { cond, body }, span);
                 Ok(())
             }
@@ -209,6 +222,9 @@ impl Lowerer {
                 if b.label.is_some() || b.expr.is_some() {
                     return Err(err(span, "`break` takes no label or value"));
                 }
+                if !self.inlining.is_empty() && self.loop_depth == 0 {
+                    return Err(err(span, "`break` outside a loop of the closure: a closure cannot leave its caller's loop"));
+                }
                 self.push(out, StmtKind::Break, span);
                 Ok(())
             }
@@ -216,10 +232,16 @@ impl Lowerer {
                 if c.label.is_some() {
                     return Err(err(span, "`continue` takes no label"));
                 }
+                if !self.inlining.is_empty() && self.loop_depth == 0 {
+                    return Err(err(span, "`continue` outside a loop of the closure: a closure cannot leave its caller's loop"));
+                }
                 self.push(out, StmtKind::Continue, span);
                 Ok(())
             }
             syn::Expr::Return(r) => {
+                if !self.inlining.is_empty() {
+                    return Err(err(span, "`return` inside a kernel closure would leave the kernel; the closure's value is its last expression"));
+                }
                 if r.expr.is_some() {
                     return Err(err(span, "kernels return nothing: write `return;` and store results in a buffer"));
                 }
@@ -294,9 +316,10 @@ impl Lowerer {
                         return Ok(());
                     }
                 }
-                let value = match op {
-                    None => self.expr(right, Some(ty))?,
-                    Some((bop, op_span)) => self.binary(bop, left, right, Some(ty), span, op_span)?,
+                let value = match (op, closure_call(self, right)) {
+                    (None, Some((index, call))) => self.inline_call(index, call, out)?,
+                    (None, None) => self.expr(right, Some(ty))?,
+                    (Some((bop, op_span)), _) => self.binary(bop, left, right, Some(ty), span, op_span)?,
                 };
                 if value.ty != ty {
                     return Err(err(right.span(), format!("mismatched types: `{name}` is {ty}, the value is {}", value.ty)));
@@ -388,7 +411,9 @@ impl Lowerer {
         }
         self.scopes.push(Default::default());
         let var = self.declare_local(&pi.ident.to_string(), VarType::Scalar(ty), false);
+        self.loop_depth += 1;
         let body = self.block(&f.body.stmts);
+        self.loop_depth -= 1;
         self.scopes.pop();
         let body = body?;
         self.push(out, StmtKind::For { var, start, end, step, body }, span);

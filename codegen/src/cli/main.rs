@@ -7,17 +7,22 @@
 //! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
+//! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--out DIR]
+//!                          [--evidence DIR]
 //! ```
 
+mod common;
+mod fixture;
+mod grid;
+
 use anyhow::{anyhow, bail, Context, Result};
+use common::{command_line, load_kernels, open_backends, read_manifest};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::output::Difference;
-use onekernel_codegen::{Builder, CodegenError};
+use onekernel_codegen::Builder;
 use onekernel_dsl::ir::ParamKind;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, Evidence, ValidateOptions};
-use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::{Backend, BackendError};
 use onekernel_dsl::Kernel;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -32,13 +37,16 @@ struct Options {
     evidence: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: onekernel <gen|check|list|validate> [--out DIR] [--kernel NAME]... [--threads N]
+pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
          into DIR (default: generated), with the manifest
   check  regenerate in memory and compare with DIR; exit 1 and list what differs
   list   kernels, their variants and backends
+  attention-grid  run decode attention's determinism grid (issue 6; full: 216 points,
+         ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
+         and repeatable and the fast-mode control changes bits
   fixture   run external fixture files (attention schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
@@ -62,22 +70,6 @@ fn parse(args: &[String]) -> Result<Options> {
         }
     }
     Ok(o)
-}
-
-fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
-    let entries = onekernel_kernels::all();
-    let mut out = Vec::new();
-    for n in names {
-        if !entries.iter().any(|e| e.name == n) {
-            return Err(CodegenError::UnknownKernel { name: n.clone(), known: entries.iter().map(|e| e.name.to_string()).collect() }.into());
-        }
-    }
-    for e in entries {
-        if names.is_empty() || names.iter().any(|n| n == e.name) {
-            out.push(e.load()?);
-        }
-    }
-    Ok(out)
 }
 
 fn builder(kernels: Vec<Kernel>, o: &Options) -> Builder {
@@ -189,40 +181,13 @@ fn list(o: &Options) -> Result<()> {
     Ok(())
 }
 
-fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
-    let names: Vec<&str> = match which {
-        "all" => vec!["vulkan", "cuda"],
-        "" => vec![],
-        "cpu" | "vulkan" | "cuda" => vec![which],
-        other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
-    };
-    let mut out: Vec<Box<dyn Backend>> = Vec::new();
-    for n in names {
-        let opened: Result<Box<dyn Backend>, BackendError> = match n {
-            "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
-            "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
-            _ => onekernel_runtime::cuda::Cuda::new().map(|v| Box::new(v) as Box<dyn Backend>),
-        };
-        match opened {
-            Ok(b) => {
-                let i = b.info();
-                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}", i.device, i.driver, i.subgroup_size, i.fma);
-                out.push(b);
-            }
-            Err(e) => eprintln!("{n}: skipped — {e}"),
-        }
-    }
-    Ok(out)
-}
-
 fn validate_cmd(o: &Options) -> Result<bool> {
     let path = o.out.join("manifest.json");
-    let manifest: Manifest = serde_json::from_slice(&std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?)
-        .with_context(|| format!("cannot parse {}", path.display()))?;
+    let manifest = read_manifest(&o.out)?;
     let kernels = load_kernels(&o.kernels)?;
     let mut reference = CpuBackend::new(kernels.clone());
     let mut all_passed = true;
-    let command = std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
+    let command = command_line();
     for mut backend in open_backends(&o.backend)? {
         let mut verdicts = Vec::new();
         for k in &kernels {
@@ -266,78 +231,6 @@ fn validate_cmd(o: &Options) -> Result<bool> {
     Ok(all_passed)
 }
 
-fn fixture_cmd(args: &[String]) -> Result<bool> {
-    let mut files = Vec::new();
-    let mut backends = "cpu,vulkan,cuda".to_string();
-    let mut out = PathBuf::from("generated");
-    let mut evidence: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--backend" => backends = it.next().cloned().ok_or_else(|| anyhow!("--backend needs a value"))?,
-            "--out" => out = PathBuf::from(it.next().ok_or_else(|| anyhow!("--out needs a value"))?),
-            "--evidence" => evidence = Some(PathBuf::from(it.next().ok_or_else(|| anyhow!("--evidence needs a value"))?)),
-            f if f.starts_with("--") => bail!("unknown argument `{f}`\n\n{USAGE}"),
-            f => files.push(PathBuf::from(f)),
-        }
-    }
-    if files.is_empty() {
-        bail!("`fixture` needs at least one FILE.json\n\n{USAGE}");
-    }
-    let path = out.join("manifest.json");
-    let manifest: Manifest = serde_json::from_slice(&std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?)?;
-    let mut opened = Vec::new();
-    let list = if backends == "all" { "cpu,vulkan,cuda".to_string() } else { backends };
-    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        opened.extend(open_backends(name)?);
-    }
-    let mut all_passed = true;
-    let mut records: Vec<serde_json::Value> = Vec::new();
-    for f in &files {
-        let fx: serde_json::Value = match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
-            Ok(v) => v,
-            Err(e) => {
-                println!("{}: ERROR cannot read: {e}", f.display());
-                all_passed = false;
-                continue;
-            }
-        };
-        for b in opened.iter_mut() {
-            match onekernel_runtime::fixture::run_attention(&fx, b.as_mut(), &manifest, &out) {
-                Ok(r) => {
-                    println!(
-                        "{:<40} {:<7} NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})  {}",
-                        f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                        r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound,
-                        if r.passed { "ok" } else { "FAIL" }
-                    );
-                    all_passed &= r.passed;
-                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "result": r}));
-                }
-                Err(e) => {
-                    println!("{:<40} {:<7} ERROR {e}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), b.name());
-                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "error": e}));
-                    all_passed = false;
-                }
-            }
-        }
-    }
-    if let Some(dir) = evidence {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let command = std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ");
-        let doc = serde_json::json!({
-            "command": command,
-            "unix_time": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-            "result": if all_passed { "passed" } else { "failed" },
-            "runs": records,
-        });
-        let p = dir.join("fixtures.json");
-        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-        eprintln!("evidence written to {}", p.display());
-    }
-    Ok(all_passed)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
@@ -345,7 +238,8 @@ fn main() {
         Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
         Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
         Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
-        Some("fixture") => fixture_cmd(&args[1..]),
+        Some("fixture") => fixture::fixture_cmd(&args[1..]),
+        Some("attention-grid") => grid::grid_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(true)

@@ -1,0 +1,83 @@
+//! What the subcommands share: the catalogue, the manifest, the backends present, and
+//! the command line recorded in evidence.
+
+use anyhow::{bail, Context, Result};
+use onekernel_codegen::manifest::Manifest;
+use onekernel_codegen::CodegenError;
+use onekernel_dsl::Kernel;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::{Backend, BackendError};
+use std::path::Path;
+
+/// The named catalogue kernels (all when `names` is empty).
+pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
+    let entries = onekernel_kernels::all();
+    let mut out = Vec::new();
+    for n in names {
+        if !entries.iter().any(|e| e.name == n) {
+            return Err(CodegenError::UnknownKernel { name: n.clone(), known: entries.iter().map(|e| e.name.to_string()).collect() }.into());
+        }
+    }
+    for e in entries {
+        if names.is_empty() || names.iter().any(|n| n == e.name) {
+            out.push(e.load()?);
+        }
+    }
+    Ok(out)
+}
+
+/// `DIR/manifest.json`.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join("manifest.json");
+    serde_json::from_slice(&std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?).with_context(|| format!("cannot parse {}", path.display()))
+}
+
+/// The command as typed, for evidence files.
+pub fn command_line() -> String {
+    std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
+}
+
+/// Seconds since the Unix epoch, for evidence files.
+pub fn unix_time() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Opens the backends of a comma list (`all` = cpu, vulkan, cuda); one that is absent is
+/// reported and skipped.
+pub fn open_list(list: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let list = if list == "all" { "cpu,vulkan,cuda" } else { list };
+    let mut opened = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        opened.extend(open_backends(name)?);
+    }
+    Ok(opened)
+}
+
+/// Opens one backend (`all`: vulkan and cuda, the devices checked against the interpreter).
+pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let names: Vec<&str> = match which {
+        "all" => vec!["vulkan", "cuda"],
+        "" => vec![],
+        "cpu" | "vulkan" | "cuda" => vec![which],
+        other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
+    };
+    let mut out: Vec<Box<dyn Backend>> = Vec::new();
+    for n in names {
+        let opened: Result<Box<dyn Backend>, BackendError> = match n {
+            "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
+            "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
+            _ => onekernel_runtime::cuda::Cuda::new().map(|v| Box::new(v) as Box<dyn Backend>),
+        };
+        match opened {
+            Ok(b) => {
+                let i = b.info();
+                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}", i.device, i.driver, i.subgroup_size, i.fma);
+                out.push(b);
+            }
+            Err(e) => eprintln!("{n}: skipped — {e}"),
+        }
+    }
+    Ok(out)
+}
+

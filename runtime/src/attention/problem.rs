@@ -1,0 +1,231 @@
+//! One decode-attention problem (queries, a paged or contiguous KV cache, options), its
+//! checks before launch, and its execution as chunk + combine on any backend.
+
+use super::format::KvFormat;
+use crate::args::Args;
+use crate::backend::{Backend, BackendError, Launch};
+use crate::buffer::HostBuffer;
+use onekernel_dsl::manifest::{KernelManifest, Manifest};
+use onekernel_dsl::types::{Literal, StorageType};
+use std::path::Path;
+
+/// The chunk kernel's largest chunk, and the deterministic mode's fixed chunk.
+pub const MAX_CHUNK: u32 = 256;
+
+/// Why a problem could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AttentionError {
+    /// The problem is malformed; nothing was launched.
+    #[error("decode attention: {0}")]
+    Invalid(String),
+    /// The manifest lacks a kernel or variant.
+    #[error("decode attention: {0}")]
+    Manifest(String),
+    /// The backend failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// How the KV sequence is split into chunks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Split {
+    /// Fixed chunks of [`MAX_CHUNK`] tokens from token 0: batch-invariant.
+    Deterministic,
+    /// Chunks of `chunk_tokens` (1 … 256) chosen by the caller from the work.
+    Fast {
+        /// Tokens per chunk.
+        chunk_tokens: u32,
+    },
+}
+
+impl Split {
+    fn tokens(self) -> u32 {
+        match self {
+            Split::Deterministic => MAX_CHUNK,
+            Split::Fast { chunk_tokens } => chunk_tokens,
+        }
+    }
+}
+
+/// A decode step: one query token per sequence against a KV cache in the layout of
+/// `../shared/fixtures/attention/README.md` (`[n_pages][page_size][n_kv_heads][D]`).
+#[derive(Clone, Debug)]
+pub struct DecodeProblem {
+    /// D.
+    pub head_dim: u32,
+    /// Query heads Hq (a multiple of `n_kv_heads`).
+    pub n_heads: u32,
+    /// KV heads Hkv.
+    pub n_kv_heads: u32,
+    /// Tokens per page P.
+    pub page_size: u32,
+    /// Entries per sequence in the block table (and the contiguous layout's pages).
+    pub pages_per_seq: u32,
+    /// Valid tokens of each sequence (≥ 1); its length is the batch B.
+    pub kv_len: Vec<u32>,
+    /// K format.
+    pub k_format: KvFormat,
+    /// V format.
+    pub v_format: KvFormat,
+    /// K cache image.
+    pub k: Vec<u8>,
+    /// V cache image.
+    pub v: Vec<u8>,
+    /// `[B][pages_per_seq]` physical pages, −1 unused; `None`: sequence b owns pages
+    /// `b·pages_per_seq …`.
+    pub block_table: Option<Vec<i32>>,
+    /// `[B][Hq][D]` queries.
+    pub q: Vec<f32>,
+    /// Multiplies q·k.
+    pub scale: f32,
+    /// Logit softcap (0 = off).
+    pub softcap: f32,
+    /// ALiBi `max_bias` (0 = off).
+    pub max_bias: f32,
+    /// `[B][pages_per_seq·P]` additive mask, f16 values.
+    pub mask: Option<Vec<f32>>,
+    /// `[Hq]` sink logits.
+    pub sinks: Option<Vec<f32>>,
+}
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect()
+}
+
+fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], head_dim: u32) -> Result<Vec<(String, Literal)>, AttentionError> {
+    let v = m
+        .variants
+        .iter()
+        .find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+        .ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
+    Ok(v.spec.iter().map(|(n, val)| if n == "head_dim" { (n.clone(), Literal::U32(head_dim)) } else { (n.clone(), *val) }).collect())
+}
+
+impl DecodeProblem {
+    /// Batch size B.
+    pub fn n_seq(&self) -> u32 {
+        self.kv_len.len() as u32
+    }
+
+    /// Pages in the cache images.
+    pub fn n_pages(&self) -> usize {
+        self.k.len() / (self.k_format.row_bytes(self.head_dim as usize) * (self.page_size * self.n_kv_heads) as usize).max(1)
+    }
+
+    /// Rejects a malformed problem before anything is launched.
+    pub fn check(&self) -> Result<(), AttentionError> {
+        let bad = |m: String| Err(AttentionError::Invalid(m));
+        let (d, hq, hkv, p, pps, b) = (self.head_dim, self.n_heads, self.n_kv_heads, self.page_size, self.pages_per_seq, self.n_seq());
+        if d == 0 || hq == 0 || hkv == 0 || p == 0 || pps == 0 || b == 0 {
+            return bad(format!("shapes must be positive (D {d}, Hq {hq}, Hkv {hkv}, P {p}, pages/seq {pps}, B {b})"));
+        }
+        if hq % hkv != 0 {
+            return bad(format!("Hq = {hq} is not a multiple of Hkv = {hkv}"));
+        }
+        for f in [self.k_format, self.v_format] {
+            if f.is_block() && d % 32 != 0 {
+                return bad(format!("{} rows are blocks of 32: D = {d} is not a multiple of 32", f.name()));
+            }
+        }
+        let page_bytes = |f: KvFormat| f.row_bytes(d as usize) * (p * hkv) as usize;
+        let (kp, vp) = (page_bytes(self.k_format), page_bytes(self.v_format));
+        if self.k.is_empty() || self.k.len() % kp != 0 {
+            return bad(format!("K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})", self.k.len(), kp, self.k_format.name()));
+        }
+        if self.v.len() % vp != 0 || self.v.len() / vp != self.k.len() / kp {
+            return bad(format!("V holds {} bytes; K's {} pages need {} bytes of {}", self.v.len(), self.k.len() / kp, self.k.len() / kp * vp, self.v_format.name()));
+        }
+        let n_pages = self.k.len() / kp;
+        if self.q.len() != (b * hq * d) as usize {
+            return bad(format!("q holds {} values, B × Hq × D = {}", self.q.len(), b * hq * d));
+        }
+        for (s, &len) in self.kv_len.iter().enumerate() {
+            if len == 0 || len > pps * p {
+                return bad(format!("sequence {s} has {len} tokens; it needs 1 … pages_per_seq × P = {}", pps * p));
+            }
+            let used = len.div_ceil(p) as usize;
+            match &self.block_table {
+                Some(t) => {
+                    if t.len() != (b * pps) as usize {
+                        return bad(format!("the block table holds {} entries, B × pages_per_seq = {}", t.len(), b * pps));
+                    }
+                    let row = &t[s * pps as usize..][..used];
+                    if let Some((i, page)) = row.iter().enumerate().find(|(_, &pg)| pg < 0 || pg as usize >= n_pages) {
+                        return bad(format!("block_table[{s}][{i}] = {page} is not a page of the cache (0 … {})", n_pages - 1));
+                    }
+                }
+                None => {
+                    if (s + 1) * pps as usize > n_pages {
+                        return bad(format!("contiguous layout: sequence {s} needs pages up to {}, the cache has {n_pages}", (s + 1) * pps as usize - 1));
+                    }
+                }
+            }
+        }
+        if let Some(m) = &self.mask {
+            if m.len() != (b * pps * p) as usize {
+                return bad(format!("the mask holds {} values, B × pages_per_seq × P = {}", m.len(), b * pps * p));
+            }
+        }
+        if let Some(s) = &self.sinks {
+            if s.len() != hq as usize {
+                return bad(format!("sinks hold {} values, Hq = {hq}", s.len()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs chunk + combine on `backend` with the kernels of `manifest`; returns the
+    /// `[B][Hq][D]` output.
+    pub fn run(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<Vec<f32>, AttentionError> {
+        self.check()?;
+        let chunk_tokens = split.tokens();
+        if chunk_tokens == 0 || chunk_tokens > MAX_CHUNK {
+            return Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")));
+        }
+        let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
+        let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
+        let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
+        let n_chunks = self.kv_len.iter().max().copied().unwrap_or(1).div_ceil(chunk_tokens);
+        let parts = (b * hq * n_chunks) as usize;
+        let deterministic = split == Split::Deterministic;
+        let mut a = Args::new()
+            .buffer("q", HostBuffer::from_f32(&self.q))
+            .buffer("k", HostBuffer::from_u32(&words(&self.k)))
+            .buffer("v", HostBuffer::from_u32(&words(&self.v)))
+            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
+            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
+            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
+            .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * d as usize))
+            .scalar("n_heads", hq)
+            .scalar("n_kv_heads", self.n_kv_heads)
+            .scalar("page_size", self.page_size)
+            .scalar("pages_per_seq", self.pages_per_seq)
+            .scalar("n_chunks", n_chunks)
+            .scalar("chunk_tokens", chunk_tokens)
+            .scalar("scale", self.scale)
+            .scalar("softcap", self.softcap)
+            .scalar("max_bias", self.max_bias)
+            .scalar("has_mask", self.mask.is_some() as u32)
+            .scalar("k_type", self.k_format.code())
+            .scalar("v_type", self.v_format.code());
+        let chunk_spec = variant_spec(chunk, &[("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))], d)?;
+        backend.launch(&Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, hq, b] }, &mut a)?;
+        let take = |name: &str| a.get_buffer(name).cloned().ok_or_else(|| AttentionError::Manifest(format!("no `{name}` after the chunk kernel")));
+        let mut c = Args::new()
+            .buffer("part_m", take("part_m")?)
+            .buffer("part_l", take("part_l")?)
+            .buffer("part_acc", take("part_acc")?)
+            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
+            .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, (b * hq * d) as usize))
+            .scalar("n_heads", hq)
+            .scalar("n_chunks", n_chunks)
+            .scalar("chunk_tokens", chunk_tokens)
+            .scalar("has_sinks", self.sinks.is_some() as u32);
+        let combine_spec = variant_spec(combine, &[("deterministic", Literal::Bool(deterministic))], d)?;
+        backend.launch(&Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] }, &mut c)?;
+        Ok(c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default())
+    }
+}
