@@ -28,6 +28,12 @@ if [ -n "$fixtures" ]; then
     echo "== attention fixtures"
     "$bin" fixture "$fixtures"/*.json --backend cuda,vulkan --evidence "$evidence" || status=1
 fi
-echo "== attention determinism grid (full)"
-"$bin" attention-grid --grid full --backend cuda,vulkan --evidence "$evidence" || status=1
+echo "== attention determinism grid (full), CUDA and Vulkan side by side"
+"$bin" attention-grid --grid full --backend cuda --evidence "$evidence" > "$evidence/attention-grid-cuda.log" 2>&1 &
+cuda_pid=$!
+"$bin" attention-grid --grid full --backend vulkan --evidence "$evidence" > "$evidence/attention-grid-vulkan.log" 2>&1 &
+vulkan_pid=$!
+wait $cuda_pid || status=1
+wait $vulkan_pid || status=1
+tail -n 3 "$evidence"/attention-grid-*.log
 exit $status

@@ -480,22 +480,21 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
     }
 }
 
+// One `extern "C"` entry per instance: OK_INSTANCE(entry, spec values in declaration
+// order). The runtime appends further instances for spec values outside the variants.
+#define OK_INSTANCE(ENTRY, ...) \
+    extern "C" __global__ void __launch_bounds__(128) ENTRY(const float* __restrict__ q, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const int* __restrict__ block_table, const unsigned int* __restrict__ kv_len, const unsigned short* __restrict__ mask, float* __restrict__ part_m, float* __restrict__ part_l, float* __restrict__ part_acc, const ok_push_attn_decode_chunk pc) { \
+        attn_decode_chunk_impl<__VA_ARGS__>(q, k, v, block_table, kv_len, mask, part_m, part_l, part_acc, pc); \
+    }
+
 // Variant paged = false, deterministic = false.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_chunk__paged_false__deterministic_false(const float* __restrict__ q, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const int* __restrict__ block_table, const unsigned int* __restrict__ kv_len, const unsigned short* __restrict__ mask, float* __restrict__ part_m, float* __restrict__ part_l, float* __restrict__ part_acc, const ok_push_attn_decode_chunk pc) {
-    attn_decode_chunk_impl<128u, false, false>(q, k, v, block_table, kv_len, mask, part_m, part_l, part_acc, pc);
-}
+OK_INSTANCE(attn_decode_chunk__paged_false__deterministic_false, 128u, false, false)
 
 // Variant paged = false, deterministic = true.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_chunk__paged_false__deterministic_true(const float* __restrict__ q, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const int* __restrict__ block_table, const unsigned int* __restrict__ kv_len, const unsigned short* __restrict__ mask, float* __restrict__ part_m, float* __restrict__ part_l, float* __restrict__ part_acc, const ok_push_attn_decode_chunk pc) {
-    attn_decode_chunk_impl<128u, false, true>(q, k, v, block_table, kv_len, mask, part_m, part_l, part_acc, pc);
-}
+OK_INSTANCE(attn_decode_chunk__paged_false__deterministic_true, 128u, false, true)
 
 // Variant paged = true, deterministic = false.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_chunk__paged_true__deterministic_false(const float* __restrict__ q, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const int* __restrict__ block_table, const unsigned int* __restrict__ kv_len, const unsigned short* __restrict__ mask, float* __restrict__ part_m, float* __restrict__ part_l, float* __restrict__ part_acc, const ok_push_attn_decode_chunk pc) {
-    attn_decode_chunk_impl<128u, true, false>(q, k, v, block_table, kv_len, mask, part_m, part_l, part_acc, pc);
-}
+OK_INSTANCE(attn_decode_chunk__paged_true__deterministic_false, 128u, true, false)
 
 // Variant paged = true, deterministic = true.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_chunk__paged_true__deterministic_true(const float* __restrict__ q, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const int* __restrict__ block_table, const unsigned int* __restrict__ kv_len, const unsigned short* __restrict__ mask, float* __restrict__ part_m, float* __restrict__ part_l, float* __restrict__ part_acc, const ok_push_attn_decode_chunk pc) {
-    attn_decode_chunk_impl<128u, true, true>(q, k, v, block_table, kv_len, mask, part_m, part_l, part_acc, pc);
-}
+OK_INSTANCE(attn_decode_chunk__paged_true__deterministic_true, 128u, true, true)

@@ -172,12 +172,15 @@ static __device__ __forceinline__ void attn_decode_combine_impl(const float* __r
     }
 }
 
+// One `extern "C"` entry per instance: OK_INSTANCE(entry, spec values in declaration
+// order). The runtime appends further instances for spec values outside the variants.
+#define OK_INSTANCE(ENTRY, ...) \
+    extern "C" __global__ void __launch_bounds__(128) ENTRY(const float* __restrict__ part_m, const float* __restrict__ part_l, const float* __restrict__ part_acc, const unsigned int* __restrict__ kv_len, const float* __restrict__ sinks, float* __restrict__ out_, const ok_push_attn_decode_combine pc) { \
+        attn_decode_combine_impl<__VA_ARGS__>(part_m, part_l, part_acc, kv_len, sinks, out_, pc); \
+    }
+
 // Variant deterministic = false.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_combine__deterministic_false(const float* __restrict__ part_m, const float* __restrict__ part_l, const float* __restrict__ part_acc, const unsigned int* __restrict__ kv_len, const float* __restrict__ sinks, float* __restrict__ out_, const ok_push_attn_decode_combine pc) {
-    attn_decode_combine_impl<128u, false>(part_m, part_l, part_acc, kv_len, sinks, out_, pc);
-}
+OK_INSTANCE(attn_decode_combine__deterministic_false, 128u, false)
 
 // Variant deterministic = true.
-extern "C" __global__ void __launch_bounds__(128) attn_decode_combine__deterministic_true(const float* __restrict__ part_m, const float* __restrict__ part_l, const float* __restrict__ part_acc, const unsigned int* __restrict__ kv_len, const float* __restrict__ sinks, float* __restrict__ out_, const ok_push_attn_decode_combine pc) {
-    attn_decode_combine_impl<128u, true>(part_m, part_l, part_acc, kv_len, sinks, out_, pc);
-}
+OK_INSTANCE(attn_decode_combine__deterministic_true, 128u, true)

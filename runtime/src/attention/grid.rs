@@ -106,6 +106,8 @@ pub struct GridOutcome {
     pub nmse: f64,
     /// max |out − ref| of the B = 1 output.
     pub max_abs: f64,
+    /// FNV-1a 64 of the B = 1 output's bits, to compare backends point by point.
+    pub output_hash: String,
 }
 
 impl GridOutcome {
@@ -117,6 +119,12 @@ impl GridOutcome {
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// FNV-1a 64 over the little-endian bits of `v`, hex.
+pub fn bits_hash(v: &[f32]) -> String {
+    let h = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("{h:016x}")
 }
 
 /// A scheduler's fast chunking: about four chunks for the batch's longest sequence.
@@ -175,5 +183,5 @@ pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest,
             fast_mode_differs = bits(&fast_alone) != bits(&fast_batched[at * head..][..head]);
         }
     }
-    Ok(GridOutcome { point: *pt, invariant_batches, differing_batches, repeatable, fast_mode_differs, nmse, max_abs })
+    Ok(GridOutcome { point: *pt, invariant_batches, differing_batches, repeatable, fast_mode_differs, nmse, max_abs, output_hash: bits_hash(&out1) })
 }

@@ -1,14 +1,18 @@
 //! The CUDA backend (cudarc, driver and NVRTC loaded at run time). It compiles the
 //! generated `.cu` with NVRTC and the contract's options (`--fmad=false --ftz=false`,
 //! precise division and square root) for the device's architecture, caches modules,
-//! launches the variant's `extern "C"` entry and times it with events. Without a CUDA
-//! driver the backend reports itself unavailable; it never panics.
+//! launches the variant's `extern "C"` entry and times it with events. Spec values
+//! outside the manifest's variants (a head size the catalogue does not list) get an
+//! instance at run time: the generated file's `OK_INSTANCE(entry, values…)` macro is
+//! appended to the source before NVRTC compiles it. Without a CUDA driver the backend
+//! reports itself unavailable; it never panics.
 
 use crate::args::{ArgValue, Args};
 use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::ir::Access;
+use onekernel_dsl::types::Literal;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -27,8 +31,24 @@ pub struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: &'static str,
+    /// Compiled modules by source hash and run-time instances.
     modules: HashMap<String, Arc<CudaModule>>,
+    /// Run-time instances per source hash: (entry, template arguments).
+    extra: HashMap<String, Vec<(String, String)>>,
     info: DeviceInfo,
+}
+
+/// Template arguments of spec values, as the generated instances spell them.
+fn template_args(spec: &[(String, Literal)]) -> String {
+    spec.iter()
+        .map(|(_, v)| match v {
+            Literal::Bool(b) => b.to_string(),
+            Literal::U32(x) => format!("{x}u"),
+            Literal::I32(x) => format!("({x})"),
+            Literal::F32(bits) => format!("0x{bits:08x}u"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn unavailable(reason: impl std::fmt::Display) -> BackendError {
@@ -80,16 +100,21 @@ impl Cuda {
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), info })
     }
 
     fn module(&mut self, l: &Launch) -> Result<Arc<CudaModule>, BackendError> {
         let k = l.kernel;
-        if let Some(m) = self.modules.get(&k.cuda.source.sha256) {
+        let extra = self.extra.get(&k.cuda.source.sha256).cloned().unwrap_or_default();
+        let key = std::iter::once(k.cuda.source.sha256.clone()).chain(extra.iter().map(|(e, _)| e.clone())).collect::<Vec<_>>().join(" ");
+        if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());
         }
         let path = l.artifacts.join(&k.cuda.source.path);
-        let src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let mut src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        for (entry, args) in &extra {
+            src.push_str(&format!("\n// Run-time instance.\nOK_INSTANCE({entry}, {args})\n"));
+        }
         let opts = CompileOptions {
             ftz: Some(false),
             prec_div: Some(true),
@@ -105,8 +130,32 @@ impl Cuda {
             .map_err(|_| api("NVRTC could not be loaded".into()))?
             .map_err(|e| api(format!("NVRTC: {e:?}")))?;
         let m = self.ctx.load_module(ptx).map_err(|e| api(format!("cuModuleLoadData: {e}")))?;
-        self.modules.insert(k.cuda.source.sha256.clone(), m.clone());
+        self.modules.insert(key, m.clone());
         Ok(m)
+    }
+}
+
+impl Cuda {
+    /// The entry of a run-time instance for spec values outside the variants (same
+    /// names and types as the manifest's, in order), registered for the next compile.
+    fn runtime_instance(&mut self, l: &Launch) -> Result<String, BackendError> {
+        let k = l.kernel;
+        let same_kind = |a: &Literal, b: &Literal| std::mem::discriminant(a) == std::mem::discriminant(b);
+        let shape_ok = k.variants.first().is_some_and(|v| {
+            v.spec.len() == l.spec.len() && v.spec.iter().zip(l.spec).all(|((n, a), (m, b))| n == m && same_kind(a, b))
+        });
+        if !shape_ok {
+            let want = k.variants.first().map(|v| v.spec.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            return Err(BackendError::Arguments { kernel: k.name.clone(), backend: "cuda", message: format!("spec values must name the kernel's spec constants in order, with their types ({want})") });
+        }
+        let args = template_args(l.spec);
+        let tag: String = args.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let entry = format!("{}__rt_{tag}", k.name);
+        let list = self.extra.entry(k.cuda.source.sha256.clone()).or_default();
+        if !list.iter().any(|(e, _)| *e == entry) {
+            list.push((entry.clone(), args));
+        }
+        Ok(entry)
     }
 }
 
@@ -123,16 +172,10 @@ impl Backend for Cuda {
         let k = l.kernel;
         check_args("cuda", l, args)?;
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
-        let entry = k
-            .variants
-            .iter()
-            .find(|v| v.spec == l.spec)
-            .map(|v| v.cuda_entry.clone())
-            .ok_or_else(|| BackendError::Arguments {
-                kernel: k.name.clone(),
-                backend: "cuda",
-                message: "these spec values are not one of the manifest's variants (no CUDA instantiation)".into(),
-            })?;
+        let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
+            Some(v) => v.cuda_entry.clone(),
+            None => self.runtime_instance(l)?,
+        };
         let module = self.module(l)?;
         let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
         let mut slices: Vec<CudaSlice<u8>> = Vec::new();
