@@ -12,7 +12,7 @@
 
 use super::batch::{pack, BatchShape, Sequence};
 use super::format::KvFormat;
-use super::problem::{AttentionError, DecodeProblem, Split};
+use super::problem::{AttentionError, DecodeProblem, Split, MAX_CHUNK};
 use super::reference::{compare, reference};
 use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
@@ -127,9 +127,16 @@ pub fn bits_hash(v: &[f32]) -> String {
     format!("{h:016x}")
 }
 
-/// A scheduler's fast chunking: about four chunks for the batch's longest sequence.
+/// Workgroups the fast mode aims for: about eight per SM of an H100/H200 (132 SMs).
+pub const FAST_TARGET_GROUPS: u32 = 1024;
+
+/// A scheduler's fast chunking, as split-KV decoders choose it: enough chunks of the
+/// batch's longest sequence that B × Hq × chunks fills the device, 16 … 256 tokens
+/// each. It depends on the batch, which is what the deterministic mode removes.
 pub fn fast_chunk(p: &DecodeProblem) -> u32 {
-    p.kv_len.iter().max().copied().unwrap_or(1).div_ceil(4).clamp(16, 256)
+    let max_len = p.kv_len.iter().max().copied().unwrap_or(1);
+    let chunks = (FAST_TARGET_GROUPS / (p.n_seq() * p.n_heads).max(1)).max(1);
+    max_len.div_ceil(chunks).clamp(16, MAX_CHUNK)
 }
 
 /// Runs one point on `backend`.
