@@ -19,7 +19,7 @@ impl HostBuffer {
     /// Raw bytes of `elem` elements; `None` when the length is not a whole number of
     /// elements.
     pub fn from_bytes(elem: StorageType, bytes: Vec<u8>) -> Option<Self> {
-        (bytes.len() % elem.size_bytes() == 0).then_some(HostBuffer { elem, bytes })
+        bytes.len().is_multiple_of(elem.size_bytes()).then_some(HostBuffer { elem, bytes })
     }
 
     /// An f32 buffer.

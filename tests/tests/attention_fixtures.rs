@@ -70,7 +70,7 @@ fn an_unsupported_cache_format_is_reported_not_passed() {
     let mut fx = fixture("q8_0_paged32_d128.json");
     fx["k_type"] = serde_json::json!("q5_1");
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
-    let e = run_attention(&fx, &mut cpu, &manifest(), &root().join("generated")).err().expect("q5_1 is not implemented");
+    let e = run_attention(&fx, &mut cpu, &manifest(), &root().join("generated")).expect_err("q5_1 is not implemented");
     assert!(e.contains("`q5_1` is not supported"), "{e}");
 }
 

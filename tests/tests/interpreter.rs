@@ -408,3 +408,38 @@ fn fma_is_one_rounding_and_nothing_is_contracted() {
     assert_eq!(out[1], a * a - 1.0);
     assert_ne!(out[0], out[1], "the inputs distinguish fused from unfused");
 }
+
+/// A kernel closure: inlined at each call with its own locals, so two calls with other
+/// arguments (and a loop and a branch inside) give what the same Rust closure gives.
+#[kernel(workgroup = 32)]
+fn closure_calls(x: &[f32], y: &mut [f32], #[push] n: u32) {
+    let window = |b: &[f32], start: u32, len: u32| -> f32 {
+        let mut s = 0.0;
+        for j in start..start + len {
+            if j < n {
+                s = fma(b[j], 0.5, s);
+            }
+        }
+        s
+    };
+    let i = global_id().x;
+    if i < n {
+        let a = window(x, i, 3);
+        let mut c = 1.0;
+        c = window(x, i / 2, 5);
+        y[i] = a - c;
+    }
+}
+
+#[test]
+fn kernel_closures_are_inlined_per_call() {
+    let n = 50u32;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+    let window = |start: u32, len: u32| (start..start + len).filter(|&j| j < n).fold(0.0f32, |s, j| x[j as usize].mul_add(0.5, s));
+    let mut args = Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, n as usize)).scalar("n", n);
+    cpu::run(&closure_calls().unwrap(), &mut args, [2, 1, 1]).unwrap();
+    let y = args.get_buffer("y").unwrap().to_f32();
+    for i in 0..n {
+        assert_eq!(y[i as usize].to_bits(), (window(i, 3) - window(i / 2, 5)).to_bits(), "y[{i}]");
+    }
+}

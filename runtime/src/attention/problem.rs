@@ -129,10 +129,10 @@ impl DecodeProblem {
         }
         let page_bytes = |f: KvFormat| f.row_bytes(d as usize) * (p * hkv) as usize;
         let (kp, vp) = (page_bytes(self.k_format), page_bytes(self.v_format));
-        if self.k.is_empty() || self.k.len() % kp != 0 {
+        if self.k.is_empty() || !self.k.len().is_multiple_of(kp) {
             return bad(format!("K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})", self.k.len(), kp, self.k_format.name()));
         }
-        if self.v.len() % vp != 0 || self.v.len() / vp != self.k.len() / kp {
+        if !self.v.len().is_multiple_of(vp) || self.v.len() / vp != self.k.len() / kp {
             return bad(format!("V holds {} bytes; K's {} pages need {} bytes of {}", self.v.len(), self.k.len() / kp, self.k.len() / kp * vp, self.v_format.name()));
         }
         let n_pages = self.k.len() / kp;

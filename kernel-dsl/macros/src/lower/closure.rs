@@ -54,6 +54,18 @@ impl Lowerer {
         self.closures.iter().any(|k| k.name == name)
     }
 
+    /// The message for a name that resolves to nothing (inside a closure, a local of
+    /// the kernel is out of reach by design).
+    pub fn unknown_name(&self, name: &str) -> String {
+        match self.inlining.last() {
+            Some(&i) => format!(
+                "cannot find value `{name}` in closure `{}`: a kernel closure sees its parameters and the kernel's parameters only; pass `{name}` as an argument",
+                self.closures[i].name
+            ),
+            None => format!("cannot find value `{name}` in this kernel"),
+        }
+    }
+
     /// Registers `let name = |…| -> T { … };`.
     pub fn declare_closure(&mut self, name: &str, c: &syn::ExprClosure, mutable: bool, span: Span) -> syn::Result<()> {
         if self.depth != 0 || !self.inlining.is_empty() {

@@ -200,7 +200,7 @@ impl Lowerer {
                 None => Err(err(span, format!("buffer `{name}` is not a value; index it (`{name}[i]`)"))),
             },
             Some(Name::Shared(_)) => Err(err(span, format!("shared array `{name}` is not a value; index it (`{name}[i]`)"))),
-            None => Err(err(span, format!("cannot find value `{name}` in this kernel"))),
+            None => Err(err(span, self.unknown_name(&name))),
         }
     }
 

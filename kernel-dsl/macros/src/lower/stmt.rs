@@ -301,7 +301,7 @@ impl Lowerer {
                     Some(Name::Local(v)) => v,
                     Some(Name::Param(_)) => return Err(err(left.span(), format!("cannot assign to parameter `{name}`; copy it into a `let mut`"))),
                     Some(Name::Shared(_)) => return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements"))),
-                    None => return Err(err(left.span(), format!("cannot find value `{name}` in this kernel"))),
+                    None => return Err(err(left.span(), self.unknown_name(&name))),
                 };
                 let VarType::Scalar(ty) = self.locals[var.0 as usize].ty else {
                     return Err(err(left.span(), format!("cannot assign a whole array `{name}`; assign its elements")));
