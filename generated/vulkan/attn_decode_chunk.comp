@@ -235,291 +235,281 @@ void main() {
     // line 104
     uint qbase_9 = (((b_2 * pc.n_heads) + h_1) * head_dim);
     // line 105
-    uint row_bytes_value_10;
-    // line 56
-    uint fmt_11 = pc.k_type;
-    row_bytes_value_10 = ((fmt_11 == 0u) ? (head_dim * 4u) : ((fmt_11 <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((fmt_11 == 3u) ? 34u : 18u))));
-    // line 105
-    uint k_bytes_12 = row_bytes_value_10;
+    uint k_bytes_10 = ((pc.k_type == 0u) ? (head_dim * 4u) : ((pc.k_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.k_type == 3u) ? 34u : 18u))));
     // line 106
-    uint row_bytes_value_13;
-    // line 56
-    uint fmt_14 = pc.v_type;
-    row_bytes_value_13 = ((fmt_14 == 0u) ? (head_dim * 4u) : ((fmt_14 <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((fmt_14 == 3u) ? 34u : 18u))));
-    // line 106
-    uint v_bytes_15 = row_bytes_value_13;
+    uint v_bytes_11 = ((pc.v_type == 0u) ? (head_dim * 4u) : ((pc.v_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.v_type == 3u) ? 34u : 18u))));
     // line 108
-    uint n2_16 = 1u;
+    uint n2_12 = 1u;
     // line 109
-    while (((n2_16 * 2u) <= pc.n_heads)) {
+    while (((n2_12 * 2u) <= pc.n_heads)) {
         // line 110
-        n2_16 = (n2_16 * 2u);
+        n2_12 = (n2_12 * 2u);
     }
     // line 112
-    float nf_17 = float(n2_16);
+    float nf_13 = float(n2_12);
     // line 113
-    float slope_lo_18 = ok_exp2(((-ok_div(pc.max_bias, nf_17)) * float((h_1 + 1u))));
+    float slope_lo_14 = ok_exp2(((-ok_div(pc.max_bias, nf_13)) * float((h_1 + 1u))));
     // line 114
-    float slope_hi_19 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0), nf_17)) * float(((2u * (h_1 - ok_min_u32(h_1, n2_16))) + 1u))));
+    float slope_hi_15 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0), nf_13)) * float(((2u * (h_1 - ok_min_u32(h_1, n2_12))) + 1u))));
     // line 115
-    float slope_20 = ((pc.max_bias > 0.0) ? ((h_1 < n2_16) ? slope_lo_18 : slope_hi_19) : 1.0);
+    float slope_16 = ((pc.max_bias > 0.0) ? ((h_1 < n2_12) ? slope_lo_14 : slope_hi_15) : 1.0);
     // line 117
-    float m_local_21 = uintBitsToFloat(0xff800000u);
+    float m_local_17 = uintBitsToFloat(0xff800000u);
     // line 118
     {
-        const uint ok_end_22 = chunk_4;
-        const uint ok_step_22 = 128u;
-        for (uint i_22 = t0_3; i_22 < ok_end_22; i_22 = (ok_step_22 >= ok_end_22 - i_22) ? ok_end_22 : i_22 + ok_step_22) {
+        const uint ok_end_18 = chunk_4;
+        const uint ok_step_18 = 128u;
+        for (uint i_18 = t0_3; i_18 < ok_end_18; i_18 = (ok_step_18 >= ok_end_18 - i_18) ? ok_end_18 : i_18 + ok_step_18) {
             // line 119
-            uint t_23 = (start_6 + i_22);
+            uint t_19 = (start_6 + i_18);
             // line 120
-            float s_24 = uintBitsToFloat(0xff800000u);
+            float s_20 = uintBitsToFloat(0xff800000u);
             // line 121
-            if ((t_23 < end_7)) {
+            if ((t_19 < end_7)) {
                 // line 122
-                uint row_at_value_25;
+                uint row_at_value_21;
                 // line 59
-                uint b_26 = b_2;
-                uint t_27 = t_23;
-                uint kvh_28 = kvh_8;
-                uint bytes_29 = k_bytes_12;
+                uint b_22 = b_2;
+                uint t_23 = t_19;
+                uint kvh_24 = kvh_8;
+                uint bytes_25 = k_bytes_10;
                 // line 60
-                uint logical_30 = ((b_26 * pc.pages_per_seq) + (t_27 / pc.page_size));
+                uint logical_26 = ((b_22 * pc.pages_per_seq) + (t_23 / pc.page_size));
                 // line 61
-                uint page_31 = logical_30;
+                uint page_27 = logical_26;
                 // line 62
                 if (paged) {
                     // line 63
-                    page_31 = uint(block_table.data[logical_30]);
+                    page_27 = uint(block_table.data[logical_26]);
                 }
                 // line 65
-                row_at_value_25 = (((((page_31 * pc.page_size) + (t_27 % pc.page_size)) * pc.n_kv_heads) + kvh_28) * bytes_29);
+                row_at_value_21 = (((((page_27 * pc.page_size) + (t_23 % pc.page_size)) * pc.n_kv_heads) + kvh_24) * bytes_25);
                 // line 122
-                uint krow_32 = row_at_value_25;
+                uint krow_28 = row_at_value_21;
                 // line 123
-                float dot_33 = 0.0;
+                float dot_29 = 0.0;
                 // line 124
                 {
-                    const uint ok_end_34 = head_dim;
-                    for (uint d_34 = 0u; d_34 < ok_end_34; d_34++) {
+                    const uint ok_end_30 = head_dim;
+                    for (uint d_30 = 0u; d_30 < ok_end_30; d_30++) {
                         // line 125
-                        float elem_value_35;
+                        float elem_value_31;
                         // line 68
-                        uint row_36 = krow_32;
-                        uint d_37 = d_34;
-                        uint fmt_38 = pc.k_type;
+                        uint row_32 = krow_28;
+                        uint d_33 = d_30;
+                        uint fmt_34 = pc.k_type;
                         // line 69
-                        float x_39 = 0.0;
+                        float x_35 = 0.0;
                         // line 70
-                        if ((fmt_38 == 0u)) {
+                        if ((fmt_34 == 0u)) {
                             // line 71
-                            x_39 = uintBitsToFloat(k.data[((row_36 / 4u) + d_37)]);
+                            x_35 = uintBitsToFloat(k.data[((row_32 / 4u) + d_33)]);
                         } else {
                             // line 72
-                            if ((fmt_38 <= 2u)) {
+                            if ((fmt_34 <= 2u)) {
                                 // line 73
-                                uint o_40 = (row_36 + (2u * d_37));
+                                uint o_36 = (row_32 + (2u * d_33));
                                 // line 74
-                                uint bits_41 = ((k.data[(o_40 / 4u)] >> ((o_40 % 4u) * 8u)) & 65535u);
+                                uint bits_37 = ((k.data[(o_36 / 4u)] >> ((o_36 % 4u) * 8u)) & 65535u);
                                 // line 75
-                                x_39 = ((fmt_38 == 1u) ? ok_f16_to_f32(bits_41) : uintBitsToFloat((bits_41 << 16u)));
+                                x_35 = ((fmt_34 == 1u) ? ok_f16_to_f32(bits_37) : uintBitsToFloat((bits_37 << 16u)));
                             } else {
                                 // line 78
-                                uint o_42 = (row_36 + ((d_37 / 32u) * ((fmt_38 == 3u) ? 34u : 18u)));
+                                uint o_38 = (row_32 + ((d_33 / 32u) * ((fmt_34 == 3u) ? 34u : 18u)));
                                 // line 79
-                                float sc_43 = ok_f16_to_f32(((k.data[(o_42 / 4u)] >> ((o_42 % 4u) * 8u)) & 65535u));
+                                float sc_39 = ok_f16_to_f32(((k.data[(o_38 / 4u)] >> ((o_38 % 4u) * 8u)) & 65535u));
                                 // line 80
-                                uint j_44 = (d_37 % 32u);
+                                uint j_40 = (d_33 % 32u);
                                 // line 81
-                                int qv_45 = 0;
+                                int qv_41 = 0;
                                 // line 82
-                                if ((fmt_38 == 3u)) {
+                                if ((fmt_34 == 3u)) {
                                     // line 83
-                                    uint at_46 = ((o_42 + 2u) + j_44);
+                                    uint at_42 = ((o_38 + 2u) + j_40);
                                     // line 84
-                                    uint raw_47 = ((k.data[(at_46 / 4u)] >> ((at_46 % 4u) * 8u)) & 255u);
+                                    uint raw_43 = ((k.data[(at_42 / 4u)] >> ((at_42 % 4u) * 8u)) & 255u);
                                     // line 85
-                                    qv_45 = (int(raw_47) - ((raw_47 >= 128u) ? 256 : 0));
+                                    qv_41 = (int(raw_43) - ((raw_43 >= 128u) ? 256 : 0));
                                 } else {
                                     // line 87
-                                    uint at_48 = ((o_42 + 2u) + (j_44 % 16u));
+                                    uint at_44 = ((o_38 + 2u) + (j_40 % 16u));
                                     // line 88
-                                    uint byte_49 = ((k.data[(at_48 / 4u)] >> ((at_48 % 4u) * 8u)) & 255u);
+                                    uint byte_45 = ((k.data[(at_44 / 4u)] >> ((at_44 % 4u) * 8u)) & 255u);
                                     // line 89
-                                    qv_45 = (int(((j_44 < 16u) ? (byte_49 & 15u) : (byte_49 >> 4u))) - 8);
+                                    qv_41 = (int(((j_40 < 16u) ? (byte_45 & 15u) : (byte_45 >> 4u))) - 8);
                                 }
                                 // line 91
-                                x_39 = (sc_43 * float(qv_45));
+                                x_35 = (sc_39 * float(qv_41));
                             }
                         }
                         // line 93
-                        elem_value_35 = x_39;
+                        elem_value_31 = x_35;
                         // line 125
-                        float kd_50 = elem_value_35;
+                        float kd_46 = elem_value_31;
                         // line 126
-                        dot_33 = ok_fma_f32(q.data[(qbase_9 + d_34)], kd_50, dot_33);
+                        dot_29 = ok_fma_f32(q.data[(qbase_9 + d_30)], kd_46, dot_29);
                     }
                 }
                 // line 128
-                s_24 = (dot_33 * pc.scale);
+                s_20 = (dot_29 * pc.scale);
                 // line 129
                 if ((pc.softcap > 0.0)) {
                     // line 130
-                    s_24 = (pc.softcap * ok_tanh(ok_div(s_24, pc.softcap)));
+                    s_20 = (pc.softcap * ok_tanh(ok_div(s_20, pc.softcap)));
                 }
                 // line 132
                 if ((pc.has_mask != 0u)) {
                     // line 133
-                    s_24 = ok_fma_f32(slope_20, ok_f16_to_f32(uint(mask.data[(((b_2 * pc.pages_per_seq) * pc.page_size) + t_23)])), s_24);
+                    s_20 = ok_fma_f32(slope_16, ok_f16_to_f32(uint(mask.data[(((b_2 * pc.pages_per_seq) * pc.page_size) + t_19)])), s_20);
                 }
             }
             // line 136
-            sh_scores[i_22] = s_24;
+            sh_scores[i_18] = s_20;
             // line 137
-            m_local_21 = ok_max_f32(m_local_21, s_24);
+            m_local_17 = ok_max_f32(m_local_17, s_20);
         }
     }
     // line 139
-    float m_51;
+    float m_47;
     // workgroup_max: stride-halving tree over 128 invocations
-    ok_red_f32[ok_lindex] = m_local_21;
+    ok_red_f32[ok_lindex] = m_local_17;
     barrier();
     for (uint ok_s = 64u; ok_s > 0u; ok_s >>= 1u) {
         if (ok_lindex < ok_s) { ok_red_f32[ok_lindex] = ok_max_f32(ok_red_f32[ok_lindex], ok_red_f32[ok_lindex + ok_s]); }
         barrier();
     }
-    m_51 = ok_red_f32[0];
+    m_47 = ok_red_f32[0];
     barrier();
     // line 140
-    float l_local_52 = 0.0;
+    float l_local_48 = 0.0;
     // line 141
     {
-        const uint ok_end_53 = chunk_4;
-        const uint ok_step_53 = 128u;
-        for (uint i_53 = t0_3; i_53 < ok_end_53; i_53 = (ok_step_53 >= ok_end_53 - i_53) ? ok_end_53 : i_53 + ok_step_53) {
+        const uint ok_end_49 = chunk_4;
+        const uint ok_step_49 = 128u;
+        for (uint i_49 = t0_3; i_49 < ok_end_49; i_49 = (ok_step_49 >= ok_end_49 - i_49) ? ok_end_49 : i_49 + ok_step_49) {
             // line 142
-            float s_54 = sh_scores[i_53];
+            float s_50 = sh_scores[i_49];
             // line 143
-            float p_55 = ((s_54 == uintBitsToFloat(0xff800000u)) ? 0.0 : ok_exp((s_54 - m_51)));
+            float p_51 = ((s_50 == uintBitsToFloat(0xff800000u)) ? 0.0 : ok_exp((s_50 - m_47)));
             // line 144
-            sh_scores[i_53] = p_55;
+            sh_scores[i_49] = p_51;
             // line 145
-            l_local_52 = (l_local_52 + p_55);
+            l_local_48 = (l_local_48 + p_51);
         }
     }
     // line 147
-    float l_56;
+    float l_52;
     // workgroup_sum: stride-halving tree over 128 invocations
-    ok_red_f32[ok_lindex] = l_local_52;
+    ok_red_f32[ok_lindex] = l_local_48;
     barrier();
     for (uint ok_s = 64u; ok_s > 0u; ok_s >>= 1u) {
         if (ok_lindex < ok_s) { ok_red_f32[ok_lindex] = (ok_red_f32[ok_lindex] + ok_red_f32[ok_lindex + ok_s]); }
         barrier();
     }
-    l_56 = ok_red_f32[0];
+    l_52 = ok_red_f32[0];
     barrier();
     // line 148
-    uint n_57 = ((end_7 > start_6) ? (end_7 - start_6) : 0u);
+    uint n_53 = ((end_7 > start_6) ? (end_7 - start_6) : 0u);
     // line 149
-    uint row_58 = ((((b_2 * pc.n_heads) + h_1) * pc.n_chunks) + c_0);
+    uint row_54 = ((((b_2 * pc.n_heads) + h_1) * pc.n_chunks) + c_0);
     // line 150
     {
-        const uint ok_end_59 = head_dim;
-        const uint ok_step_59 = 128u;
-        for (uint d_59 = t0_3; d_59 < ok_end_59; d_59 = (ok_step_59 >= ok_end_59 - d_59) ? ok_end_59 : d_59 + ok_step_59) {
+        const uint ok_end_55 = head_dim;
+        const uint ok_step_55 = 128u;
+        for (uint d_55 = t0_3; d_55 < ok_end_55; d_55 = (ok_step_55 >= ok_end_55 - d_55) ? ok_end_55 : d_55 + ok_step_55) {
             // line 151
-            float acc_60 = 0.0;
+            float acc_56 = 0.0;
             // line 152
             {
-                const uint ok_end_61 = n_57;
-                for (uint i_61 = 0u; i_61 < ok_end_61; i_61++) {
+                const uint ok_end_57 = n_53;
+                for (uint i_57 = 0u; i_57 < ok_end_57; i_57++) {
                     // line 153
-                    uint row_at_value_62;
+                    uint row_at_value_58;
                     // line 59
-                    uint b_63 = b_2;
-                    uint t_64 = (start_6 + i_61);
-                    uint kvh_65 = kvh_8;
-                    uint bytes_66 = v_bytes_15;
+                    uint b_59 = b_2;
+                    uint t_60 = (start_6 + i_57);
+                    uint kvh_61 = kvh_8;
+                    uint bytes_62 = v_bytes_11;
                     // line 60
-                    uint logical_67 = ((b_63 * pc.pages_per_seq) + (t_64 / pc.page_size));
+                    uint logical_63 = ((b_59 * pc.pages_per_seq) + (t_60 / pc.page_size));
                     // line 61
-                    uint page_68 = logical_67;
+                    uint page_64 = logical_63;
                     // line 62
                     if (paged) {
                         // line 63
-                        page_68 = uint(block_table.data[logical_67]);
+                        page_64 = uint(block_table.data[logical_63]);
                     }
                     // line 65
-                    row_at_value_62 = (((((page_68 * pc.page_size) + (t_64 % pc.page_size)) * pc.n_kv_heads) + kvh_65) * bytes_66);
+                    row_at_value_58 = (((((page_64 * pc.page_size) + (t_60 % pc.page_size)) * pc.n_kv_heads) + kvh_61) * bytes_62);
                     // line 153
-                    uint vrow_69 = row_at_value_62;
+                    uint vrow_65 = row_at_value_58;
                     // line 154
-                    float elem_value_70;
+                    float elem_value_66;
                     // line 68
-                    uint row_71 = vrow_69;
-                    uint d_72 = d_59;
-                    uint fmt_73 = pc.v_type;
+                    uint row_67 = vrow_65;
+                    uint d_68 = d_55;
+                    uint fmt_69 = pc.v_type;
                     // line 69
-                    float x_74 = 0.0;
+                    float x_70 = 0.0;
                     // line 70
-                    if ((fmt_73 == 0u)) {
+                    if ((fmt_69 == 0u)) {
                         // line 71
-                        x_74 = uintBitsToFloat(v.data[((row_71 / 4u) + d_72)]);
+                        x_70 = uintBitsToFloat(v.data[((row_67 / 4u) + d_68)]);
                     } else {
                         // line 72
-                        if ((fmt_73 <= 2u)) {
+                        if ((fmt_69 <= 2u)) {
                             // line 73
-                            uint o_75 = (row_71 + (2u * d_72));
+                            uint o_71 = (row_67 + (2u * d_68));
                             // line 74
-                            uint bits_76 = ((v.data[(o_75 / 4u)] >> ((o_75 % 4u) * 8u)) & 65535u);
+                            uint bits_72 = ((v.data[(o_71 / 4u)] >> ((o_71 % 4u) * 8u)) & 65535u);
                             // line 75
-                            x_74 = ((fmt_73 == 1u) ? ok_f16_to_f32(bits_76) : uintBitsToFloat((bits_76 << 16u)));
+                            x_70 = ((fmt_69 == 1u) ? ok_f16_to_f32(bits_72) : uintBitsToFloat((bits_72 << 16u)));
                         } else {
                             // line 78
-                            uint o_77 = (row_71 + ((d_72 / 32u) * ((fmt_73 == 3u) ? 34u : 18u)));
+                            uint o_73 = (row_67 + ((d_68 / 32u) * ((fmt_69 == 3u) ? 34u : 18u)));
                             // line 79
-                            float sc_78 = ok_f16_to_f32(((v.data[(o_77 / 4u)] >> ((o_77 % 4u) * 8u)) & 65535u));
+                            float sc_74 = ok_f16_to_f32(((v.data[(o_73 / 4u)] >> ((o_73 % 4u) * 8u)) & 65535u));
                             // line 80
-                            uint j_79 = (d_72 % 32u);
+                            uint j_75 = (d_68 % 32u);
                             // line 81
-                            int qv_80 = 0;
+                            int qv_76 = 0;
                             // line 82
-                            if ((fmt_73 == 3u)) {
+                            if ((fmt_69 == 3u)) {
                                 // line 83
-                                uint at_81 = ((o_77 + 2u) + j_79);
+                                uint at_77 = ((o_73 + 2u) + j_75);
                                 // line 84
-                                uint raw_82 = ((v.data[(at_81 / 4u)] >> ((at_81 % 4u) * 8u)) & 255u);
+                                uint raw_78 = ((v.data[(at_77 / 4u)] >> ((at_77 % 4u) * 8u)) & 255u);
                                 // line 85
-                                qv_80 = (int(raw_82) - ((raw_82 >= 128u) ? 256 : 0));
+                                qv_76 = (int(raw_78) - ((raw_78 >= 128u) ? 256 : 0));
                             } else {
                                 // line 87
-                                uint at_83 = ((o_77 + 2u) + (j_79 % 16u));
+                                uint at_79 = ((o_73 + 2u) + (j_75 % 16u));
                                 // line 88
-                                uint byte_84 = ((v.data[(at_83 / 4u)] >> ((at_83 % 4u) * 8u)) & 255u);
+                                uint byte_80 = ((v.data[(at_79 / 4u)] >> ((at_79 % 4u) * 8u)) & 255u);
                                 // line 89
-                                qv_80 = (int(((j_79 < 16u) ? (byte_84 & 15u) : (byte_84 >> 4u))) - 8);
+                                qv_76 = (int(((j_75 < 16u) ? (byte_80 & 15u) : (byte_80 >> 4u))) - 8);
                             }
                             // line 91
-                            x_74 = (sc_78 * float(qv_80));
+                            x_70 = (sc_74 * float(qv_76));
                         }
                     }
                     // line 93
-                    elem_value_70 = x_74;
+                    elem_value_66 = x_70;
                     // line 154
-                    float vd_85 = elem_value_70;
+                    float vd_81 = elem_value_66;
                     // line 155
-                    acc_60 = ok_fma_f32(sh_scores[i_61], vd_85, acc_60);
+                    acc_56 = ok_fma_f32(sh_scores[i_57], vd_81, acc_56);
                 }
             }
             // line 157
-            part_acc.data[((row_58 * head_dim) + d_59)] = acc_60;
+            part_acc.data[((row_54 * head_dim) + d_55)] = acc_56;
         }
     }
     // line 159
     if ((t0_3 == 0u)) {
         // line 160
-        part_m.data[row_58] = m_51;
+        part_m.data[row_54] = m_47;
         // line 161
-        part_l.data[row_58] = l_56;
+        part_l.data[row_54] = l_52;
     }
 }

@@ -106,6 +106,82 @@ fn attention_combine() -> Case {
         .scalar("has_sinks", Literal::U32(1))
 }
 
+/// Block images: every 16-bit half a safe f16 or bf16 (|x| in [1/8, 2) as f16; normal as
+/// bf16), every other bit random, so codes, indices and sign bits cover their range.
+const BLOCK_WORDS: Fill = Fill::Bits { and: 0x8fff_8fff, or: 0x3000_3000 };
+
+fn words(bytes: usize) -> usize {
+    bytes.div_ceil(4)
+}
+
+/// `n_q` queries against `n_kv` rows of one turbo format.
+fn turbo_score(format: u32, real_domain: u32, n_q: u32, n_kv: u32) -> Case {
+    let (bytes, levels, name) = match format {
+        0 => (56, 8, "turbo3 (legacy)"),
+        1 => (56, 8, "tbq3"),
+        2 => (66, 16, "turbo4 (legacy 66 B)"),
+        3 => (72, 16, "tbq4"),
+        _ => (52, 512, "turbo3_tcq"),
+    };
+    let domain = if real_domain != 0 { "real" } else { "rotated" };
+    Case::new(format!("{name}, {domain} domain, {n_q} queries x {n_kv} rows"), [n_kv.div_ceil(128), n_q, 1])
+        .buffer("q", (n_q * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words(n_kv as usize * bytes), BLOCK_WORDS)
+        .buffer("levels", levels, Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("signs", 32, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("scores", (n_q * n_kv) as usize, Fill::Zeros)
+        .scalar("n_kv", Literal::U32(n_kv))
+        .scalar("format", Literal::U32(format))
+        .scalar("real_domain", Literal::U32(real_domain))
+}
+
+fn qjl_score(project: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32) -> Case {
+    let qdim = if project != 0 { 128 } else { 256 };
+    Case::new(format!("{} Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} tokens", if project != 0 { "raw q (mul_mv)" } else { "q sketch" }), [n_tokens.div_ceil(128), n_heads, 1])
+        .buffer("q", (n_heads * qdim) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words((n_kv_heads * n_tokens * 34) as usize), BLOCK_WORDS)
+        .buffer("prj", if project != 0 { 32768 } else { 1 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(n_heads))
+        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+        .scalar("n_tokens", Literal::U32(n_tokens))
+        .scalar("project", Literal::U32(project))
+}
+
+fn polar_score(use_qjl: u32, preht: u32, n_q: u32, n_rows: u32) -> Case {
+    Case::new(format!("residual {use_qjl}, pre-Hadamard q {preht}, {n_q} queries x {n_rows} rows"), [n_rows.div_ceil(128), n_q, 1])
+        .buffer("q", (n_q * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words(n_rows as usize * 82), BLOCK_WORDS)
+        .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })
+        .buffer("psi", 128, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("scores", (n_q * n_rows) as usize, Fill::Zeros)
+        .scalar("n_rows", Literal::U32(n_rows))
+        .scalar("use_qjl", Literal::U32(use_qjl))
+        .scalar("preht", Literal::U32(preht))
+}
+
+fn fused(v_format: u32, v_use_qjl: u32, n_heads: u32, n_kv_heads: u32, n_kv: u32, causal: Option<u32>) -> Case {
+    let vb = if v_format == 0 { 56 } else { 82 };
+    Case::new(
+        format!("{} V, Hq {n_heads} Hkv {n_kv_heads}, {n_kv} tokens{}", if v_format == 0 { "tbq3" } else { "polar" }, causal.map(|p| format!(", causal at {p}")).unwrap_or_default()),
+        [n_heads, 1, 1],
+    )
+    .buffer("q_sketch", (n_heads * 256) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("k", words((n_kv_heads * n_kv * 34) as usize), BLOCK_WORDS)
+    .buffer("v", words((n_kv_heads * n_kv * vb) as usize), BLOCK_WORDS)
+    .buffer("v_levels", if v_format == 0 { 8 } else { 16 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
+    .buffer("v_signs", if v_format == 0 { 32 } else { 128 }, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("out", (n_heads * 128) as usize, Fill::Zeros)
+    .scalar("n_heads", Literal::U32(n_heads))
+    .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+    .scalar("n_kv", Literal::U32(n_kv))
+    .scalar("sm_scale", Literal::f32(0.088_388_35))
+    .scalar("v_format", Literal::U32(v_format))
+    .scalar("v_use_qjl", Literal::U32(v_use_qjl))
+    .scalar("causal", Literal::U32(causal.is_some() as u32))
+    .scalar("q_pos", Literal::U32(causal.unwrap_or(0)))
+}
+
 /// The validation cases of a catalogue kernel, by name; `None` for a kernel without
 /// cases (the validator reports that as an error, never as a pass).
 pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
@@ -121,6 +197,27 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 attention_chunk(F32, Q4_0, "f32 K, q4_0 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
             ]
         }
+        "turbo_score" => vec![
+            turbo_score(0, 0, 1, 300),
+            turbo_score(1, 0, 2, 200),
+            turbo_score(1, 1, 2, 200),
+            turbo_score(2, 0, 1, 300),
+            turbo_score(3, 1, 3, 130),
+            turbo_score(4, 0, 1, 260),
+        ],
+        "qjl_score" => vec![qjl_score(0, 4, 2, 300), qjl_score(1, 2, 1, 150)],
+        "qjl_get_rows" => vec![Case::new("40 rows", [40, 1, 1])
+            .buffer("k", words(40 * 34), BLOCK_WORDS)
+            .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
+            .buffer("rows", 40 * 128, Fill::Zeros)],
+        "polar_score" => vec![polar_score(0, 1, 1, 300), polar_score(1, 0, 2, 150)],
+        "polar_get_rows" => vec![Case::new("30 rows, residual", [30, 1, 1])
+            .buffer("k", words(30 * 82), BLOCK_WORDS)
+            .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })
+            .buffer("psi", 128, Fill::Uniform { lo: -1.0, hi: 1.0 })
+            .buffer("rows", 30 * 128, Fill::Zeros)
+            .scalar("use_qjl", Literal::U32(1))],
+        "fused_attn_qjl" => vec![fused(0, 0, 4, 2, 300, None), fused(1, 1, 2, 1, 200, Some(77)), fused(1, 0, 1, 1, 130, None)],
         _ => return None,
     })
 }

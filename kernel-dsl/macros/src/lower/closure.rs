@@ -6,10 +6,12 @@
 //! let x = elem(k, row, k_type);
 //! ```
 //!
-//! A closure is declared at the top level of the body and called as the whole value of
-//! a `let` or an assignment. Each call is inlined: scalar arguments are evaluated once
-//! into fresh locals, buffer arguments name a buffer parameter, the body's statements
-//! follow, and its tail expression is the value. The body sees only its parameters and
+//! A closure is declared at the top level of the body. One whose body is a single
+//! expression is callable anywhere and inlined in place, each parameter standing for its
+//! (pure) argument expression. One with statements is called as the whole value of a
+//! `let` or an assignment: scalar arguments are evaluated once into fresh locals, buffer
+//! arguments name a buffer parameter, the body's statements follow, and its tail
+//! expression is the value. The body sees only its parameters and
 //! the kernel's parameters (no captured locals), so inlining at the call site means
 //! what it would mean in Rust; `return` (which would leave the kernel) and `break` /
 //! `continue` outside a loop of the body are rejected, and so is recursion.
@@ -45,7 +47,7 @@ pub fn closure_call<'a>(l: &Lowerer, e: &'a syn::Expr) -> Option<(usize, &'a syn
     let syn::Expr::Call(c) = e else { return None };
     let syn::Expr::Path(p) = &*c.func else { return None };
     let name = p.path.get_ident()?.to_string();
-    l.closures.iter().rposition(|k| k.name == name).map(|i| (i, c))
+    l.closures.iter().rposition(|k| k.name == name).filter(|&i| !l.closures[i].stmts.is_empty()).map(|i| (i, c))
 }
 
 impl Lowerer {
@@ -124,6 +126,71 @@ impl Lowerer {
         Ok(())
     }
 
+    /// The closure named `name` when its body is a single expression (callable anywhere).
+    pub fn expression_closure(&self, name: &str) -> Option<usize> {
+        self.closures.iter().rposition(|k| k.name == name).filter(|&i| self.closures[i].stmts.is_empty())
+    }
+
+    /// Inlines a call of an expression closure in place: each parameter stands for its
+    /// argument's expression (pure, so evaluating it where the parameter appears means
+    /// what the call means), the body is lowered in the closure's own scope.
+    pub fn inline_expression(&mut self, index: usize, call: &syn::ExprCall) -> syn::Result<Expr> {
+        let k = self.closures[index].clone();
+        let span = call.span();
+        if self.inlining.contains(&index) {
+            return Err(err(span, format!("closure `{}` calls itself; kernel closures cannot recurse", k.name)));
+        }
+        if call.args.len() != k.params.len() {
+            return Err(err(span, format!("closure `{}` takes {} arguments, {} given", k.name, k.params.len(), call.args.len())));
+        }
+        let mut scope: HashMap<String, Name> = HashMap::new();
+        let mark = self.substitutions.len();
+        for ((pname, kind, _), arg) in k.params.iter().zip(&call.args) {
+            match kind {
+                ClosureParam::Scalar(t) => {
+                    let v = self.expr(arg, Some(*t))?;
+                    if v.ty != *t {
+                        return Err(err(arg.span(), format!("closure `{}`: `{pname}` is {t}, the argument is {}", k.name, v.ty)));
+                    }
+                    scope.insert(pname.clone(), Name::Argument(self.substitutions.len() as u32));
+                    self.substitutions.push(v);
+                }
+                ClosureParam::Buffer(elem) => {
+                    let pid = self.buffer_argument(&k.name, pname, *elem, arg)?;
+                    scope.insert(pname.clone(), Name::Param(pid));
+                }
+            }
+        }
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.inlining.push(index);
+        let value = self.expr(&k.tail, Some(k.ret));
+        self.inlining.pop();
+        self.scopes = saved_scopes;
+        self.substitutions.truncate(mark);
+        let value = value?;
+        if value.ty != k.ret {
+            return Err(err(k.tail.span(), format!("closure `{}` returns {}, its value is {}", k.name, k.ret, value.ty)));
+        }
+        Ok(value)
+    }
+
+    /// The kernel buffer an argument names, checked against the parameter's type.
+    fn buffer_argument(&self, closure: &str, pname: &str, elem: StorageType, arg: &syn::Expr) -> syn::Result<onekernel_dsl::ir::ParamId> {
+        let bname = match arg {
+            syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let found = bname.as_deref().and_then(|n| self.lookup(n));
+        let Some(Name::Param(pid)) = found else {
+            return Err(err(arg.span(), format!("closure `{closure}`: `{pname}` takes a buffer parameter of the kernel by name")));
+        };
+        match self.params[pid.0 as usize].kind {
+            ParamKind::Buffer { elem: have, .. } if have == elem => Ok(pid),
+            ParamKind::Buffer { elem: have, .. } => Err(err(arg.span(), format!("closure `{closure}`: `{pname}` is &[{}], the buffer holds {}", elem.name(), have.name()))),
+            _ => Err(err(arg.span(), format!("closure `{closure}`: `{pname}` takes a buffer parameter of the kernel by name"))),
+        }
+    }
+
     /// Inlines a call of closure `index`; the statements go to `out`, the value (a read
     /// of a fresh local) is returned.
     pub fn inline_call(&mut self, index: usize, call: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<Expr> {
@@ -148,21 +215,7 @@ impl Lowerer {
                     values.push((pname.clone(), *t, v));
                 }
                 ClosureParam::Buffer(elem) => {
-                    let bname = match arg {
-                        syn::Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
-                        _ => None,
-                    };
-                    let found = bname.as_deref().and_then(|n| self.lookup(n));
-                    let Some(Name::Param(pid)) = found else {
-                        return Err(err(arg.span(), format!("closure `{}`: `{pname}` takes a buffer parameter of the kernel by name", k.name)));
-                    };
-                    match self.params[pid.0 as usize].kind {
-                        ParamKind::Buffer { elem: have, .. } if have == *elem => {}
-                        ParamKind::Buffer { elem: have, .. } => {
-                            return Err(err(arg.span(), format!("closure `{}`: `{pname}` is &[{}], the buffer holds {}", k.name, elem.name(), have.name())))
-                        }
-                        _ => return Err(err(arg.span(), format!("closure `{}`: `{pname}` takes a buffer parameter of the kernel by name", k.name))),
-                    }
+                    let pid = self.buffer_argument(&k.name, pname, *elem, arg)?;
                     scope.insert(pname.clone(), Name::Param(pid));
                 }
             }

@@ -200,6 +200,7 @@ impl Lowerer {
                 None => Err(err(span, format!("buffer `{name}` is not a value; index it (`{name}[i]`)"))),
             },
             Some(Name::Shared(_)) => Err(err(span, format!("shared array `{name}` is not a value; index it (`{name}[i]`)"))),
+            Some(Name::Argument(i)) => Ok(self.substitutions[i as usize].clone()),
             None => Err(err(span, self.unknown_name(&name))),
         }
     }
@@ -283,6 +284,7 @@ impl Lowerer {
             Some(Name::Param(pid)) if matches!(self.params[pid.0 as usize].kind, ParamKind::Buffer { .. }) => Ok(Place::Buffer(pid)),
             Some(Name::Param(_)) => Err(err(e.span(), format!("`{name}` is a scalar parameter; only buffers and arrays can be indexed"))),
             Some(Name::Shared(s)) => Ok(Place::Shared(s)),
+            Some(Name::Argument(_)) => Err(err(e.span(), format!("`{name}` is a scalar closure parameter; only buffers and arrays can be indexed"))),
             Some(Name::Local(v)) => match self.locals[v.0 as usize].ty {
                 VarType::Array { .. } => Ok(Place::Local(v)),
                 VarType::Scalar(_) => Err(err(e.span(), format!("`{name}` is a scalar; only buffers and arrays can be indexed"))),
@@ -337,8 +339,11 @@ impl Lowerer {
             return Ok(self.mk(ExprKind::BitCast(Box::new(a)), Scalar::F32, span));
         }
         let name = segs.join("::");
+        if let Some(index) = self.expression_closure(&name) {
+            return self.inline_expression(index, c);
+        }
         if self.is_closure(&name) {
-            return Err(err(span, format!("call closure `{name}` as the whole value of a `let` or an assignment: `let x = {name}(…);`")));
+            return Err(err(span, format!("closure `{name}` has statements: call it as the whole value of a `let` or an assignment (`let x = {name}(…);`); only a closure whose body is one expression can be called inside an expression")));
         }
         if builtin_of(&name).is_some() {
             return Err(err(span, format!("`{name}()` is a 3-component id; take a component: `{name}().x`")));

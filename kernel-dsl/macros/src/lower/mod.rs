@@ -21,6 +21,9 @@ pub enum Name {
     Local(VarId),
     Shared(SharedId),
     Param(ParamId),
+    /// A parameter of an expression closure being inlined: its argument's IR
+    /// ([`Lowerer::substitutions`]).
+    Argument(u32),
 }
 
 /// Lowering state for one kernel instance.
@@ -42,6 +45,8 @@ pub struct Lowerer {
     inlining: Vec<usize>,
     /// Loops around the current statement (within the closure being inlined, if any).
     loop_depth: u32,
+    /// Arguments of expression closures being inlined.
+    substitutions: Vec<onekernel_dsl::ir::Expr>,
 }
 
 pub fn err(span: Span, msg: impl std::fmt::Display) -> syn::Error {
@@ -62,6 +67,7 @@ impl Lowerer {
             closures: Vec::new(),
             inlining: Vec::new(),
             loop_depth: 0,
+            substitutions: Vec::new(),
         }
     }
 

@@ -301,6 +301,7 @@ impl Lowerer {
                     Some(Name::Local(v)) => v,
                     Some(Name::Param(_)) => return Err(err(left.span(), format!("cannot assign to parameter `{name}`; copy it into a `let mut`"))),
                     Some(Name::Shared(_)) => return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements"))),
+                    Some(Name::Argument(_)) => return Err(err(left.span(), format!("cannot assign to closure parameter `{name}`; copy it into a `let mut`"))),
                     None => return Err(err(left.span(), self.unknown_name(&name))),
                 };
                 let VarType::Scalar(ty) = self.locals[var.0 as usize].ty else {

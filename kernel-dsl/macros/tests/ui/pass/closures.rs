@@ -5,8 +5,10 @@ use onekernel_macros::kernel;
 
 #[kernel(workgroup = 64)]
 fn k(words: &[u32], halves: &[f16], y: &mut [f32], #[push] n: u32) {
+    // An expression closure: callable inside expressions.
+    let bits_at = |w: &[u32], i: u32| -> u32 { (w[i / 2] >> ((i % 2) * 16)) & 65535 };
     let half_at = |w: &[u32], i: u32| -> f32 {
-        let bits = (w[i / 2] >> ((i % 2) * 16)) & 65535;
+        let bits = bits_at(w, i);
         f16_bits_to_f32(bits)
     };
     let sum_row = |w: &[u32], row: u32| -> f32 {
@@ -22,6 +24,7 @@ fn k(words: &[u32], halves: &[f16], y: &mut [f32], #[push] n: u32) {
     let i = global_id().x;
     if i < n {
         let mut acc = sum_row(words, i);
+        acc = acc + (bits_at(words, i) as f32) * 0.5;
         acc = acc + (halves[i] as f32);
         y[i] = acc;
     }
