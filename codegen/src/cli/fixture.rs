@@ -38,20 +38,28 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
                 continue;
             }
         };
+        let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         for b in opened.iter_mut() {
-            match onekernel_runtime::fixture::run_attention(&fx, b.as_mut(), &manifest, &out) {
-                Ok(r) => {
-                    println!(
-                        "{:<40} {:<7} NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})  {}",
-                        f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                        r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound,
-                        if r.passed { "ok" } else { "FAIL" }
-                    );
-                    all_passed &= r.passed;
-                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "result": r}));
+            // The decode-attention schema, or the elizaOS KV-quant schema.
+            let outcome = if fx["kernel"].as_str() == Some("flash_attn_decode") {
+                onekernel_runtime::fixture::run_attention(&fx, b.as_mut(), &manifest, &out).map(|r| {
+                    let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
+                })
+            } else {
+                onekernel_runtime::kvquant::fixture::run_eliza(&fx, b.as_mut(), &manifest, &out).map(|r| {
+                    let line = format!("{:<20} {:>5} values  max |Δ| {:.3e} (≤ {:e})", r.kernel, r.compared, r.max_abs, r.tolerance);
+                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
+                })
+            };
+            match outcome {
+                Ok((passed, line, result)) => {
+                    println!("{file:<40} {:<7} {line}  {}", b.name(), if passed { "ok" } else { "FAIL" });
+                    all_passed &= passed;
+                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "result": result}));
                 }
                 Err(e) => {
-                    println!("{:<40} {:<7} ERROR {e}", f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), b.name());
+                    println!("{file:<40} {:<7} ERROR {e}", b.name());
                     records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "error": e}));
                     all_passed = false;
                 }

@@ -1,0 +1,249 @@
+//! Fixtures in the elizaOS schema (FORMATS.md §7): the `kernel` field names turbo3,
+//! turbo4, turbo3_tcq, qjl, polar, polar_preht, fused_attn_qjl_tbq or
+//! fused_attn_qjl_polar. Each runs the matching DSL kernel on a backend and is compared
+//! with the file's expected values: pass when every |Δ| ≤ the file's tolerance (1e-3
+//! when it states none). A file whose layout this runner does not know is an error.
+
+use super::constants as C;
+use crate::args::Args;
+use crate::backend::{Backend, Launch};
+use crate::buffer::HostBuffer;
+use onekernel_dsl::manifest::Manifest;
+use onekernel_dsl::types::StorageType;
+use serde_json::Value;
+use std::path::Path;
+
+/// The comparison of one fixture on one backend.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ElizaResult {
+    /// Backend name.
+    pub backend: String,
+    /// The fixture's `kernel`.
+    pub kernel: String,
+    /// Values compared.
+    pub compared: usize,
+    /// Largest |out − expected|.
+    pub max_abs: f64,
+    /// The bound on it.
+    pub tolerance: f64,
+    /// Every value within the bound.
+    pub passed: bool,
+}
+
+fn flat(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Array(a) => a.iter().flat_map(flat).collect(),
+        Value::Number(n) => vec![n.as_f64().unwrap_or(f64::NAN)],
+        _ => vec![],
+    }
+}
+
+fn uint(v: &Value, k: &str) -> Result<u32, String> {
+    v[k].as_u64().map(|x| x as u32).ok_or_else(|| format!("missing or non-integer field `{k}`"))
+}
+
+fn floats(v: &Value, k: &str, n: usize) -> Result<Vec<f32>, String> {
+    let x: Vec<f32> = flat(&v[k]).iter().map(|&x| x as f32).collect();
+    if x.len() != n {
+        return Err(format!("`{k}` holds {} values, expected {n}", x.len()));
+    }
+    Ok(x)
+}
+
+/// A byte field as little-endian words (zero-padded), checked to hold `n` bytes.
+fn block_words(v: &Value, k: &str, n: usize) -> Result<Vec<u32>, String> {
+    let vals = flat(&v[k]);
+    if vals.len() != n {
+        return Err(format!("`{k}` holds {} bytes, expected {n}", vals.len()));
+    }
+    if let Some(bad) = vals.iter().find(|&&x| !(0.0..=255.0).contains(&x) || x.fract() != 0.0) {
+        return Err(format!("`{k}` holds {bad}, not a byte"));
+    }
+    Ok(vals.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect())
+}
+
+struct Runner<'a> {
+    backend: &'a mut dyn Backend,
+    manifest: &'a Manifest,
+    artifacts: &'a Path,
+}
+
+impl Runner<'_> {
+    /// Launches `kernel` (its only variant) and returns the f32 buffer `out`.
+    fn run(&mut self, kernel: &str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, String> {
+        let k = self.manifest.kernel(kernel).ok_or_else(|| format!("`{kernel}` is not in the manifest; run `onekernel gen`"))?;
+        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args).map_err(|e| e.to_string())?;
+        Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
+    }
+
+    fn turbo(&mut self, fx: &Value, format: u32, real_domain: bool) -> Result<Vec<f32>, String> {
+        let n_kv = uint(fx, "n_kv")?;
+        let row = [56, 56, 66, 72, 52][format as usize];
+        let bpk = fx["blocks_per_kv"].as_u64().unwrap_or(1) as usize;
+        let bb = uint(fx, "block_bytes")? as usize;
+        if bb * bpk != row {
+            return Err(format!("{} bytes per row ({bb} × {bpk}), the format has {row}", bb * bpk));
+        }
+        let levels: &[f32] = match format {
+            0 => &C::TURBO3_CENTROIDS,
+            1 => &C::TBQ3_CODEBOOK,
+            2 => &C::TURBO4_LEGACY_LEVELS,
+            3 => &C::TBQ4_CODEBOOK,
+            _ => &C::TCQ_CODEBOOK,
+        };
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(&floats(fx, "q", 128)?))
+            .buffer("k", HostBuffer::from_u32(&block_words(fx, "k_blocks", n_kv as usize * row)?))
+            .buffer("levels", HostBuffer::from_f32(levels))
+            .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, n_kv as usize))
+            .scalar("n_kv", n_kv)
+            .scalar("format", format)
+            .scalar("real_domain", real_domain as u32);
+        self.run("turbo_score", args, [n_kv.div_ceil(128), 1, 1], "scores")
+    }
+
+    fn qjl(&mut self, fx: &Value) -> Result<Vec<f32>, String> {
+        let (hq, hkv, n) = (uint(fx, "n_heads")?, uint(fx, "n_kv_heads")?, uint(fx, "n_tokens")?);
+        if hkv == 0 || hq % hkv != 0 {
+            return Err(format!("n_heads {hq} is not a multiple of n_kv_heads {hkv}"));
+        }
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(&floats(fx, "q_sketch", (hq * 256) as usize)?))
+            .buffer("k", HostBuffer::from_u32(&block_words(fx, "k_blocks", (hkv * n * 34) as usize)?))
+            .buffer("prj", HostBuffer::zeros(StorageType::F32, 1))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (hq * n) as usize))
+            .scalar("n_heads", hq)
+            .scalar("n_kv_heads", hkv)
+            .scalar("n_tokens", n)
+            .scalar("project", 0u32);
+        self.run("qjl_score", args, [n.div_ceil(128), hq, 1], "scores")
+    }
+
+    fn polar(&mut self, fx: &Value, q: &str, blocks: &str, use_qjl: bool, preht: bool) -> Result<Vec<f32>, String> {
+        let n = uint(fx, "n_rows")?;
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(&floats(fx, q, 128)?))
+            .buffer("k", HostBuffer::from_u32(&block_words(fx, blocks, n as usize * 82)?))
+            .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
+            .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, n as usize))
+            .scalar("n_rows", n)
+            .scalar("use_qjl", use_qjl as u32)
+            .scalar("preht", preht as u32);
+        self.run("polar_score", args, [n.div_ceil(128), 1, 1], "scores")
+    }
+
+    fn fused(&mut self, fx: &Value, case: &Value, polar: bool) -> Result<Vec<f32>, String> {
+        let (hq, hkv, n) = (uint(case, "n_heads")?, uint(case, "n_kv_heads")?, uint(case, "n_kv")?);
+        if hkv == 0 || hq % hkv != 0 {
+            return Err(format!("n_heads {hq} is not a multiple of n_kv_heads {hkv}"));
+        }
+        let vb = if polar { 82 } else { 56 };
+        let (declared, per) = (fx["v_block_bytes"].as_u64().unwrap_or(0) as usize, fx["v_blocks_per_token"].as_u64().unwrap_or(1) as usize);
+        if declared * per != vb {
+            return Err(format!("V blocks of {declared} × {per} bytes per token; the format has {vb}"));
+        }
+        let use_qjl = case["use_qjl"].as_u64().or(fx["use_qjl"].as_u64()).or(fx["v_use_qjl"].as_u64()).unwrap_or(0) != 0;
+        let causal = case["causal"].as_u64().or(case["causal"].as_bool().map(u64::from)).unwrap_or(0) != 0;
+        let q_pos = case["q_pos_base"].as_u64().unwrap_or(0) as u32 + case["q_pos"].as_u64().unwrap_or(0) as u32;
+        let sm_scale = fx["sm_scale"].as_f64().ok_or("missing field `sm_scale`")? as f32;
+        let (levels, signs): (&[f32], &[f32]) = if polar { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
+        let args = Args::new()
+            .buffer("q_sketch", HostBuffer::from_f32(&floats(case, "q_sketch", (hq * 256) as usize)?))
+            .buffer("k", HostBuffer::from_u32(&block_words(case, "k_blocks", (hkv * n * 34) as usize)?))
+            .buffer("v", HostBuffer::from_u32(&block_words(case, "v_blocks", (hkv * n) as usize * vb)?))
+            .buffer("v_levels", HostBuffer::from_f32(levels))
+            .buffer("v_signs", HostBuffer::from_f32(signs))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, (hq * 128) as usize))
+            .scalar("n_heads", hq)
+            .scalar("n_kv_heads", hkv)
+            .scalar("n_kv", n)
+            .scalar("sm_scale", sm_scale)
+            .scalar("v_format", polar as u32)
+            .scalar("v_use_qjl", use_qjl as u32)
+            .scalar("causal", causal as u32)
+            .scalar("q_pos", q_pos);
+        self.run("fused_attn_qjl", args, [hq, 1, 1], "out")
+    }
+}
+
+/// Whether the fixture's TBQ score is real-domain (a `score_domain` / `domain` field of
+/// `"real"`); the eliza reference generator scores in the rotated domain.
+fn real_domain(fx: &Value) -> Result<bool, String> {
+    match fx["score_domain"].as_str().or(fx["domain"].as_str()) {
+        None | Some("rotated") => Ok(false),
+        Some("real") => Ok(true),
+        Some(other) => Err(format!("unknown score domain `{other}` (rotated or real)")),
+    }
+}
+
+/// Runs one fixture of the elizaOS schema on `backend`.
+pub fn run_eliza(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<ElizaResult, String> {
+    let kernel = fx["kernel"].as_str().ok_or("not a fixture: no `kernel` field")?.to_string();
+    if fx["head_dim"].as_u64().is_some_and(|d| d != 128) {
+        return Err(format!("head_dim {} — these formats are defined for 128", fx["head_dim"]));
+    }
+    let name = backend.name().to_string();
+    let mut r = Runner { backend, manifest, artifacts };
+    let bytes = fx["block_bytes"].as_u64().unwrap_or(0);
+    let mut pairs: Vec<(Vec<f32>, Vec<f64>)> = Vec::new();
+    match kernel.as_str() {
+        "turbo3" | "tbq3" => {
+            // Both layouts are 14-byte blocks: the name (or a `layout` field) decides.
+            let tbq = kernel == "tbq3" || fx["layout"].as_str() == Some("block_tbq3_0");
+            if bytes != 14 {
+                return Err(format!("turbo3 with {bytes}-byte blocks; known: 14 (block_turbo3_0 / block_tbq3_0)"));
+            }
+            let domain = if tbq { real_domain(fx)? } else { false };
+            pairs.push((r.turbo(fx, if tbq { 1 } else { 0 }, domain)?, flat(&fx["expected_scores"])));
+        }
+        "turbo4" | "tbq4" => {
+            let format = match (bytes, fx["blocks_per_kv"].as_u64().unwrap_or(1)) {
+                (66, 1) => 2,
+                (18, 4) | (72, 1) => 3,
+                other => return Err(format!("turbo4 with {} × {}-byte blocks; known: 66 B legacy, 4 × 18 B block_tbq4_0", other.1, other.0)),
+            };
+            let domain = if format == 3 { real_domain(fx)? } else { false };
+            pairs.push((r.turbo(fx, format, domain)?, flat(&fx["expected_scores"])));
+        }
+        "turbo3_tcq" => pairs.push((r.turbo(fx, 4, false)?, flat(&fx["expected_scores"]))),
+        "qjl" => pairs.push((r.qjl(fx)?, flat(&fx["expected_scores"]))),
+        "polar" => {
+            let use_qjl = fx["use_qjl"].as_u64().or(fx["use_qjl"].as_bool().map(u64::from)).unwrap_or(0) != 0;
+            pairs.push((r.polar(fx, "q", "k_blocks", use_qjl, false)?, flat(&fx["expected_scores"])));
+        }
+        "polar_preht" => {
+            pairs.push((r.polar(fx, "hq", "k_blocks", false, true)?, flat(&fx["expected_scores"])));
+            if !fx["k_blocks_qjl"].is_null() {
+                pairs.push((r.polar(fx, "hq", "k_blocks_qjl", true, true)?, flat(&fx["expected_scores_qjl"])));
+            }
+        }
+        "fused_attn_qjl_tbq" | "fused_attn_qjl_polar" => {
+            let cases = fx["cases"].as_array().ok_or("missing `cases`")?;
+            if cases.is_empty() {
+                return Err("`cases` is empty".into());
+            }
+            for (i, c) in cases.iter().enumerate() {
+                let out = r.fused(fx, c, kernel.ends_with("polar")).map_err(|e| format!("case {i}: {e}"))?;
+                pairs.push((out, flat(&c["expected_out"])));
+            }
+        }
+        other => return Err(format!("fixture kernel `{other}` is not supported (turbo3, turbo4, turbo3_tcq, qjl, polar, polar_preht, fused_attn_qjl_tbq, fused_attn_qjl_polar)")),
+    }
+    let mut max_abs = 0.0f64;
+    let mut compared = 0;
+    for (got, want) in &pairs {
+        if got.len() != want.len() || want.is_empty() {
+            return Err(format!("the kernel produced {} values, the fixture expects {}", got.len(), want.len()));
+        }
+        for (g, w) in got.iter().zip(want) {
+            let d = (*g as f64 - w).abs();
+            max_abs = if d.is_nan() { f64::INFINITY } else { max_abs.max(d) };
+        }
+        compared += want.len();
+    }
+    let tolerance = fx["tolerance"].as_f64().or(fx["tolerance"]["max_abs"].as_f64()).unwrap_or(1e-3);
+    Ok(ElizaResult { backend: name, kernel, compared, max_abs, tolerance, passed: max_abs <= tolerance })
+}
