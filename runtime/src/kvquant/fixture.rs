@@ -4,12 +4,9 @@
 //! with the file's expected values: pass when every |Δ| ≤ the file's tolerance (1e-3
 //! when it states none). A file whose layout this runner does not know is an error.
 
-use super::constants as C;
-use crate::args::Args;
-use crate::backend::{Backend, Launch};
-use crate::buffer::HostBuffer;
+use super::ops::{Device, TurboFormat};
+use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
-use onekernel_dsl::types::StorageType;
 use serde_json::Value;
 use std::path::Path;
 
@@ -50,8 +47,8 @@ fn floats(v: &Value, k: &str, n: usize) -> Result<Vec<f32>, String> {
     Ok(x)
 }
 
-/// A byte field as little-endian words (zero-padded), checked to hold `n` bytes.
-fn block_words(v: &Value, k: &str, n: usize) -> Result<Vec<u32>, String> {
+/// A byte field, checked to hold `n` bytes.
+fn block_bytes(v: &Value, k: &str, n: usize) -> Result<Vec<u8>, String> {
     let vals = flat(&v[k]);
     if vals.len() != n {
         return Err(format!("`{k}` holds {} bytes, expected {n}", vals.len()));
@@ -59,114 +56,47 @@ fn block_words(v: &Value, k: &str, n: usize) -> Result<Vec<u32>, String> {
     if let Some(bad) = vals.iter().find(|&&x| !(0.0..=255.0).contains(&x) || x.fract() != 0.0) {
         return Err(format!("`{k}` holds {bad}, not a byte"));
     }
-    Ok(vals.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect())
+    Ok(vals.iter().map(|&x| x as u8).collect())
 }
 
-struct Runner<'a> {
-    backend: &'a mut dyn Backend,
-    manifest: &'a Manifest,
-    artifacts: &'a Path,
+fn turbo(dev: &mut Device, fx: &Value, format: TurboFormat, real_domain: bool) -> Result<Vec<f32>, String> {
+    let n_kv = uint(fx, "n_kv")? as usize;
+    let row = format.row_bytes();
+    let bpk = fx["blocks_per_kv"].as_u64().unwrap_or(1) as usize;
+    let bb = uint(fx, "block_bytes")? as usize;
+    if bb * bpk != row {
+        return Err(format!("{} bytes per row ({bb} × {bpk}), the format has {row}", bb * bpk));
+    }
+    dev.turbo_scores(format, real_domain, &floats(fx, "q", 128)?, &block_bytes(fx, "k_blocks", n_kv * row)?).map_err(|e| e.to_string())
 }
 
-impl Runner<'_> {
-    /// Launches `kernel` (its only variant) and returns the f32 buffer `out`.
-    fn run(&mut self, kernel: &str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, String> {
-        let k = self.manifest.kernel(kernel).ok_or_else(|| format!("`{kernel}` is not in the manifest; run `onekernel gen`"))?;
-        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args).map_err(|e| e.to_string())?;
-        Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
-    }
+fn qjl(dev: &mut Device, fx: &Value) -> Result<Vec<f32>, String> {
+    let (hq, hkv, n) = (uint(fx, "n_heads")?, uint(fx, "n_kv_heads")?, uint(fx, "n_tokens")?);
+    let keys = block_bytes(fx, "k_blocks", (hkv * n * 34) as usize)?;
+    dev.qjl_scores(&floats(fx, "q_sketch", (hq * 256) as usize)?, None, &keys, hq, hkv).map_err(|e| e.to_string())
+}
 
-    fn turbo(&mut self, fx: &Value, format: u32, real_domain: bool) -> Result<Vec<f32>, String> {
-        let n_kv = uint(fx, "n_kv")?;
-        let row = [56, 56, 66, 72, 52][format as usize];
-        let bpk = fx["blocks_per_kv"].as_u64().unwrap_or(1) as usize;
-        let bb = uint(fx, "block_bytes")? as usize;
-        if bb * bpk != row {
-            return Err(format!("{} bytes per row ({bb} × {bpk}), the format has {row}", bb * bpk));
-        }
-        let levels: &[f32] = match format {
-            0 => &C::TURBO3_CENTROIDS,
-            1 => &C::TBQ3_CODEBOOK,
-            2 => &C::TURBO4_LEGACY_LEVELS,
-            3 => &C::TBQ4_CODEBOOK,
-            _ => &C::TCQ_CODEBOOK,
-        };
-        let args = Args::new()
-            .buffer("q", HostBuffer::from_f32(&floats(fx, "q", 128)?))
-            .buffer("k", HostBuffer::from_u32(&block_words(fx, "k_blocks", n_kv as usize * row)?))
-            .buffer("levels", HostBuffer::from_f32(levels))
-            .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
-            .buffer("scores", HostBuffer::zeros(StorageType::F32, n_kv as usize))
-            .scalar("n_kv", n_kv)
-            .scalar("format", format)
-            .scalar("real_domain", real_domain as u32);
-        self.run("turbo_score", args, [n_kv.div_ceil(128), 1, 1], "scores")
-    }
+fn polar(dev: &mut Device, fx: &Value, q: &str, blocks: &str, use_qjl: bool, preht: bool) -> Result<Vec<f32>, String> {
+    let n = uint(fx, "n_rows")? as usize;
+    dev.polar_scores(&floats(fx, q, 128)?, &block_bytes(fx, blocks, n * 82)?, use_qjl, preht).map_err(|e| e.to_string())
+}
 
-    fn qjl(&mut self, fx: &Value) -> Result<Vec<f32>, String> {
-        let (hq, hkv, n) = (uint(fx, "n_heads")?, uint(fx, "n_kv_heads")?, uint(fx, "n_tokens")?);
-        if hkv == 0 || hq % hkv != 0 {
-            return Err(format!("n_heads {hq} is not a multiple of n_kv_heads {hkv}"));
-        }
-        let args = Args::new()
-            .buffer("q", HostBuffer::from_f32(&floats(fx, "q_sketch", (hq * 256) as usize)?))
-            .buffer("k", HostBuffer::from_u32(&block_words(fx, "k_blocks", (hkv * n * 34) as usize)?))
-            .buffer("prj", HostBuffer::zeros(StorageType::F32, 1))
-            .buffer("scores", HostBuffer::zeros(StorageType::F32, (hq * n) as usize))
-            .scalar("n_heads", hq)
-            .scalar("n_kv_heads", hkv)
-            .scalar("n_tokens", n)
-            .scalar("project", 0u32);
-        self.run("qjl_score", args, [n.div_ceil(128), hq, 1], "scores")
+fn fused(dev: &mut Device, fx: &Value, case: &Value, polar: bool) -> Result<Vec<f32>, String> {
+    let (hq, hkv, n) = (uint(case, "n_heads")?, uint(case, "n_kv_heads")?, uint(case, "n_kv")?);
+    let vb = if polar { 82 } else { 56 };
+    let (declared, per) = (fx["v_block_bytes"].as_u64().unwrap_or(0) as usize, fx["v_blocks_per_token"].as_u64().unwrap_or(1) as usize);
+    if declared * per != vb {
+        return Err(format!("V blocks of {declared} × {per} bytes per token; the format has {vb}"));
     }
-
-    fn polar(&mut self, fx: &Value, q: &str, blocks: &str, use_qjl: bool, preht: bool) -> Result<Vec<f32>, String> {
-        let n = uint(fx, "n_rows")?;
-        let args = Args::new()
-            .buffer("q", HostBuffer::from_f32(&floats(fx, q, 128)?))
-            .buffer("k", HostBuffer::from_u32(&block_words(fx, blocks, n as usize * 82)?))
-            .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
-            .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
-            .buffer("scores", HostBuffer::zeros(StorageType::F32, n as usize))
-            .scalar("n_rows", n)
-            .scalar("use_qjl", use_qjl as u32)
-            .scalar("preht", preht as u32);
-        self.run("polar_score", args, [n.div_ceil(128), 1, 1], "scores")
-    }
-
-    fn fused(&mut self, fx: &Value, case: &Value, polar: bool) -> Result<Vec<f32>, String> {
-        let (hq, hkv, n) = (uint(case, "n_heads")?, uint(case, "n_kv_heads")?, uint(case, "n_kv")?);
-        if hkv == 0 || hq % hkv != 0 {
-            return Err(format!("n_heads {hq} is not a multiple of n_kv_heads {hkv}"));
-        }
-        let vb = if polar { 82 } else { 56 };
-        let (declared, per) = (fx["v_block_bytes"].as_u64().unwrap_or(0) as usize, fx["v_blocks_per_token"].as_u64().unwrap_or(1) as usize);
-        if declared * per != vb {
-            return Err(format!("V blocks of {declared} × {per} bytes per token; the format has {vb}"));
-        }
-        let use_qjl = case["use_qjl"].as_u64().or(fx["use_qjl"].as_u64()).or(fx["v_use_qjl"].as_u64()).unwrap_or(0) != 0;
-        let causal = case["causal"].as_u64().or(case["causal"].as_bool().map(u64::from)).unwrap_or(0) != 0;
-        let q_pos = case["q_pos_base"].as_u64().unwrap_or(0) as u32 + case["q_pos"].as_u64().unwrap_or(0) as u32;
-        let sm_scale = fx["sm_scale"].as_f64().ok_or("missing field `sm_scale`")? as f32;
-        let (levels, signs): (&[f32], &[f32]) = if polar { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
-        let args = Args::new()
-            .buffer("q_sketch", HostBuffer::from_f32(&floats(case, "q_sketch", (hq * 256) as usize)?))
-            .buffer("k", HostBuffer::from_u32(&block_words(case, "k_blocks", (hkv * n * 34) as usize)?))
-            .buffer("v", HostBuffer::from_u32(&block_words(case, "v_blocks", (hkv * n) as usize * vb)?))
-            .buffer("v_levels", HostBuffer::from_f32(levels))
-            .buffer("v_signs", HostBuffer::from_f32(signs))
-            .buffer("out", HostBuffer::zeros(StorageType::F32, (hq * 128) as usize))
-            .scalar("n_heads", hq)
-            .scalar("n_kv_heads", hkv)
-            .scalar("n_kv", n)
-            .scalar("sm_scale", sm_scale)
-            .scalar("v_format", polar as u32)
-            .scalar("v_use_qjl", use_qjl as u32)
-            .scalar("causal", causal as u32)
-            .scalar("q_pos", q_pos);
-        self.run("fused_attn_qjl", args, [hq, 1, 1], "out")
-    }
+    let flag = |v: &Value| v.as_u64().or(v.as_bool().map(u64::from));
+    let use_qjl = flag(&case["use_qjl"]).or(flag(&fx["use_qjl"])).or(flag(&fx["v_use_qjl"])).unwrap_or(0) != 0;
+    let causal = flag(&case["causal"]).unwrap_or(0) != 0;
+    let q_pos = case["q_pos_base"].as_u64().unwrap_or(0) as u32 + case["q_pos"].as_u64().unwrap_or(0) as u32;
+    let sm_scale = fx["sm_scale"].as_f64().ok_or("missing field `sm_scale`")? as f32;
+    let keys = block_bytes(case, "k_blocks", (hkv * n * 34) as usize)?;
+    let values = block_bytes(case, "v_blocks", (hkv * n) as usize * vb)?;
+    let q = floats(case, "q_sketch", (hq * 256) as usize)?;
+    dev.fused_attention(&q, &keys, &values, polar.then_some(use_qjl), hq, hkv, sm_scale, causal.then_some(q_pos)).map_err(|e| e.to_string())
 }
 
 /// Whether the fixture's TBQ score is real-domain (a `score_domain` / `domain` field of
@@ -186,7 +116,8 @@ pub fn run_eliza(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest, art
         return Err(format!("head_dim {} — these formats are defined for 128", fx["head_dim"]));
     }
     let name = backend.name().to_string();
-    let mut r = Runner { backend, manifest, artifacts };
+    let mut dev = Device { backend, manifest, artifacts };
+    let r = &mut dev;
     let bytes = fx["block_bytes"].as_u64().unwrap_or(0);
     let mut pairs: Vec<(Vec<f32>, Vec<f64>)> = Vec::new();
     match kernel.as_str() {
@@ -197,27 +128,27 @@ pub fn run_eliza(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest, art
                 return Err(format!("turbo3 with {bytes}-byte blocks; known: 14 (block_turbo3_0 / block_tbq3_0)"));
             }
             let domain = if tbq { real_domain(fx)? } else { false };
-            pairs.push((r.turbo(fx, if tbq { 1 } else { 0 }, domain)?, flat(&fx["expected_scores"])));
+            pairs.push((turbo(r, fx, if tbq { TurboFormat::Tbq3 } else { TurboFormat::Turbo3 }, domain)?, flat(&fx["expected_scores"])));
         }
         "turbo4" | "tbq4" => {
             let format = match (bytes, fx["blocks_per_kv"].as_u64().unwrap_or(1)) {
-                (66, 1) => 2,
-                (18, 4) | (72, 1) => 3,
+                (66, 1) => TurboFormat::Turbo4Legacy,
+                (18, 4) | (72, 1) => TurboFormat::Tbq4,
                 other => return Err(format!("turbo4 with {} × {}-byte blocks; known: 66 B legacy, 4 × 18 B block_tbq4_0", other.1, other.0)),
             };
-            let domain = if format == 3 { real_domain(fx)? } else { false };
-            pairs.push((r.turbo(fx, format, domain)?, flat(&fx["expected_scores"])));
+            let domain = if format == TurboFormat::Tbq4 { real_domain(fx)? } else { false };
+            pairs.push((turbo(r, fx, format, domain)?, flat(&fx["expected_scores"])));
         }
-        "turbo3_tcq" => pairs.push((r.turbo(fx, 4, false)?, flat(&fx["expected_scores"]))),
-        "qjl" => pairs.push((r.qjl(fx)?, flat(&fx["expected_scores"]))),
+        "turbo3_tcq" => pairs.push((turbo(r, fx, TurboFormat::Tcq, false)?, flat(&fx["expected_scores"]))),
+        "qjl" => pairs.push((qjl(r, fx)?, flat(&fx["expected_scores"]))),
         "polar" => {
             let use_qjl = fx["use_qjl"].as_u64().or(fx["use_qjl"].as_bool().map(u64::from)).unwrap_or(0) != 0;
-            pairs.push((r.polar(fx, "q", "k_blocks", use_qjl, false)?, flat(&fx["expected_scores"])));
+            pairs.push((polar(r, fx, "q", "k_blocks", use_qjl, false)?, flat(&fx["expected_scores"])));
         }
         "polar_preht" => {
-            pairs.push((r.polar(fx, "hq", "k_blocks", false, true)?, flat(&fx["expected_scores"])));
+            pairs.push((polar(r, fx, "hq", "k_blocks", false, true)?, flat(&fx["expected_scores"])));
             if !fx["k_blocks_qjl"].is_null() {
-                pairs.push((r.polar(fx, "hq", "k_blocks_qjl", true, true)?, flat(&fx["expected_scores_qjl"])));
+                pairs.push((polar(r, fx, "hq", "k_blocks_qjl", true, true)?, flat(&fx["expected_scores_qjl"])));
             }
         }
         "fused_attn_qjl_tbq" | "fused_attn_qjl_polar" => {
@@ -226,7 +157,7 @@ pub fn run_eliza(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest, art
                 return Err("`cases` is empty".into());
             }
             for (i, c) in cases.iter().enumerate() {
-                let out = r.fused(fx, c, kernel.ends_with("polar")).map_err(|e| format!("case {i}: {e}"))?;
+                let out = fused(r, fx, c, kernel.ends_with("polar")).map_err(|e| format!("case {i}: {e}"))?;
                 pairs.push((out, flat(&c["expected_out"])));
             }
         }

@@ -3,4 +3,6 @@
 
 #[allow(clippy::excessive_precision, clippy::approx_constant)]
 pub mod constants;
+pub mod codec;
 pub mod fixture;
+pub mod ops;

@@ -1,0 +1,220 @@
+//! The KV-quant kernels as calls: cache images in, scores / rows / outputs out, on any
+//! backend. Each call checks its inputs before launch (whole blocks, matching counts,
+//! GQA divisibility) and fills the format tables from [`super::constants`].
+
+use super::constants as C;
+use crate::args::Args;
+use crate::backend::{Backend, Launch};
+use crate::buffer::HostBuffer;
+use onekernel_dsl::manifest::Manifest;
+use onekernel_dsl::types::StorageType;
+use std::path::Path;
+
+/// Why a KV-quant call could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum KvQuantError {
+    /// Malformed input; nothing was launched.
+    #[error("{kernel}: {message}")]
+    Invalid {
+        /// The kernel.
+        kernel: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The manifest lacks the kernel.
+    #[error("`{0}` is not in the manifest; run `onekernel gen`")]
+    Missing(&'static str),
+    /// The backend failed.
+    #[error(transparent)]
+    Backend(#[from] crate::backend::BackendError),
+}
+
+/// A turbo layout of [`turbo_scores`] (the kernel's `format` push constant).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TurboFormat {
+    /// Legacy `block_turbo3_0` × 4 (56 B, rotated domain).
+    Turbo3,
+    /// `block_tbq3_0` × 4 (56 B).
+    Tbq3,
+    /// Legacy 66-byte `block_turbo4_0` (rotated domain).
+    Turbo4Legacy,
+    /// `block_tbq4_0` × 4 (72 B).
+    Tbq4,
+    /// `turbo3_tcq` (52 B, rotated domain).
+    Tcq,
+}
+
+impl TurboFormat {
+    /// Bytes per 128-element row.
+    pub fn row_bytes(self) -> usize {
+        [56, 56, 66, 72, 52][self as usize]
+    }
+
+    fn levels(self) -> &'static [f32] {
+        match self {
+            TurboFormat::Turbo3 => &C::TURBO3_CENTROIDS,
+            TurboFormat::Tbq3 => &C::TBQ3_CODEBOOK,
+            TurboFormat::Turbo4Legacy => &C::TURBO4_LEGACY_LEVELS,
+            TurboFormat::Tbq4 => &C::TBQ4_CODEBOOK,
+            TurboFormat::Tcq => &C::TCQ_CODEBOOK,
+        }
+    }
+
+    /// Whether the real-domain score exists for this layout (TBQ only).
+    pub fn has_real_domain(self) -> bool {
+        matches!(self, TurboFormat::Tbq3 | TurboFormat::Tbq4)
+    }
+}
+
+/// Where the kernels and their artifacts come from.
+pub struct Device<'a> {
+    /// The backend.
+    pub backend: &'a mut dyn Backend,
+    /// The generated manifest.
+    pub manifest: &'a Manifest,
+    /// The directory its artifact paths are relative to.
+    pub artifacts: &'a Path,
+}
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect()
+}
+
+fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), KvQuantError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(KvQuantError::Invalid { kernel, message: message() })
+    }
+}
+
+impl Device<'_> {
+    fn run(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
+        let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
+        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?;
+        Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
+    }
+
+    /// `[n_q][n_rows]` scores of `n_q` 128-element queries against rows in `format`;
+    /// `real_domain` (TBQ only) scores against the unconditioned values.
+    pub fn turbo_scores(&mut self, format: TurboFormat, real_domain: bool, q: &[f32], rows: &[u8]) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "turbo_score";
+        let rb = format.row_bytes();
+        check(K, !q.is_empty() && q.len() % 128 == 0, || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, !rows.is_empty() && rows.len() % rb == 0, || format!("{} bytes: not a whole number of {rb}-byte {format:?} rows", rows.len()))?;
+        check(K, !real_domain || format.has_real_domain(), || format!("{format:?} has no real-domain score (it is scored in the rotated domain)"))?;
+        let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / rb) as u32);
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(q))
+            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("levels", HostBuffer::from_f32(format.levels()))
+            .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
+            .scalar("n_kv", n)
+            .scalar("format", format as u32)
+            .scalar("real_domain", real_domain as u32);
+        self.run(K, args, [n.div_ceil(128), n_q, 1], "scores")
+    }
+
+    /// `[n_heads][n_tokens]` QJL scores. `q` is the sketch `[n_heads][256]`, or with
+    /// `prj` (the 128 × 256 projection) the raw query `[n_heads][128]` (mul_mv). Keys
+    /// are `[n_kv_heads][n_tokens]` blocks of 34 bytes.
+    pub fn qjl_scores(&mut self, q: &[f32], prj: Option<&[f32]>, keys: &[u8], n_heads: u32, n_kv_heads: u32) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "qjl_score";
+        let qdim = if prj.is_some() { 128 } else { 256 };
+        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads % n_kv_heads == 0, || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check(K, q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
+        check(K, prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
+        let per_head = 34 * n_kv_heads as usize;
+        check(K, !keys.is_empty() && keys.len() % per_head == 0, || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        let n = (keys.len() / per_head) as u32;
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(q))
+            .buffer("k", HostBuffer::from_u32(&words(keys)))
+            .buffer("prj", HostBuffer::from_f32(prj.unwrap_or(&[0.0])))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_heads * n) as usize))
+            .scalar("n_heads", n_heads)
+            .scalar("n_kv_heads", n_kv_heads)
+            .scalar("n_tokens", n)
+            .scalar("project", prj.is_some() as u32);
+        self.run(K, args, [n.div_ceil(128), n_heads, 1], "scores")
+    }
+
+    /// Dequantized QJL keys, `[n][128]`.
+    pub fn qjl_rows(&mut self, keys: &[u8], prj: &[f32]) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "qjl_get_rows";
+        check(K, !keys.is_empty() && keys.len() % 34 == 0, || format!("{} bytes: not whole 34-byte blocks", keys.len()))?;
+        check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
+        let n = (keys.len() / 34) as u32;
+        let args = Args::new()
+            .buffer("k", HostBuffer::from_u32(&words(keys)))
+            .buffer("prj", HostBuffer::from_f32(prj))
+            .buffer("rows", HostBuffer::zeros(StorageType::F32, n as usize * 128));
+        self.run(K, args, [n, 1, 1], "rows")
+    }
+
+    /// `[n_q][n_rows]` Polar scores `⟨x̂, q⟩`; with `preht` the queries are `H128u(q)`.
+    pub fn polar_scores(&mut self, q: &[f32], rows: &[u8], use_qjl: bool, preht: bool) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "polar_score";
+        check(K, !q.is_empty() && q.len() % 128 == 0, || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, !rows.is_empty() && rows.len() % 82 == 0, || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
+        let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / 82) as u32);
+        let args = Args::new()
+            .buffer("q", HostBuffer::from_f32(q))
+            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
+            .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
+            .scalar("n_rows", n)
+            .scalar("use_qjl", use_qjl as u32)
+            .scalar("preht", preht as u32);
+        self.run(K, args, [n.div_ceil(128), n_q, 1], "scores")
+    }
+
+    /// Dequantized Polar rows, `[n][128]`.
+    pub fn polar_rows(&mut self, rows: &[u8], use_qjl: bool) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "polar_get_rows";
+        check(K, !rows.is_empty() && rows.len() % 82 == 0, || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
+        let n = (rows.len() / 82) as u32;
+        let args = Args::new()
+            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
+            .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
+            .buffer("rows", HostBuffer::zeros(StorageType::F32, n as usize * 128))
+            .scalar("use_qjl", use_qjl as u32);
+        self.run(K, args, [n, 1, 1], "rows")
+    }
+
+    /// Fused QJL-K attention, `[n_heads][128]` out. `values` are TBQ3 (56 B per token)
+    /// or, with `polar = Some(use_qjl)`, Polar blocks (82 B); both `[n_kv_heads][n_kv]`.
+    /// `causal = Some(q_pos)` keeps tokens `t ≤ q_pos`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fused_attention(&mut self, q_sketch: &[f32], keys: &[u8], values: &[u8], polar: Option<bool>, n_heads: u32, n_kv_heads: u32, sm_scale: f32, causal: Option<u32>) -> Result<Vec<f32>, KvQuantError> {
+        const K: &str = "fused_attn_qjl";
+        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads % n_kv_heads == 0, || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check(K, q_sketch.len() == (n_heads * 256) as usize, || format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256))?;
+        let per_head = 34 * n_kv_heads as usize;
+        check(K, !keys.is_empty() && keys.len() % per_head == 0, || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        let n = (keys.len() / per_head) as u32;
+        let vb = if polar.is_some() { 82 } else { 56 };
+        check(K, values.len() == n as usize * n_kv_heads as usize * vb, || format!("{} value bytes; {n} tokens × {n_kv_heads} heads × {vb} = {}", values.len(), n as usize * n_kv_heads as usize * vb))?;
+        let (levels, signs): (&[f32], &[f32]) = if polar.is_some() { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
+        let args = Args::new()
+            .buffer("q_sketch", HostBuffer::from_f32(q_sketch))
+            .buffer("k", HostBuffer::from_u32(&words(keys)))
+            .buffer("v", HostBuffer::from_u32(&words(values)))
+            .buffer("v_levels", HostBuffer::from_f32(levels))
+            .buffer("v_signs", HostBuffer::from_f32(signs))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, (n_heads * 128) as usize))
+            .scalar("n_heads", n_heads)
+            .scalar("n_kv_heads", n_kv_heads)
+            .scalar("n_kv", n)
+            .scalar("sm_scale", sm_scale)
+            .scalar("v_format", polar.is_some() as u32)
+            .scalar("v_use_qjl", polar.unwrap_or(false) as u32)
+            .scalar("causal", causal.is_some() as u32)
+            .scalar("q_pos", causal.unwrap_or(0));
+        self.run(K, args, [n_heads, 1, 1], "out")
+    }
+}
