@@ -215,3 +215,33 @@ fn malformed_inputs_are_rejected_before_launch() {
         assert!(matches!(e, KvQuantError::Invalid { .. }), "{what}: {e}");
     }
 }
+
+#[test]
+fn device_encoders_agree_with_the_host_encoders() {
+    let m = manifest();
+    let artifacts = root().join("generated");
+    let mut r = Rng::new(0xe2c0);
+    let x = gaussian(&mut r, 64 * D);
+    let prj = codec::qjl_projection(0xCAFE_BABE_1234_5678);
+    for mut be in backends() {
+        let name = be.name();
+        let mut dev = Device { backend: be.as_mut(), manifest: &m, artifacts: &artifacts };
+        for bits in [3u32, 4] {
+            let gpu = dev.tbq_quantize(&x, bits).unwrap();
+            let host: Vec<u8> = x.chunks(D).flat_map(|row| if bits == 3 { codec::encode_tbq3(row) } else { codec::encode_tbq4(row) }).collect();
+            assert_eq!(gpu.len(), host.len());
+            // f32 on the device, f64 preconditioning on the host: a code may differ where a
+            // value sits within rounding of a decision boundary, nowhere else.
+            let rows_equal = gpu.chunks(if bits == 3 { 56 } else { 72 }).zip(host.chunks(if bits == 3 { 56 } else { 72 })).filter(|(a, b)| a == b).count();
+            let err = x.chunks(D).zip(gpu.chunks(if bits == 3 { 56 } else { 72 })).map(|(row, b)| rel_err(row, &codec::decode_tbq_real(b, bits))).fold(0.0, f64::max);
+            println!("{name}: tbq{bits} device encoder: {rows_equal}/64 rows byte-identical to the host encoder, worst round-trip error {err:.3}");
+            assert!(rows_equal >= 60, "tbq{bits}: only {rows_equal}/64 rows match");
+            assert!(err <= if bits == 3 { 0.30 } else { 0.17 });
+        }
+        let gpu = dev.qjl_quantize(&x, &prj).unwrap();
+        let host: Vec<u8> = x.chunks(D).flat_map(|k| codec::encode_qjl(k, &prj)).collect();
+        let same = gpu.chunks(34).zip(host.chunks(34)).filter(|(a, b)| a == b).count();
+        println!("{name}: qjl device encoder: {same}/64 keys byte-identical to the host encoder");
+        assert!(same >= 60, "qjl: only {same}/64 keys match");
+    }
+}

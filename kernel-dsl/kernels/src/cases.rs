@@ -218,6 +218,24 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .buffer("rows", 30 * 128, Fill::Zeros)
             .scalar("use_qjl", Literal::U32(1))],
         "fused_attn_qjl" => vec![fused(0, 0, 4, 2, 300, None), fused(1, 1, 2, 1, 200, Some(77)), fused(1, 0, 1, 1, 130, None)],
+        "tbq_quantize" => [3u32, 4]
+            .into_iter()
+            .map(|bits| {
+                let n = 100u32;
+                Case::new(format!("tbq{bits}, {n} blocks"), [n.div_ceil(64), 1, 1])
+                    .buffer("x", (n * 32) as usize, Fill::Uniform { lo: -3.0, hi: 3.0 })
+                    .buffer("signs", 32, Fill::Uniform { lo: -1.0, hi: 1.0 })
+                    .buffer("levels", if bits == 3 { 8 } else { 16 }, Fill::Uniform { lo: -2.5, hi: 2.5 })
+                    .buffer("mids", if bits == 3 { 1 } else { 15 }, Fill::Uniform { lo: -2.5, hi: 2.5 })
+                    .buffer("out", (n * if bits == 3 { 14 } else { 18 }) as usize, Fill::Zeros)
+                    .scalar("n_blocks", Literal::U32(n))
+                    .scalar("bits", Literal::U32(bits))
+            })
+            .collect(),
+        "qjl_quantize" => vec![Case::new("12 keys", [12, 1, 1])
+            .buffer("keys", 12 * 128, Fill::Uniform { lo: -2.0, hi: 2.0 })
+            .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
+            .buffer("out", 12 * 34, Fill::Zeros)],
         _ => return None,
     })
 }

@@ -89,6 +89,46 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
 }
 
 impl Device<'_> {
+    /// Launches `kernel` (its only variant) and returns the raw bytes of buffer `out`.
+    fn run_bytes(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
+        let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
+        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?;
+        Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
+    }
+
+    /// TBQ3 (`bits = 3`, 56 bytes per row) or TBQ4 (`bits = 4`, 72 bytes) rows of `x`
+    /// (whole 128-element rows), encoded on the device.
+    pub fn tbq_quantize(&mut self, x: &[f32], bits: u32) -> Result<Vec<u8>, KvQuantError> {
+        const K: &str = "tbq_quantize";
+        check(K, bits == 3 || bits == 4, || format!("TBQ has 3 or 4 bits, not {bits}"))?;
+        check(K, !x.is_empty() && x.len() % 128 == 0, || format!("{} values: not a whole number of 128-element rows", x.len()))?;
+        let n = (x.len() / 32) as u32;
+        let (levels, mids): (&[f32], &[f32]) = if bits == 3 { (&C::TBQ3_CODEBOOK, &[0.0]) } else { (&C::TBQ4_CODEBOOK, &C::TBQ4_MIDPOINTS) };
+        let args = Args::new()
+            .buffer("x", HostBuffer::from_f32(x))
+            .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
+            .buffer("levels", HostBuffer::from_f32(levels))
+            .buffer("mids", HostBuffer::from_f32(mids))
+            .buffer("out", HostBuffer::zeros(StorageType::U8, n as usize * if bits == 3 { 14 } else { 18 }))
+            .scalar("n_blocks", n)
+            .scalar("bits", bits);
+        self.run_bytes(K, args, [n.div_ceil(64), 1, 1], "out")
+    }
+
+    /// `block_qjl1_256` of each 128-element key, encoded on the device with `prj`.
+    pub fn qjl_quantize(&mut self, keys: &[f32], prj: &[f32]) -> Result<Vec<u8>, KvQuantError> {
+        const K: &str = "qjl_quantize";
+        check(K, !keys.is_empty() && keys.len() % 128 == 0, || format!("{} values: not a whole number of 128-element keys", keys.len()))?;
+        check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
+        let n = (keys.len() / 128) as u32;
+        let args = Args::new()
+            .buffer("keys", HostBuffer::from_f32(keys))
+            .buffer("prj", HostBuffer::from_f32(prj))
+            .buffer("out", HostBuffer::zeros(StorageType::U8, n as usize * 34));
+        self.run_bytes(K, args, [n, 1, 1], "out")
+    }
+
     fn run(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();

@@ -6,6 +6,7 @@
 //! not align to words. Format tables (codebooks, sign vectors) are input buffers filled
 //! by the host from `onekernel_runtime::kvquant::constants`. Rows are 128 elements.
 
+pub mod encode;
 pub mod fused;
 pub mod polar;
 pub mod qjl;
