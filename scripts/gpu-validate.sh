@@ -4,8 +4,9 @@
 # determinism grid. Run there from the repository root with the `onekernel` binary built
 # on the development machine (`cargo test --workspace --no-run`, i.e. the optimized test
 # profile; stripped to .devbin/onekernel), the Vulkan loader packages in .gl/ (see the
-# device tool's README) and, for the fixtures, a copy of ../shared/fixtures/attention in
-# .fx/ (the device gets the working tree only; .fx is never committed):
+# device tool's README) and, for the fixtures, a copy of ../shared/fixtures/attention and
+# ../shared/fixtures/eliza in .fx/ (the device gets the working tree only; .fx is never
+# committed):
 #
 #   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence" [.fx]
 set -uo pipefail
@@ -25,9 +26,11 @@ status=0
 echo "== validate"
 "$bin" validate --backend all --evidence "$evidence" || status=1
 if [ -n "$fixtures" ]; then
-    echo "== attention fixtures"
+    echo "== fixtures (decode attention, elizaOS KV quant)"
     "$bin" fixture "$fixtures"/*.json --backend cuda,vulkan --evidence "$evidence" || status=1
 fi
+echo "== KV-quant score bandwidth"
+"$bin" bench-kvquant --backend cuda,vulkan --evidence "$evidence" || status=1
 echo "== attention determinism grid (full), CUDA and Vulkan side by side"
 "$bin" attention-grid --grid full --backend cuda --evidence "$evidence" > "$evidence/attention-grid-cuda.log" 2>&1 &
 cuda_pid=$!

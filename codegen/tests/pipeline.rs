@@ -133,7 +133,7 @@ fn cli_gen_then_check_round_trips_and_check_catches_edits() {
 }
 
 #[test]
-fn cli_fixture_runs_the_attention_fixtures_and_rejects_what_it_cannot_run() {
+fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/attention/");
     let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
     let (code, out, err) = onekernel(&["fixture", &format!("{dir}f16_paged16_b3_varlen.json"), "--backend", "cpu", "--out", gen]);
@@ -142,9 +142,18 @@ fn cli_fixture_runs_the_attention_fixtures_and_rejects_what_it_cannot_run() {
     let (code, out, _) = onekernel(&["fixture", &format!("{dir}q8_0_paged32_d128.json"), "--backend", "cpu", "--out", gen]);
     assert_eq!(code, 0, "{out}");
     let bad = std::env::temp_dir().join(format!("onekernel-bad-fixture-{}.json", std::process::id()));
-    std::fs::write(&bad, r#"{"kernel": "turbo4"}"#).unwrap();
+    std::fs::write(&bad, r#"{"kernel": "turbo5", "head_dim": 128}"#).unwrap();
     let (code, out, _) = onekernel(&["fixture", bad.to_str().unwrap(), "--backend", "cpu", "--out", gen]);
     assert_eq!(code, 1);
-    assert!(out.contains("ERROR fixture kernel `turbo4` is not supported"), "{out}");
+    assert!(out.contains("ERROR fixture kernel `turbo5` is not supported"), "{out}");
+    // A known kernel with a layout the runner does not know is an error too, not a pass.
+    std::fs::write(&bad, r#"{"kernel": "turbo4", "head_dim": 128, "block_bytes": 70, "n_kv": 1}"#).unwrap();
+    let (code, out, _) = onekernel(&["fixture", bad.to_str().unwrap(), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ERROR turbo4 with 1 × 70-byte blocks"), "{out}");
     let _ = std::fs::remove_file(&bad);
+    let eliza = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/eliza/");
+    let (code, out, err) = onekernel(&["fixture", &format!("{eliza}qjl@4bb0529.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("qjl") && out.contains("max |Δ|") && out.contains(" ok"), "{out}");
 }

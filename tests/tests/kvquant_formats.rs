@@ -134,7 +134,7 @@ fn every_kernel_path_matches_the_f64_decoders() {
     let prj = codec::qjl_projection(0xF00D_CAFE_BABE_1234);
     for mut be in backends() {
         let name = be.name();
-        let mut dev = Device { backend: be.as_mut(), manifest: &m, artifacts: &artifacts };
+        let mut dev = Device::new(be.as_mut(), &m, &artifacts);
         let encode_all = |f: fn(&[f32]) -> Vec<u8>| xs.iter().flat_map(|x| f(x)).collect::<Vec<u8>>();
         type Decode = fn(&[u8]) -> Vec<f64>;
         let cases: [(TurboFormat, bool, fn(&[f32]) -> Vec<u8>, Decode); 7] = [
@@ -198,7 +198,7 @@ fn malformed_inputs_are_rejected_before_launch() {
     let m = manifest();
     let artifacts = root().join("generated");
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
-    let mut dev = Device { backend: &mut cpu, manifest: &m, artifacts: &artifacts };
+    let mut dev = Device::new(&mut cpu, &m, &artifacts);
     let q = vec![0.5f32; 128];
     let errors: Vec<(&str, KvQuantError)> = vec![
         ("truncated turbo4 row", dev.turbo_scores(TurboFormat::Turbo4Legacy, false, &q, &[0u8; 65]).unwrap_err()),
@@ -225,7 +225,7 @@ fn device_encoders_agree_with_the_host_encoders() {
     let prj = codec::qjl_projection(0xCAFE_BABE_1234_5678);
     for mut be in backends() {
         let name = be.name();
-        let mut dev = Device { backend: be.as_mut(), manifest: &m, artifacts: &artifacts };
+        let mut dev = Device::new(be.as_mut(), &m, &artifacts);
         for bits in [3u32, 4] {
             let gpu = dev.tbq_quantize(&x, bits).unwrap();
             let host: Vec<u8> = x.chunks(D).flat_map(|row| if bits == 3 { codec::encode_tbq3(row) } else { codec::encode_tbq4(row) }).collect();

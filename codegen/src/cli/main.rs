@@ -9,8 +9,10 @@
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--out DIR]
 //!                          [--evidence DIR]
+//! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--out DIR] [--evidence DIR]
 //! ```
 
+mod bench_kvquant;
 mod common;
 mod fixture;
 mod grid;
@@ -37,7 +39,7 @@ struct Options {
     evidence: Option<PathBuf>,
 }
 
-pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid> [--out DIR] [--kernel NAME]... [--threads N]
+pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench-kvquant> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -47,7 +49,9 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
   attention-grid  run decode attention's determinism grid (issue 6; full: 216 points,
          ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
          and repeatable and the fast-mode control changes bits
-  fixture   run external fixture files (attention schema) on the backends (comma list)
+  bench-kvquant  effective bandwidth of the KV-quant score kernels at L = 16384 and
+         65536 against the copy bandwidth measured in the same run (GPU machine)
+  fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
          backend present) against the reference interpreter, bitwise for exact kernels;
@@ -240,6 +244,7 @@ fn main() {
         Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
         Some("fixture") => fixture::fixture_cmd(&args[1..]),
         Some("attention-grid") => grid::grid_cmd(&args[1..]),
+        Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(true)

@@ -236,6 +236,10 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .buffer("keys", 12 * 128, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("out", 12 * 34, Fill::Zeros)],
+        "copy_words" => vec![Case::new("5000 words", [5, 1, 1])
+            .buffer("src", 5000, Fill::Ints { lo: 0, hi: u32::MAX as i64 })
+            .buffer("dst", 5000, Fill::Zeros)
+            .scalar("n", Literal::U32(5000))],
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod cases;
+pub mod copy;
 pub mod kvquant;
 pub mod norm;
 pub mod softmax;

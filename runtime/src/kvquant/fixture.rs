@@ -116,7 +116,7 @@ pub fn run_eliza(fx: &Value, backend: &mut dyn Backend, manifest: &Manifest, art
         return Err(format!("head_dim {} — these formats are defined for 128", fx["head_dim"]));
     }
     let name = backend.name().to_string();
-    let mut dev = Device { backend, manifest, artifacts };
+    let mut dev = Device::new(backend, manifest, artifacts);
     let r = &mut dev;
     let bytes = fx["block_bytes"].as_u64().unwrap_or(0);
     let mut pairs: Vec<(Vec<f32>, Vec<f64>)> = Vec::new();

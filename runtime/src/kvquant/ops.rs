@@ -68,12 +68,10 @@ impl TurboFormat {
 
 /// Where the kernels and their artifacts come from.
 pub struct Device<'a> {
-    /// The backend.
-    pub backend: &'a mut dyn Backend,
-    /// The generated manifest.
-    pub manifest: &'a Manifest,
-    /// The directory its artifact paths are relative to.
-    pub artifacts: &'a Path,
+    backend: &'a mut dyn Backend,
+    manifest: &'a Manifest,
+    artifacts: &'a Path,
+    last_device_ns: Option<f64>,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -88,12 +86,29 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
     }
 }
 
+impl<'a> Device<'a> {
+    /// Kernels of `manifest` (artifacts under `artifacts`) on `backend`.
+    pub fn new(backend: &'a mut dyn Backend, manifest: &'a Manifest, artifacts: &'a Path) -> Self {
+        Device { backend, manifest, artifacts, last_device_ns: None }
+    }
+
+    /// Device time of the last call's kernel, where the backend measures it.
+    pub fn last_device_ns(&self) -> Option<f64> {
+        self.last_device_ns
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+}
+
 impl Device<'_> {
     /// Launches `kernel` (its only variant) and returns the raw bytes of buffer `out`.
     fn run_bytes(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?;
+        self.last_device_ns = self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?.device_ns;
         Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
     }
 
@@ -132,7 +147,7 @@ impl Device<'_> {
     fn run(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?;
+        self.last_device_ns = self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?.device_ns;
         Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
     }
 
@@ -256,5 +271,18 @@ impl Device<'_> {
             .scalar("causal", causal.is_some() as u32)
             .scalar("q_pos", causal.unwrap_or(0));
         self.run(K, args, [n_heads, 1, 1], "out")
+    }
+}
+
+impl Device<'_> {
+    /// Copies `words` through the catalogue's `copy_words` kernel (the bandwidth
+    /// baseline of the benchmarks); returns the copy.
+    pub fn copy_words(&mut self, words: &[u32]) -> Result<Vec<u32>, KvQuantError> {
+        const K: &str = "copy_words";
+        check(K, !words.is_empty(), || "nothing to copy".into())?;
+        let n = words.len() as u32;
+        let args = Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::zeros(StorageType::U32, words.len())).scalar("n", n);
+        let bytes = self.run_bytes(K, args, [n.div_ceil(256 * 4), 1, 1], "dst")?;
+        Ok(bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 }

@@ -1,0 +1,131 @@
+//! `onekernel bench-kvquant`: effective bandwidth of the KV-quant score kernels
+//! (quantized bytes read / device time, median of N timed launches after warm-up) at
+//! L = 16384 and 65536 rows, against the copy bandwidth measured in the same run by the
+//! catalogue's `copy_words` kernel. Writes a table and, with --evidence, JSON.
+
+use crate::common::{command_line, open_list, read_manifest, unix_time};
+use crate::USAGE;
+use anyhow::{anyhow, bail, Context, Result};
+use onekernel_runtime::attention::batch::SeqRng;
+use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
+use std::path::PathBuf;
+
+/// A score path of the benchmark.
+#[derive(Clone, Copy)]
+enum Path {
+    Turbo(TurboFormat, bool),
+    Qjl,
+    Polar,
+}
+
+impl Path {
+    fn label(self) -> String {
+        match self {
+            Path::Turbo(f, real) => format!("{f:?}{}", if real { " (real domain)" } else { "" }),
+            Path::Qjl => "QJL (q sketch)".into(),
+            Path::Polar => "Polar (preht)".into(),
+        }
+    }
+
+    fn row_bytes(self) -> usize {
+        match self {
+            Path::Turbo(f, _) => f.row_bytes(),
+            Path::Qjl => 34,
+            Path::Polar => 82,
+        }
+    }
+
+    fn run(self, dev: &mut Device, q: &[f32], sketch: &[f32], rows: &[u8]) -> Result<(), KvQuantError> {
+        match self {
+            Path::Turbo(f, real) => dev.turbo_scores(f, real, q, rows).map(|_| ()),
+            Path::Qjl => dev.qjl_scores(sketch, None, rows, 1, 1).map(|_| ()),
+            Path::Polar => dev.polar_scores(q, rows, false, true).map(|_| ()),
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Times `f` `runs` times after 3 warm-up calls; the median device time in ns.
+fn time(dev: &mut Device, runs: usize, mut f: impl FnMut(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
+    let mut ns = Vec::with_capacity(runs);
+    for i in 0..runs + 3 {
+        f(dev)?;
+        let t = dev.last_device_ns().ok_or_else(|| anyhow!("{} does not measure device time", dev.backend_name()))?;
+        if i >= 3 {
+            ns.push(t);
+        }
+    }
+    Ok(median(ns))
+}
+
+/// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
+pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
+    let (mut backends, mut runs, mut out, mut evidence) = ("vulkan,cuda".to_string(), 50usize, PathBuf::from("generated"), None::<PathBuf>);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
+        match a.as_str() {
+            "--backend" => backends = value("--backend")?,
+            "--runs" => runs = value("--runs")?.parse().context("--runs takes a number")?,
+            "--out" => out = PathBuf::from(value("--out")?),
+            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let manifest = read_manifest(&out)?;
+    let paths = [
+        Path::Turbo(TurboFormat::Turbo3, false),
+        Path::Turbo(TurboFormat::Tbq3, false),
+        Path::Turbo(TurboFormat::Tbq3, true),
+        Path::Turbo(TurboFormat::Turbo4Legacy, false),
+        Path::Turbo(TurboFormat::Tbq4, false),
+        Path::Turbo(TurboFormat::Tbq4, true),
+        Path::Turbo(TurboFormat::Tcq, false),
+        Path::Qjl,
+        Path::Polar,
+    ];
+    let mut r = SeqRng::new(0xbe7c);
+    let q: Vec<f32> = (0..128).map(|_| r.range(-1.0, 1.0) as f32).collect();
+    let sketch: Vec<f32> = (0..256).map(|_| r.range(-1.0, 1.0) as f32).collect();
+    for mut b in open_list(&backends)? {
+        let info = b.info().clone();
+        let mut dev = Device::new(b.as_mut(), &manifest, &out);
+        // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB storage-buffer range, so this is DRAM bandwidth (read + write).
+        let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?;
+        let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
+        drop(words);
+        println!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", info.backend);
+        println!("| backend | kernel | L | bytes read | median µs | GB/s | of copy |");
+        println!("|---|---|---|---|---|---|---|");
+        let mut records = Vec::new();
+        for l in [16384usize, 65536] {
+            for p in paths {
+                let bytes: Vec<u8> = (0..l * p.row_bytes()).map(|_| (r.below(256)) as u8).collect();
+                let ns = time(&mut dev, runs, |d| p.run(d, &q, &sketch, &bytes))?;
+                let gbs = bytes.len() as f64 / ns;
+                println!("| {} | {} | {l} | {} | {:.1} | {gbs:.1} | {:.1} % |", info.backend, p.label(), bytes.len(), ns / 1e3, 100.0 * gbs / copy_gbs);
+                records.push(serde_json::json!({"kernel": p.label(), "rows": l, "bytes_read": bytes.len(), "median_ns": ns, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs}));
+            }
+        }
+        if let Some(dir) = &evidence {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let doc = serde_json::json!({
+                "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs,
+                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
+                "results": records,
+            });
+            let p = dir.join(format!("bench-kvquant-{}.json", info.backend));
+            std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+            eprintln!("evidence written to {}", p.display());
+        }
+    }
+    Ok(true)
+}
