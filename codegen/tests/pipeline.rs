@@ -152,8 +152,18 @@ fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run(
     assert_eq!(code, 1);
     assert!(out.contains("ERROR turbo4 with 1 × 70-byte blocks"), "{out}");
     let _ = std::fs::remove_file(&bad);
-    let eliza = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/eliza/");
-    let (code, out, err) = onekernel(&["fixture", &format!("{eliza}qjl@4bb0529.json"), "--backend", "cpu", "--out", gen]);
+    // Issue 5's command: every elizaOS fixture on the interpreter and Vulkan (lavapipe).
+    let eliza = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/eliza"));
+    let mut args: Vec<String> = vec!["fixture".into()];
+    let mut files: Vec<String> = std::fs::read_dir(eliza).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).map(|p| p.display().to_string()).collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    args.extend(files.iter().cloned());
+    args.extend(["--backend".into(), "cpu,vulkan".into(), "--out".into(), gen.into()]);
+    let (code, out, err) = onekernel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    println!("{out}{err}");
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("qjl") && out.contains("max |Δ|") && out.contains(" ok"), "{out}");
+    let ok_lines = out.lines().filter(|l| l.contains("max |Δ|") && l.ends_with(" ok")).count();
+    let backends = if err.contains("vulkan: skipped") { 1 } else { 2 };
+    assert_eq!(ok_lines, files.len() * backends, "{out}");
 }
