@@ -107,6 +107,13 @@ pub trait Backend {
     fn info(&self) -> &DeviceInfo;
     /// Runs one launch; read-write buffers in `args` are updated in place.
     fn launch(&mut self, launch: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError>;
+
+    /// For benchmarks: before each timed dispatch, write `bytes` of scratch memory so
+    /// the kernel's inputs (just uploaded) are no longer in the GPU's L2 and the timing
+    /// is DRAM bandwidth. 0 turns it off; backends without a cache to flush ignore it.
+    fn set_l2_flush(&mut self, bytes: u64) {
+        let _ = bytes;
+    }
 }
 
 /// Checks the arguments against the manifest before anything touches a device: every

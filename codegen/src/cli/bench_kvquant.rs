@@ -1,7 +1,8 @@
 //! `onekernel bench-kvquant`: effective bandwidth of the KV-quant score kernels
 //! (quantized bytes read / device time, median of N timed launches after warm-up) at
 //! L = 16384 and 65536 rows, against the copy bandwidth measured in the same run by the
-//! catalogue's `copy_words` kernel. Writes a table and, with --evidence, JSON.
+//! catalogue's `copy_words` kernel, with L2 flushed before each timed launch. Writes a
+//! table and, with --evidence, JSON.
 
 use crate::common::{command_line, open_list, read_manifest, unix_time};
 use crate::USAGE;
@@ -96,6 +97,9 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let sketch: Vec<f32> = (0..256).map(|_| r.range(-1.0, 1.0) as f32).collect();
     for mut b in open_list(&backends)? {
         let info = b.info().clone();
+        // Inputs are uploaded right before each launch; writing 128 MiB in between
+        // evicts them from L2, so every timed run reads its quantized cache from DRAM.
+        b.set_l2_flush(128 << 20);
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
         // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB storage-buffer range, so this is DRAM bandwidth (read + write).
         let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
@@ -119,7 +123,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let doc = serde_json::json!({
                 "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs,
-                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
+                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs}, "l2_flush_bytes": 128u64 << 20,
                 "results": records,
             });
             let p = dir.join(format!("bench-kvquant-{}.json", info.backend));

@@ -35,6 +35,8 @@ pub struct Cuda {
     modules: HashMap<String, Arc<CudaModule>>,
     /// Run-time instances per source hash: (entry, template arguments).
     extra: HashMap<String, Vec<(String, String)>>,
+    /// Scratch written before each timed dispatch (benchmarks' L2 flush), if set.
+    flush: Option<CudaSlice<u8>>,
     info: DeviceInfo,
 }
 
@@ -100,7 +102,7 @@ impl Cuda {
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
     }
 
     fn module(&mut self, l: &Launch) -> Result<Arc<CudaModule>, BackendError> {
@@ -164,6 +166,10 @@ impl Backend for Cuda {
         "cuda"
     }
 
+    fn set_l2_flush(&mut self, bytes: u64) {
+        self.flush = if bytes == 0 { None } else { self.stream.alloc_zeros::<u8>(bytes as usize).ok() };
+    }
+
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -191,6 +197,9 @@ impl Backend for Cuda {
             block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
             shared_mem_bytes: 0,
         };
+        if let Some(scratch) = self.flush.as_mut() {
+            self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
+        }
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
         {

@@ -35,6 +35,8 @@ pub struct Vulkan {
     pub(super) native_fma: bool,
     /// Whether the validation layer is active.
     pub validation_layer: bool,
+    /// Bytes of scratch filled before each timed dispatch (benchmarks' L2 flush).
+    pub(super) flush_bytes: u64,
 }
 
 unsafe extern "system" fn on_message(
@@ -229,6 +231,7 @@ impl Vulkan {
             max_groups: p.limits.max_compute_work_group_count,
             info,
             native_fma,
+            flush_bytes: 0,
             validation_layer,
             pipelines: std::collections::HashMap::new(),
         })

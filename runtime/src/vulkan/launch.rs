@@ -1,5 +1,6 @@
-//! One launch: buffers, pipeline with specialization, descriptor set, push constants,
-//! dispatch between two timestamps, read-back. Every object lives in a guard that
+//! One launch: device-local buffers filled from staging buffers, pipeline with
+//! specialization, descriptor set, push constants, dispatch between two timestamps,
+//! copy back to staging and read-back. Every object lives in a guard that
 //! destroys it on every path, errors included.
 
 use super::device::{CachedPipeline, Vulkan};
@@ -43,6 +44,10 @@ impl Backend for Vulkan {
         &self.info
     }
 
+    fn set_l2_flush(&mut self, bytes: u64) {
+        self.flush_bytes = bytes.next_multiple_of(4);
+    }
+
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
         let k = l.kernel;
         check_args("vulkan", l, args)?;
@@ -79,32 +84,29 @@ impl Backend for Vulkan {
         // SAFETY (whole block): plain Vulkan object creation and use on one device and
         // queue from one thread; every pointer passed lives across its call.
         unsafe {
+            // Each buffer lives in device-local memory (where the kernel reads at the
+            // device's bandwidth) with a host-visible staging twin for upload and
+            // read-back; on devices whose memory is all one kind (lavapipe) both are
+            // the same kind of memory and the copies are cheap.
+            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64, bool)> = Vec::new();
             for b in &k.buffers {
                 let Some(ArgValue::Buffer(host)) = args.get(&b.name) else { continue };
                 let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
-                let buf = d
-                    .create_buffer(&vk::BufferCreateInfo::default().size(size).usage(vk::BufferUsageFlags::STORAGE_BUFFER), None)
-                    .map_err(|e| api("vkCreateBuffer", e))?;
-                let req = d.get_buffer_memory_requirements(buf);
-                let want = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-                let Some(ty) = (0..self.memory.memory_type_count).find(|&i| req.memory_type_bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(want)) else {
-                    d.destroy_buffer(buf, None);
-                    return Err(api("no host-visible coherent memory type", vk::Result::ERROR_OUT_OF_DEVICE_MEMORY));
-                };
-                let mem = match d.allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        d.destroy_buffer(buf, None);
-                        return Err(api("vkAllocateMemory", e));
-                    }
-                };
-                r.buffers.push((buf, mem));
-                d.bind_buffer_memory(buf, mem, 0).map_err(|e| api("vkBindBufferMemory", e))?;
-                let ptr = d.map_memory(mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
+                let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+                let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
+                let (stage_buf, stage_mem) =
+                    self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
+                let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
                 std::ptr::write_bytes(ptr, 0, size as usize);
                 std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
-                d.unmap_memory(mem);
+                d.unmap_memory(stage_mem);
+                staged.push((dev_buf, stage_buf, size, b.access == Access::ReadWrite));
             }
+            let scratch = if self.flush_bytes > 0 {
+                Some(self.allocate(&mut r, self.flush_bytes, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0)
+            } else {
+                None
+            };
             let set_layouts = [set_layout];
             if !k.buffers.is_empty() {
                 let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(k.buffers.len() as u32)];
@@ -114,7 +116,7 @@ impl Backend for Vulkan {
                 None
             } else {
                 let s = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = r.buffers.iter().map(|(b, _)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = staged.iter().map(|(b, ..)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)]).collect();
                 let writes: Vec<vk::WriteDescriptorSet> = infos
                     .iter()
                     .enumerate()
@@ -133,7 +135,19 @@ impl Backend for Vulkan {
                 d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
                 if r.queries != vk::QueryPool::null() {
                     d.cmd_reset_query_pool(cb, r.queries, 0, 2);
-                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, r.queries, 0);
+                }
+                for (dev_buf, stage_buf, size, _) in &staged {
+                    d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
+                }
+                if let Some(s) = scratch {
+                    d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
+                }
+                let uploaded = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &uploaded, &[], &[]);
+                if r.queries != vk::QueryPool::null() {
+                    // Written once every earlier command (the uploads) has completed: the
+                    // interval covers the dispatch only.
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, r.queries, 0);
                 }
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
                 if let Some(s) = set {
@@ -146,8 +160,15 @@ impl Backend for Vulkan {
                 if r.queries != vk::QueryPool::null() {
                     d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, r.queries, 1);
                 }
-                let barrier = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
-                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &barrier, &[], &[]);
+                let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
+                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &written, &[], &[]);
+                for (dev_buf, stage_buf, size, read_back) in &staged {
+                    if *read_back {
+                        d.cmd_copy_buffer(cb, *dev_buf, *stage_buf, &[vk::BufferCopy::default().size(*size)]);
+                    }
+                }
+                let downloaded = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
+                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
                 d.end_command_buffer(cb).map_err(|e| api("vkEndCommandBuffer", e))?;
                 r.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|e| api("vkCreateFence", e))?;
                 let cbs = [cb];
@@ -164,7 +185,9 @@ impl Backend for Vulkan {
                     device_ns = Some(ts[1].wrapping_sub(ts[0]) as f64 * period);
                 }
             }
-            for (b, (_, mem)) in k.buffers.iter().zip(&r.buffers) {
+            // Staging memory is every second allocation (device buffer, then its twin).
+            let stage_mems: Vec<vk::DeviceMemory> = r.buffers.iter().skip(1).step_by(2).map(|(_, m)| *m).collect();
+            for (b, mem) in k.buffers.iter().zip(&stage_mems) {
                 if b.access != Access::ReadWrite {
                     continue;
                 }
@@ -186,6 +209,36 @@ impl Backend for Vulkan {
 }
 
 impl Vulkan {
+    /// A buffer of `size` bytes bound to fresh memory of a type with `want` (any allowed
+    /// type when `fallback` and none has it), recorded in `r` for destruction.
+    fn allocate(&self, r: &mut Resources, size: u64, usage: vk::BufferUsageFlags, want: vk::MemoryPropertyFlags, fallback: bool) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
+        let d = &self.device;
+        // SAFETY: object creation on this device; every handle is recorded in `r`, which
+        // destroys it on every path.
+        unsafe {
+            let buf = d.create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None).map_err(|e| ("vkCreateBuffer", e))?;
+            let req = d.get_buffer_memory_requirements(buf);
+            let allowed = |i: u32| req.memory_type_bits & (1 << i) != 0;
+            let ty = (0..self.memory.memory_type_count)
+                .find(|&i| allowed(i) && self.memory.memory_types[i as usize].property_flags.contains(want))
+                .or_else(|| if fallback { (0..self.memory.memory_type_count).find(|&i| allowed(i)) } else { None });
+            let Some(ty) = ty else {
+                d.destroy_buffer(buf, None);
+                return Err(("no suitable memory type", vk::Result::ERROR_OUT_OF_DEVICE_MEMORY));
+            };
+            let mem = match d.allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buf, None);
+                    return Err(("vkAllocateMemory", e));
+                }
+            };
+            r.buffers.push((buf, mem));
+            d.bind_buffer_memory(buf, mem, 0).map_err(|e| ("vkBindBufferMemory", e))?;
+            Ok((buf, mem))
+        }
+    }
+
     /// Creates the descriptor-set layout, pipeline layout, shader module and pipeline of
     /// one kernel with one specialization (`spec_data`: 4 bytes per constant, the kernel's
     /// spec constants in id order, then the fma switch if the module has one).
