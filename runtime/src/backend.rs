@@ -114,6 +114,14 @@ pub trait Backend {
     fn set_l2_flush(&mut self, bytes: u64) {
         let _ = bytes;
     }
+
+    /// For benchmarks: runs the launch `runs` times and returns each run's device time
+    /// in ns. GPU backends upload the inputs once and read the outputs of the last run
+    /// back, so a large problem is timed without moving it `runs` times; kernels must
+    /// be idempotent (outputs a function of the inputs only). The default re-launches.
+    fn launch_repeated(&mut self, launch: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
+        (0..runs).map(|_| self.launch(launch, args).map(|s| s.device_ns.unwrap_or(f64::NAN))).collect()
+    }
 }
 
 /// Checks the arguments against the manifest before anything touches a device: every

@@ -245,3 +245,40 @@ fn device_encoders_agree_with_the_host_encoders() {
         assert!(same >= 60, "qjl: only {same}/64 keys match");
     }
 }
+
+/// Benchmarks time repeated dispatches on inputs uploaded once (with an L2 flush
+/// between): the results equal a single launch's, and every run is timed.
+#[test]
+fn repeated_launches_give_the_single_launch_results() {
+    use onekernel_runtime::{Args, HostBuffer, Launch};
+    let m = manifest();
+    let artifacts = root().join("generated");
+    let k = m.kernel("turbo_score").unwrap();
+    let spec = k.variants[0].spec.clone();
+    let mut r = Rng::new(77);
+    let rows: Vec<u8> = (0..40).flat_map(|_| codec::encode_tbq4(&gaussian(&mut r, D))).collect();
+    let words: Vec<u32> = rows.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let args = || {
+        Args::new()
+            .buffer("q", HostBuffer::from_f32(&gaussian(&mut Rng::new(5), D)))
+            .buffer("k", HostBuffer::from_u32(&words))
+            .buffer("levels", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ4_CODEBOOK))
+            .buffer("signs", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ_SIGNS))
+            .buffer("scores", HostBuffer::zeros(onekernel_dsl::types::StorageType::F32, 40))
+            .scalar("n_kv", 40u32)
+            .scalar("format", 3u32)
+            .scalar("real_domain", 1u32)
+    };
+    for mut be in backends() {
+        let launch = Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [1, 1, 1] };
+        let mut once = args();
+        be.launch(&launch, &mut once).unwrap();
+        be.set_l2_flush(1 << 20);
+        let mut many = args();
+        let times = be.launch_repeated(&launch, &mut many, 5).unwrap();
+        be.set_l2_flush(0);
+        assert_eq!(times.len(), 5, "{}", be.name());
+        assert_eq!(once.get_buffer("scores").unwrap().to_bits(), many.get_buffer("scores").unwrap().to_bits(), "{}", be.name());
+        println!("{}: 5 timed runs {times:?}", be.name());
+    }
+}

@@ -175,6 +175,19 @@ impl Backend for Cuda {
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
+        let times = self.run(l, args, 1)?;
+        Ok(LaunchStats { device_ns: times.first().copied() })
+    }
+
+    fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run(l, args, runs.max(1))
+    }
+}
+
+impl Cuda {
+    /// Uploads once, dispatches `runs` times (each between two events, after the L2
+    /// flush when set), reads read-write buffers back once.
+    fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
         let k = l.kernel;
         check_args("cuda", l, args)?;
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
@@ -197,26 +210,29 @@ impl Backend for Cuda {
             block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
             shared_mem_bytes: 0,
         };
-        if let Some(scratch) = self.flush.as_mut() {
-            self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
-        }
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
-        {
-            let mut b = self.stream.launch_builder(&func);
-            for s in &slices {
-                b.arg(s);
+        let mut times = Vec::with_capacity(runs as usize);
+        for _ in 0..runs {
+            if let Some(scratch) = self.flush.as_mut() {
+                self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
             }
-            if !bytes.is_empty() {
-                b.arg(&push);
+            let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
+            {
+                let mut b = self.stream.launch_builder(&func);
+                for s in &slices {
+                    b.arg(s);
+                }
+                if !bytes.is_empty() {
+                    b.arg(&push);
+                }
+                // SAFETY: the argument list matches the generated signature (buffers in
+                // binding order, then the push struct), checked against the manifest above.
+                unsafe { b.launch(cfg) }.map_err(|e| api("cuLaunchKernel", &e))?;
             }
-            // SAFETY: the argument list matches the generated signature (buffers in
-            // binding order, then the push struct), checked against the manifest above.
-            unsafe { b.launch(cfg) }.map_err(|e| api("cuLaunchKernel", &e))?;
+            let end = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
+            self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
+            times.push(start.elapsed_ms(&end).map_err(|e| api("cuEventElapsedTime", &e))? as f64 * 1e6);
         }
-        let end = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
-        self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
-        let ms = start.elapsed_ms(&end).map_err(|e| api("cuEventElapsedTime", &e))?;
         for (b, s) in k.buffers.iter().zip(&slices) {
             if b.access != Access::ReadWrite {
                 continue;
@@ -226,6 +242,6 @@ impl Backend for Cuda {
                 h.as_bytes_mut().copy_from_slice(&back);
             }
         }
-        Ok(LaunchStats { device_ns: Some(ms as f64 * 1e6) })
+        Ok(times)
     }
 }

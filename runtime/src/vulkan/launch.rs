@@ -49,6 +49,19 @@ impl Backend for Vulkan {
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
+        let times = self.run(l, args, 1)?;
+        Ok(LaunchStats { device_ns: times.first().copied().filter(|t| !t.is_nan()) })
+    }
+
+    fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run(l, args, runs.max(1))
+    }
+}
+
+impl Vulkan {
+    /// Uploads once, records `runs` dispatches (each between two timestamps, after the
+    /// L2 flush when set, separated by barriers), reads read-write buffers back once.
+    fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
         let k = l.kernel;
         check_args("vulkan", l, args)?;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
@@ -126,7 +139,7 @@ impl Backend for Vulkan {
                 Some(s)
             };
             if self.timestamp_period_ns.is_some() {
-                r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2), None).map_err(|e| api("vkCreateQueryPool", e))?;
+                r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * runs), None).map_err(|e| api("vkCreateQueryPool", e))?;
             }
             let cb = d
                 .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1))
@@ -134,20 +147,10 @@ impl Backend for Vulkan {
             let result = (|| -> Result<(), BackendError> {
                 d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
                 if r.queries != vk::QueryPool::null() {
-                    d.cmd_reset_query_pool(cb, r.queries, 0, 2);
+                    d.cmd_reset_query_pool(cb, r.queries, 0, 2 * runs);
                 }
                 for (dev_buf, stage_buf, size, _) in &staged {
                     d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
-                }
-                if let Some(s) = scratch {
-                    d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
-                }
-                let uploaded = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
-                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &uploaded, &[], &[]);
-                if r.queries != vk::QueryPool::null() {
-                    // Written once every earlier command (the uploads) has completed: the
-                    // interval covers the dispatch only.
-                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, r.queries, 0);
                 }
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
                 if let Some(s) = set {
@@ -156,9 +159,24 @@ impl Backend for Vulkan {
                 if !push.is_empty() {
                     d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
                 }
-                d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
-                if r.queries != vk::QueryPool::null() {
-                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, r.queries, 1);
+                for run in 0..runs {
+                    if let Some(s) = scratch {
+                        d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
+                    }
+                    // Uploads (or the previous run) and the flush complete before this run.
+                    let before = [vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
+                        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+                    d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
+                    if r.queries != vk::QueryPool::null() {
+                        // Written once every earlier command has completed: the interval
+                        // covers this dispatch only.
+                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, r.queries, 2 * run);
+                    }
+                    d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
+                    if r.queries != vk::QueryPool::null() {
+                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, r.queries, 2 * run + 1);
+                    }
                 }
                 let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &written, &[], &[]);
@@ -178,11 +196,11 @@ impl Backend for Vulkan {
             })();
             d.free_command_buffers(self.command_pool, &[cb]);
             result?;
-            let mut device_ns = None;
+            let mut times = vec![f64::NAN; runs as usize];
             if let (Some(period), true) = (self.timestamp_period_ns, r.queries != vk::QueryPool::null()) {
-                let mut ts = [0u64; 2];
+                let mut ts = vec![0u64; 2 * runs as usize];
                 if d.get_query_pool_results(r.queries, 0, &mut ts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT).is_ok() {
-                    device_ns = Some(ts[1].wrapping_sub(ts[0]) as f64 * period);
+                    times = ts.chunks(2).map(|t| t[1].wrapping_sub(t[0]) as f64 * period).collect();
                 }
             }
             // Staging memory is every second allocation (device buffer, then its twin).
@@ -203,7 +221,7 @@ impl Backend for Vulkan {
             if !messages.is_empty() {
                 return Err(BackendError::ValidationLayer { kernel: k.name.clone(), messages });
             }
-            Ok(LaunchStats { device_ns })
+            Ok(times)
         }
     }
 }
