@@ -9,6 +9,8 @@
 # committed):
 #
 #   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence" [.fx]
+#
+# ONEKERNEL_SKIP_GRID=1 leaves out the 216-point determinism grid (about 5 minutes).
 set -uo pipefail
 bin=${1:-.devbin/onekernel}
 evidence=${2:-generated/evidence}
@@ -31,6 +33,13 @@ if [ -n "$fixtures" ]; then
 fi
 echo "== KV-quant score bandwidth"
 "$bin" bench-kvquant --backend cuda,vulkan --evidence "$evidence" || status=1
+echo "== decode-attention benchmark (ANCHORS.md shapes) and PyTorch SDPA in the same session"
+"$bin" bench --backend cuda,vulkan --evidence "$evidence" || status=1
+python3 scripts/bench_sdpa.py "$evidence/bench-sdpa.json" || status=1
+if [ -n "${ONEKERNEL_SKIP_GRID:-}" ]; then
+    echo "== attention determinism grid skipped (ONEKERNEL_SKIP_GRID)"
+    exit $status
+fi
 echo "== attention determinism grid (full), CUDA and Vulkan side by side"
 "$bin" attention-grid --grid full --backend cuda --evidence "$evidence" > "$evidence/attention-grid-cuda.log" 2>&1 &
 cuda_pid=$!

@@ -167,3 +167,18 @@ fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run(
     let backends = if err.contains("vulkan: skipped") { 1 } else { 2 };
     assert_eq!(ok_lines, files.len() * backends, "{out}");
 }
+
+/// `onekernel bench --quick`: a smoke test of the benchmark program (not a measurement):
+/// it runs chunk + combine repeatedly on Vulkan (lavapipe in CI) and prints its table.
+#[test]
+fn cli_bench_quick_prints_the_table() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, out, err) = onekernel(&["bench", "--backend", "vulkan", "--runs", "1", "--quick", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    if err.contains("vulkan: skipped") {
+        assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+        println!("SKIPPED (no Vulkan device)");
+        return;
+    }
+    assert!(out.contains("| B × L | paged fast |") && out.contains("| 1 × 100 |"), "{out}");
+}

@@ -10,8 +10,10 @@
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--out DIR]
 //!                          [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--out DIR] [--evidence DIR]
+//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! ```
 
+mod bench;
 mod bench_kvquant;
 mod common;
 mod fixture;
@@ -39,7 +41,7 @@ struct Options {
     evidence: Option<PathBuf>,
 }
 
-pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench-kvquant> [--out DIR] [--kernel NAME]... [--threads N]
+pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -49,6 +51,8 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
   attention-grid  run decode attention's determinism grid (issue 6; full: 216 points,
          ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
          and repeatable and the fast-mode control changes bits
+  bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic)
+         with the copy bandwidth of the same run; markdown table + JSON (GPU machine)
   bench-kvquant  effective bandwidth of the KV-quant score kernels at L = 16384 and
          65536 against the copy bandwidth measured in the same run (GPU machine)
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
@@ -244,6 +248,7 @@ fn main() {
         Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
         Some("fixture") => fixture::fixture_cmd(&args[1..]),
         Some("attention-grid") => grid::grid_cmd(&args[1..]),
+        Some("bench") => bench::bench_cmd(&args[1..]),
         Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

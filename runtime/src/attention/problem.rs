@@ -177,6 +177,18 @@ impl DecodeProblem {
     /// Runs chunk + combine on `backend` with the kernels of `manifest`; returns the
     /// `[B][Hq][D]` output.
     pub fn run(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<Vec<f32>, AttentionError> {
+        let (_, out) = self.launch(split, backend, manifest, artifacts, None)?;
+        Ok(out)
+    }
+
+    /// For benchmarks: the chunk and the combine kernel each dispatched `runs` times on
+    /// inputs uploaded once; returns their device times in ns.
+    pub fn time(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: u32) -> Result<(Vec<f64>, Vec<f64>), AttentionError> {
+        let (times, _) = self.launch(split, backend, manifest, artifacts, Some(runs))?;
+        Ok(times)
+    }
+
+    fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<((Vec<f64>, Vec<f64>), Vec<f32>), AttentionError> {
         self.check()?;
         let chunk_tokens = split.tokens();
         if chunk_tokens == 0 || chunk_tokens > MAX_CHUNK {
@@ -211,7 +223,11 @@ impl DecodeProblem {
             .scalar("k_type", self.k_format.code())
             .scalar("v_type", self.v_format.code());
         let chunk_spec = variant_spec(chunk, &[("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))], d)?;
-        backend.launch(&Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, hq, b] }, &mut a)?;
+        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, hq, b] };
+        let chunk_times = match runs {
+            Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
+            None => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],
+        };
         let take = |name: &str| a.get_buffer(name).cloned().ok_or_else(|| AttentionError::Manifest(format!("no `{name}` after the chunk kernel")));
         let mut c = Args::new()
             .buffer("part_m", take("part_m")?)
@@ -225,7 +241,11 @@ impl DecodeProblem {
             .scalar("chunk_tokens", chunk_tokens)
             .scalar("has_sinks", self.sinks.is_some() as u32);
         let combine_spec = variant_spec(combine, &[("deterministic", Literal::Bool(deterministic))], d)?;
-        backend.launch(&Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] }, &mut c)?;
-        Ok(c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default())
+        let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] };
+        let combine_times = match runs {
+            Some(n) => backend.launch_repeated(&combine_launch, &mut c, n)?,
+            None => vec![backend.launch(&combine_launch, &mut c)?.device_ns.unwrap_or(f64::NAN)],
+        };
+        Ok(((chunk_times, combine_times), c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default()))
     }
 }

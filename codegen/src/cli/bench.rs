@@ -1,0 +1,157 @@
+//! `onekernel bench`: decode attention on the GPU machine over ANCHORS.md's shapes
+//! (Hq 32, Hkv 8, D 128, f16 K/V; B × L ∈ {1×4096, 1×32768, 16×4096, 64×4096,
+//! 16×32768, 128×8192}), paged (pages of 16, random permutation) and contiguous, fast and
+//! deterministic: median device time of `--runs` dispatches of the chunk and the combine
+//! kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
+//! bandwidth is measured in the same run. Writes a markdown table and JSON.
+
+use crate::common::{command_line, open_list, read_manifest, unix_time};
+use crate::USAGE;
+use anyhow::{anyhow, bail, Context, Result};
+use onekernel_runtime::attention::batch::SeqRng;
+use onekernel_runtime::attention::grid::fast_chunk;
+use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
+use onekernel_runtime::{Args, HostBuffer, Launch};
+use std::path::PathBuf;
+
+const SHAPES: [(u32, u32); 6] = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)];
+/// `--quick`: a smoke test of the program itself (CI, lavapipe), not a measurement.
+const QUICK: [(u32, u32); 1] = [(1, 100)];
+const HQ: u32 = 32;
+const HKV: u32 = 8;
+const D: u32 = 128;
+const PAGE: u32 = 16;
+
+fn median(v: &[f64]) -> f64 {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A cache of B sequences of L tokens with random f16 values in [1/8, 2) (sign random):
+/// contiguous, or paged with a random page permutation.
+fn problem(b: u32, l: u32, paged: bool, k: &[u8], v: &[u8], r: &mut SeqRng) -> DecodeProblem {
+    let pps = l.div_ceil(PAGE);
+    let n_pages = (b * pps) as usize;
+    let mut phys: Vec<i32> = (0..n_pages as i32).collect();
+    for i in (1..n_pages).rev() {
+        phys.swap(i, r.below(i as u32 + 1) as usize);
+    }
+    DecodeProblem {
+        head_dim: D,
+        n_heads: HQ,
+        n_kv_heads: HKV,
+        page_size: PAGE,
+        pages_per_seq: pps,
+        kv_len: vec![l; b as usize],
+        k_format: KvFormat::F16,
+        v_format: KvFormat::F16,
+        k: k.to_vec(),
+        v: v.to_vec(),
+        block_table: paged.then_some(phys),
+        q: (0..b * HQ * D).map(|_| r.range(-1.0, 1.0) as f32).collect(),
+        scale: 1.0 / (D as f32).sqrt(),
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: None,
+        sinks: None,
+    }
+}
+
+fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
+    let mut state = r.below(u32::MAX) as u64 | 1;
+    (0..bytes / 2)
+        .flat_map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (((state >> 16) as u16 & 0x8fff) | 0x3000).to_le_bytes()
+        })
+        .collect()
+}
+
+/// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
+pub fn bench_cmd(args: &[String]) -> Result<bool> {
+    let (mut backends, mut runs, mut out, mut evidence) = ("cuda,vulkan".to_string(), 50u32, PathBuf::from("generated"), None::<PathBuf>);
+    let mut shapes: &[(u32, u32)] = &SHAPES;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
+        match a.as_str() {
+            "--backend" => backends = value("--backend")?,
+            "--runs" => runs = value("--runs")?.parse().context("--runs takes a number")?,
+            "--out" => out = PathBuf::from(value("--out")?),
+            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
+            "--quick" => shapes = &QUICK,
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let manifest = read_manifest(&out)?;
+    let mut opened = open_list(&backends)?;
+    let mut r = SeqRng::new(0xbe4c);
+    let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
+    let mut copies = vec![f64::NAN; opened.len()];
+    for (i, b) in opened.iter_mut().enumerate() {
+        b.set_l2_flush(128 << 20);
+        let words: Vec<u32> = (0..if shapes.len() == QUICK.len() { 1u32 << 16 } else { 24u32 << 20 }).collect();
+        let k = manifest.kernel("copy_words").ok_or_else(|| anyhow!("`copy_words` is not in the manifest"))?;
+        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+        let mut a = Args::new().buffer("src", HostBuffer::from_u32(&words)).buffer("dst", HostBuffer::from_u32(&words)).scalar("n", words.len() as u32);
+        let t = b.launch_repeated(&Launch { kernel: k, artifacts: &out, spec: &spec, groups: [(words.len() as u32).div_ceil(1024), 1, 1] }, &mut a, 23)?;
+        copies[i] = 2.0 * (words.len() * 4) as f64 / median(&t[3..]);
+        eprintln!("{}: copy bandwidth (copy_words, {:.2} MiB, read + write) {:.0} GB/s", b.name(), (words.len() * 4) as f64 / 1048576.0, copies[i]);
+    }
+    for &(bsz, l) in shapes {
+        let bytes = (bsz * l * HKV * D * 2) as usize;
+        let image = (bsz * l.div_ceil(PAGE) * PAGE * HKV * D * 2) as usize;
+        let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
+        for paged in [true, false] {
+            let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
+            for split in [Split::Fast { chunk_tokens: fast_chunk(&p) }, Split::Deterministic] {
+                for (i, b) in opened.iter_mut().enumerate() {
+                    let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
+                    let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
+                    let t = tc + tm;
+                    let gbs = 2.0 * bytes as f64 / t;
+                    let mode = if split == Split::Deterministic { "deterministic" } else { "fast" };
+                    eprintln!("{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} {:>9.1} µs  {:>7.0} GB/s", b.name(), if paged { "paged" } else { "contiguous" }, t / 1e3, gbs);
+                    records[i].push(serde_json::json!({
+                        "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
+                        "chunk_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, Split::Deterministic => 256 },
+                        "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i],
+                    }));
+                }
+            }
+        }
+    }
+    for (i, b) in opened.iter_mut().enumerate() {
+        let name = b.name();
+        let find = |bs: u32, l: u32, layout: &str, mode: &str| records[i].iter().find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode).and_then(|x| x["total_ns"].as_f64()).unwrap_or(f64::NAN);
+        println!("\n{name}: copy {:.0} GB/s (copy_words, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16", copies[i]);
+        println!("| B × L | paged fast | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
+        println!("|---|---|---|---|---|---|");
+        for &(bs, l) in shapes {
+            let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
+            let (pf, pd, cf) = (find(bs, l, "paged16", "fast"), find(bs, l, "paged16", "deterministic"), find(bs, l, "contiguous", "fast"));
+            println!(
+                "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
+                pf / 1e3, bytes / pf / 1e3, pd / 1e3, bytes / pd / 1e3, cf / 1e3, bytes / cf / 1e3, 100.0 * (pf / cf - 1.0), 100.0 * (pd / pf - 1.0)
+            );
+        }
+        if let Some(dir) = &evidence {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let doc = serde_json::json!({
+                "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": runs, "warmup": 3, "l2_flush_bytes": 128u64 << 20,
+                "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE},
+                "copy_gb_per_s": copies[i], "quick_smoke_test": shapes.len() == QUICK.len(), "results": records[i],
+            });
+            let p = dir.join(format!("bench-attention-{name}.json"));
+            std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+            eprintln!("evidence written to {}", p.display());
+        }
+    }
+    Ok(true)
+}
