@@ -10,7 +10,8 @@
 #
 #   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence" [.fx]
 #
-# ONEKERNEL_SKIP_GRID=1 leaves out the 216-point determinism grid (about 5 minutes).
+# ONEKERNEL_SKIP_GRID=1 leaves out the 216-point determinism grid (about 5 minutes);
+# ONEKERNEL_SKIP_KVQUANT_BENCH=1 the KV-quant bandwidth benchmark (about 1 minute).
 set -uo pipefail
 bin=${1:-.devbin/onekernel}
 evidence=${2:-generated/evidence}
@@ -31,8 +32,10 @@ if [ -n "$fixtures" ]; then
     echo "== fixtures (decode attention, elizaOS KV quant)"
     "$bin" fixture "$fixtures"/*.json --backend cuda,vulkan --evidence "$evidence" || status=1
 fi
-echo "== KV-quant score bandwidth"
-"$bin" bench-kvquant --backend cuda,vulkan --evidence "$evidence" || status=1
+if [ -z "${ONEKERNEL_SKIP_KVQUANT_BENCH:-}" ]; then
+    echo "== KV-quant score bandwidth"
+    "$bin" bench-kvquant --backend cuda,vulkan --evidence "$evidence" || status=1
+fi
 echo "== decode-attention benchmark (ANCHORS.md shapes) and PyTorch SDPA in the same session"
 "$bin" bench --backend cuda,vulkan --evidence "$evidence" || status=1
 python3 scripts/bench_sdpa.py "$evidence/bench-sdpa.json" || status=1

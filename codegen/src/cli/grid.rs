@@ -11,6 +11,7 @@ use std::time::Instant;
 /// Runs the grid; `Ok(false)` unless every point holds and the control fired.
 pub fn grid_cmd(args: &[String]) -> Result<bool> {
     let (mut backends, mut which, mut out, mut evidence) = ("vulkan,cuda".to_string(), "full".to_string(), PathBuf::from("generated"), None::<PathBuf>);
+    let mut first: Option<usize> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
@@ -19,6 +20,7 @@ pub fn grid_cmd(args: &[String]) -> Result<bool> {
             "--grid" => which = value("--grid")?,
             "--out" => out = PathBuf::from(value("--out")?),
             "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
+            "--first" => first = Some(value("--first")?.parse().context("--first takes a number")?),
             other => bail!("unknown argument `{other}`\n\n{USAGE}"),
         }
     }
@@ -27,6 +29,8 @@ pub fn grid_cmd(args: &[String]) -> Result<bool> {
         "ci" => ci_grid(),
         other => bail!("unknown grid `{other}`; use full or ci"),
     };
+    // `--first N`: the grid's first N points only (a quick look, not the grid's evidence).
+    let points: Vec<_> = points.into_iter().take(first.unwrap_or(usize::MAX)).collect();
     let manifest = read_manifest(&out)?;
     let mut all_passed = true;
     for mut b in open_list(&backends)? {

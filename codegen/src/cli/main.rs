@@ -7,8 +7,8 @@
 //! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
-//! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--out DIR]
-//!                          [--evidence DIR]
+//! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
+//!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! ```

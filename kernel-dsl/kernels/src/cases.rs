@@ -66,7 +66,7 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, label: &str, softcap: f32, 
     let (b, hq, hkv, d, p, pages_per_seq, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 19u32, 5u32);
     let n_pages = (b * pages_per_seq) as usize;
     let words = |f: CacheFormat| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
-    Case::new(label, [n_chunks, hq, b])
+    Case::new(label, [n_chunks, hkv, b])
         .buffer("q", (b * hq) as usize * d, Fill::Uniform { lo: -1.0, hi: 1.0 })
         .buffer("k", words(kf), kf.fill())
         .buffer("v", words(vf), vf.fill())

@@ -122,6 +122,9 @@ impl DecodeProblem {
         if hq % hkv != 0 {
             return bad(format!("Hq = {hq} is not a multiple of Hkv = {hkv}"));
         }
+        if d > 256 || d % 2 != 0 {
+            return bad(format!("D = {d}: the chunk kernel takes even head sizes up to 256"));
+        }
         for f in [self.k_format, self.v_format] {
             if f.is_block() && d % 32 != 0 {
                 return bad(format!("{} rows are blocks of 32: D = {d} is not a multiple of 32", f.name()));
@@ -223,7 +226,7 @@ impl DecodeProblem {
             .scalar("k_type", self.k_format.code())
             .scalar("v_type", self.v_format.code());
         let chunk_spec = variant_spec(chunk, &[("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))], d)?;
-        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, hq, b] };
+        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, self.n_kv_heads, b] };
         let chunk_times = match runs {
             Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
             None => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],

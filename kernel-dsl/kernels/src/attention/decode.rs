@@ -2,8 +2,9 @@
 //! in ggml's `FLASH_ATTN_EXT` conventions (`../shared/fixtures/attention/README.md`),
 //! split over the KV sequence:
 //!
-//! * `attn_decode_chunk`: grid `[n_chunks, n_heads, n_seq]`; each workgroup
-//!   scores one contiguous chunk of one sequence's tokens for one query head and writes
+//! * `attn_decode_chunk`: grid `[n_chunks, n_kv_heads, n_seq]`; each workgroup scores
+//!   one contiguous chunk of one sequence's tokens for the query heads of one KV head
+//!   (GQA: each K/V row is read once per eight query heads) and writes per query head
 //!   the chunk's max `m`, sum `l = Σ exp(s − m)` and `acc[d] = Σ exp(s − m) v[d]`.
 //! * `attn_decode_combine`: grid `[n_heads, n_seq]`; merges a sequence's chunks in chunk
 //!   order (the fixed merge order), adds the head's sink to the denominator, normalizes.
@@ -51,7 +52,8 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    let scores = shared::<f32, 256>();
+    let queries = shared::<f32, 2048>();
+    let scores = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
     // Byte offset of the row of (sequence b, token t, KV head kvh): the block table is
@@ -93,72 +95,122 @@ pub fn attn_decode_chunk(
         x
     };
     let c = group_id().x;
-    let h = group_id().y;
+    let kvh = group_id().y;
     let b = group_id().z;
     let t0 = local_id().x;
     let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
     let len = kv_len[b];
     let start = c * chunk;
     let end = min(start + chunk, len);
-    let kvh = h / (n_heads / n_kv_heads);
-    let qbase = (b * n_heads + h) * head_dim;
+    let n = select(end > start, end - start, 0u32);
+    let group = n_heads / n_kv_heads;
     let k_bytes = row_bytes(k_type);
     let v_bytes = row_bytes(v_type);
-    // ALiBi slope (ggml): n = largest power of two ≤ n_heads.
+    // ALiBi (ggml): n2 = largest power of two ≤ n_heads.
     let mut n2 = 1u32;
     while n2 * 2 <= n_heads {
         n2 = n2 * 2;
     }
     let nf = n2 as f32;
-    let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-    let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-    let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-
-    let mut m_local = f32::NEG_INFINITY;
-    for i in (t0..chunk).step_by(WORKGROUP_X) {
-        let t = start + i;
-        let mut s = f32::NEG_INFINITY;
-        if t < end {
-            let krow = row_at(b, t, kvh, k_bytes);
-            let mut dot = 0.0;
-            for d in 0..head_dim {
-                let kd = elem(k, krow, d, k_type);
-                dot = fma(q[qbase + d], kd, dot);
+    // The query heads sharing this KV head, eight at a time: each K and V row is read
+    // once per eight heads, and every head's arithmetic is what it would be alone.
+    for h0 in (0..group).step_by(8u32) {
+        let hn = min(8u32, group - h0);
+        let head0 = kvh * group + h0;
+        for i in (t0..hn * head_dim).step_by(WORKGROUP_X) {
+            queries[i] = q[(b * n_heads + head0 + i / head_dim) * head_dim + i % head_dim];
+        }
+        barrier();
+        for i in (t0..chunk).step_by(WORKGROUP_X) {
+            let t = start + i;
+            let mut dots = [0.0; 8];
+            if t < end {
+                let krow = row_at(b, t, kvh, k_bytes);
+                if k_type == 1 {
+                    // f16: two elements per 32-bit load.
+                    for w in 0..head_dim / 2 {
+                        let word = k[krow / 4 + w];
+                        let lo = f16_bits_to_f32(word & 65535);
+                        let hi = f16_bits_to_f32(word >> 16);
+                        for hh in 0..8u32 {
+                            if hh < hn {
+                                let qb = hh * head_dim + 2 * w;
+                                dots[hh] = fma(queries[qb + 1], hi, fma(queries[qb], lo, dots[hh]));
+                            }
+                        }
+                    }
+                } else {
+                    for d in 0..head_dim {
+                        let kd = elem(k, krow, d, k_type);
+                        for hh in 0..8u32 {
+                            if hh < hn {
+                                dots[hh] = fma(queries[hh * head_dim + d], kd, dots[hh]);
+                            }
+                        }
+                    }
+                }
             }
-            s = dot * scale;
-            if softcap > 0.0 {
-                s = softcap * tanh(s / softcap);
-            }
-            if has_mask != 0 {
-                s = fma(slope, mask[b * pages_per_seq * page_size + t], s);
+            for hh in 0..8u32 {
+                if hh < hn {
+                    let h = head0 + hh;
+                    let mut s = f32::NEG_INFINITY;
+                    if t < end {
+                        s = dots[hh] * scale;
+                        if softcap > 0.0 {
+                            s = softcap * tanh(s / softcap);
+                        }
+                        if has_mask != 0 {
+                            let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
+                            let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
+                            let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
+                            s = fma(slope, mask[b * pages_per_seq * page_size + t], s);
+                        }
+                    }
+                    scores[hh * 256 + i] = s;
+                }
             }
         }
-        scores[i] = s;
-        m_local = max(m_local, s);
-    }
-    let m = workgroup_max(m_local);
-    let mut l_local = 0.0;
-    for i in (t0..chunk).step_by(WORKGROUP_X) {
-        let s = scores[i];
-        let p = select(s == f32::NEG_INFINITY, 0.0, exp(s - m));
-        scores[i] = p;
-        l_local += p;
-    }
-    let l = workgroup_sum(l_local);
-    let n = select(end > start, end - start, 0u32);
-    let row = (b * n_heads + h) * n_chunks + c;
-    for d in (t0..head_dim).step_by(WORKGROUP_X) {
-        let mut acc = 0.0;
-        for i in 0..n {
-            let vrow = row_at(b, start + i, kvh, v_bytes);
-            let vd = elem(v, vrow, d, v_type);
-            acc = fma(scores[i], vd, acc);
+        for hh in 0..8u32 {
+            if hh < hn {
+                let mut m_local = f32::NEG_INFINITY;
+                for i in (t0..chunk).step_by(WORKGROUP_X) {
+                    m_local = max(m_local, scores[hh * 256 + i]);
+                }
+                let m = workgroup_max(m_local);
+                let mut l_local = 0.0;
+                for i in (t0..chunk).step_by(WORKGROUP_X) {
+                    let s = scores[hh * 256 + i];
+                    let p = select(s == f32::NEG_INFINITY, 0.0, exp(s - m));
+                    scores[hh * 256 + i] = p;
+                    l_local += p;
+                }
+                let l = workgroup_sum(l_local);
+                if t0 == 0 {
+                    let row = (b * n_heads + head0 + hh) * n_chunks + c;
+                    part_m[row] = m;
+                    part_l[row] = l;
+                }
+            }
         }
-        part_acc[row * head_dim + d] = acc;
-    }
-    if t0 == 0 {
-        part_m[row] = m;
-        part_l[row] = l;
+        barrier();
+        for d in (t0..head_dim).step_by(WORKGROUP_X) {
+            let mut acc = [0.0; 8];
+            for i in 0..n {
+                let vrow = row_at(b, start + i, kvh, v_bytes);
+                let vd = elem(v, vrow, d, v_type);
+                for hh in 0..8u32 {
+                    if hh < hn {
+                        acc[hh] = fma(scores[hh * 256 + i], vd, acc[hh]);
+                    }
+                }
+            }
+            for hh in 0..8u32 {
+                if hh < hn {
+                    part_acc[((b * n_heads + head0 + hh) * n_chunks + c) * head_dim + d] = acc[hh];
+                }
+            }
+        }
+        barrier();
     }
 }
 
