@@ -1,5 +1,6 @@
 //! `onekernel bench-kvquant`: effective bandwidth of the KV-quant score kernels
-//! (quantized bytes read / device time, median of N timed launches after warm-up) at
+//! (quantized bytes read / device time, median of N dispatches after 3 warm-ups on inputs
+//! uploaded once) at
 //! L = 16384 and 65536 rows, against the copy bandwidth measured in the same run by the
 //! catalogue's `copy_words` kernel, with L2 flushed before each timed launch. Writes a
 //! table and, with --evidence, JSON.
@@ -50,15 +51,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Times `f` `runs` times after 3 warm-up calls; the median device time in ns.
-fn time(dev: &mut Device, runs: usize, mut f: impl FnMut(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
-    let mut ns = Vec::with_capacity(runs);
-    for i in 0..runs + 3 {
-        f(dev)?;
-        let t = dev.last_device_ns().ok_or_else(|| anyhow!("{} does not measure device time", dev.backend_name()))?;
-        if i >= 3 {
-            ns.push(t);
-        }
+/// Dispatches `f`'s kernel `runs` + 3 times on inputs uploaded once; the median device
+/// time in ns of the last `runs`.
+fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
+    dev.set_repeat(runs as u32 + 3);
+    f(dev)?;
+    dev.set_repeat(1);
+    let ns: Vec<f64> = dev.last_times().iter().skip(3).copied().filter(|t| t.is_finite()).collect();
+    if ns.is_empty() {
+        bail!("{} does not measure device time", dev.backend_name());
     }
     Ok(median(ns))
 }

@@ -72,6 +72,8 @@ pub struct Device<'a> {
     manifest: &'a Manifest,
     artifacts: &'a Path,
     last_device_ns: Option<f64>,
+    repeat: u32,
+    last_times: Vec<f64>,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -89,7 +91,18 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
 impl<'a> Device<'a> {
     /// Kernels of `manifest` (artifacts under `artifacts`) on `backend`.
     pub fn new(backend: &'a mut dyn Backend, manifest: &'a Manifest, artifacts: &'a Path) -> Self {
-        Device { backend, manifest, artifacts, last_device_ns: None }
+        Device { backend, manifest, artifacts, last_device_ns: None, repeat: 1, last_times: Vec::new() }
+    }
+
+    /// For benchmarks: dispatch every following call's kernel `runs` times on inputs
+    /// uploaded once ([`Backend::launch_repeated`]); [`Device::last_times`] has them all.
+    pub fn set_repeat(&mut self, runs: u32) {
+        self.repeat = runs.max(1);
+    }
+
+    /// Device times (ns) of every dispatch of the last call.
+    pub fn last_times(&self) -> &[f64] {
+        &self.last_times
     }
 
     /// Device time of the last call's kernel, where the backend measures it.
@@ -104,11 +117,22 @@ impl<'a> Device<'a> {
 }
 
 impl Device<'_> {
+    fn dispatch(&mut self, k: &onekernel_dsl::manifest::KernelManifest, spec: &[(String, onekernel_dsl::types::Literal)], groups: [u32; 3], args: &mut Args) -> Result<(), KvQuantError> {
+        let launch = Launch { kernel: k, artifacts: self.artifacts, spec, groups };
+        self.last_times = if self.repeat > 1 {
+            self.backend.launch_repeated(&launch, args, self.repeat)?
+        } else {
+            vec![self.backend.launch(&launch, args)?.device_ns.unwrap_or(f64::NAN)]
+        };
+        self.last_device_ns = self.last_times.last().copied().filter(|t| t.is_finite());
+        Ok(())
+    }
+
     /// Launches `kernel` (its only variant) and returns the raw bytes of buffer `out`.
     fn run_bytes(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.last_device_ns = self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?.device_ns;
+        self.dispatch(k, &spec, groups, &mut args)?;
         Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
     }
 
@@ -147,7 +171,7 @@ impl Device<'_> {
     fn run(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.last_device_ns = self.backend.launch(&Launch { kernel: k, artifacts: self.artifacts, spec: &spec, groups }, &mut args)?.device_ns;
+        self.dispatch(k, &spec, groups, &mut args)?;
         Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
     }
 
