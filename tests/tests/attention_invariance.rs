@@ -14,6 +14,7 @@ use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
 use onekernel_runtime::attention::grid::{ci_grid, fast_chunk, run_point};
 use onekernel_runtime::attention::{KvFormat, Split};
 use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
 use std::path::PathBuf;
@@ -28,6 +29,24 @@ fn manifest() -> Manifest {
 
 fn cpu() -> CpuBackend {
     CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()))
+}
+
+/// The GPU backends present: Vulkan (lavapipe, required in CI) and CUDA (the GPU
+/// machine), each with a visible line when absent.
+fn devices() -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = Vec::new();
+    match Vulkan::new() {
+        Ok(vk) => v.push(Box::new(vk)),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            println!("SKIPPED on Vulkan: {e}");
+        }
+    }
+    match Cuda::new() {
+        Ok(c) => v.push(Box::new(c)),
+        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
+    }
+    v
 }
 
 fn shape(k: KvFormat, v: KvFormat) -> BatchShape {
@@ -61,30 +80,36 @@ fn grid_on(backend: &mut dyn Backend) -> Vec<String> {
 }
 
 #[test]
-fn deterministic_mode_is_batch_invariant_over_the_ci_grid_on_the_interpreter_and_vulkan() {
+fn deterministic_mode_is_batch_invariant_over_the_ci_grid_on_every_backend() {
     let reference = grid_on(&mut cpu());
-    match Vulkan::new() {
-        Ok(mut vk) => assert_eq!(grid_on(&mut vk), reference, "Vulkan's outputs differ from the interpreter's"),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED (no Vulkan device): {e}");
-        }
+    for mut d in devices() {
+        let name = d.name();
+        assert_eq!(grid_on(d.as_mut()), reference, "{name}'s outputs differ from the interpreter's");
     }
 }
 
 #[test]
 fn shuffled_paged_cache_equals_contiguous_bitwise() {
     let (m, artifacts) = (manifest(), root().join("generated"));
-    let mut be = cpu();
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
+    backends.extend(devices());
     for (i, k) in KvFormat::ALL.into_iter().enumerate() {
         let v = KvFormat::ALL[(i + 2) % 5];
         let sh = shape(k, v);
         let seqs: Vec<Sequence> = [5u32, 300, 129].iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 50 + j as u64, len)).collect();
         let batch: Vec<&Sequence> = seqs.iter().collect();
         for page in [1u32, 16, 64] {
-            let contiguous = pack(&sh, &batch, page, None).run(Split::Deterministic, &mut be, &m, &artifacts).unwrap();
-            let paged = pack(&sh, &batch, page, Some(page as u64)).run(Split::Deterministic, &mut be, &m, &artifacts).unwrap();
-            assert_eq!(bits(&contiguous), bits(&paged), "{}/{} page size {page}", k.name(), v.name());
+            let mut reference: Option<Vec<u32>> = None;
+            for be in backends.iter_mut() {
+                let contiguous = pack(&sh, &batch, page, None).run(Split::Deterministic, be.as_mut(), &m, &artifacts).unwrap();
+                let paged = pack(&sh, &batch, page, Some(page as u64)).run(Split::Deterministic, be.as_mut(), &m, &artifacts).unwrap();
+                assert_eq!(bits(&contiguous), bits(&paged), "{}: {}/{} page size {page}", be.name(), k.name(), v.name());
+                // And every backend gives the interpreter's bits.
+                match &reference {
+                    None => reference = Some(bits(&paged)),
+                    Some(r) => assert_eq!(&bits(&paged), r, "{}: {}/{} page size {page} differs from the interpreter", be.name(), k.name(), v.name()),
+                }
+            }
         }
     }
 }

@@ -3,14 +3,19 @@
 //! the DSL), over random shapes and options: D ∈ {64, 128, 256}, GQA 1/2/4, 1–3
 //! sequences of 1–400 tokens, pages of 1/16/64 tokens, paged or contiguous, softcap,
 //! mask with ALiBi, sinks, and K and V each in f32 / f16 / bf16 / q8_0 / q4_0
-//! independently. NMSE must be ≤ 1e-6 over the stored (dequantized) values. The
-//! reference itself is checked against the external fixtures' numpy outputs.
+//! independently. NMSE must be ≤ 1e-6 over the stored (dequantized) values, on the
+//! interpreter, and every GPU backend present (lavapipe in CI; CUDA and NVIDIA Vulkan on
+//! the GPU machine) must give the interpreter's bits. The reference itself is checked
+//! against the external fixtures' numpy outputs.
 
 use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_runtime::attention::reference::{compare, reference};
 use onekernel_runtime::attention::{KvFormat, Split};
 use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::cuda::Cuda;
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::Backend;
 use onekernel_runtime::fixture::attention_problem;
 use std::path::PathBuf;
 
@@ -55,7 +60,19 @@ fn the_reference_reproduces_the_external_fixtures() {
 #[test]
 fn random_problems_match_the_f64_reference() {
     let manifest: Manifest = serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap();
-    let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
+    // The interpreter, and every GPU backend present (each must also give its bits).
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap())))];
+    match Vulkan::new() {
+        Ok(vk) => backends.push(Box::new(vk)),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            println!("SKIPPED on Vulkan: {e}");
+        }
+    }
+    match Cuda::new() {
+        Ok(c) => backends.push(Box::new(c)),
+        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
+    }
     for seed in 0..20u64 {
         let mut r = SeqRng::new(0xa77e_0000 + seed);
         let d = [64u32, 128, 256][r.below(3) as usize];
@@ -80,8 +97,15 @@ fn random_problems_match_the_f64_reference() {
         };
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(400))).collect();
         let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
-        let out = problem.run(Split::Deterministic, &mut cpu, &manifest, &root().join("generated")).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        let (nmse, max_abs) = compare(&out, &reference(&problem));
+        let want = reference(&problem);
+        let outs: Vec<Vec<f32>> = backends
+            .iter_mut()
+            .map(|b| problem.run(Split::Deterministic, b.as_mut(), &manifest, &root().join("generated")).unwrap_or_else(|e| panic!("seed {seed} on {}: {e}", b.name())))
+            .collect();
+        for (b, o) in backends.iter().zip(&outs).skip(1) {
+            assert_eq!(o.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), outs[0].iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "seed {seed}: {} differs from the interpreter", b.name());
+        }
+        let (nmse, max_abs) = compare(&outs[0], &want);
         println!(
             "seed {seed}: D {d} Hq {hq} Hkv {hkv} B {b} P {p} lens {:?} {}/{} paged {paged} softcap {} alibi {max_bias} mask {} sinks {}: NMSE {nmse:.2e}, max |err| {max_abs:.2e}",
             problem.kv_len, kf.name(), vf.name(), shape.softcap, shape.mask, shape.sinks.is_some()

@@ -7,6 +7,7 @@
 use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::kvquant::fixture::run_eliza;
+use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
 use serde_json::{json, Value};
@@ -37,6 +38,10 @@ fn backends() -> Vec<Box<dyn Backend>> {
             assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
             println!("SKIPPED on Vulkan: {e}");
         }
+    }
+    match Cuda::new() {
+        Ok(c) => v.push(Box::new(c)),
+        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
     }
     v
 }

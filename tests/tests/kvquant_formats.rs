@@ -10,6 +10,7 @@ use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::kvquant::codec::{self, rotate, D};
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
+use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
 use onekernel_tests::Rng;
@@ -32,6 +33,10 @@ fn backends() -> Vec<Box<dyn Backend>> {
             assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
             println!("SKIPPED on Vulkan: {e}");
         }
+    }
+    match Cuda::new() {
+        Ok(c) => v.push(Box::new(c)),
+        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
     }
     v
 }
