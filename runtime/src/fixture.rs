@@ -7,6 +7,7 @@ use crate::attention::reference::compare;
 use crate::attention::{DecodeProblem, KvFormat, Split};
 use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
+use crate::json::{field_u32, flat};
 use serde_json::Value;
 use std::path::Path;
 
@@ -25,18 +26,6 @@ pub struct FixtureResult {
     pub max_abs_bound: f64,
     /// Both bounds met.
     pub passed: bool,
-}
-
-fn flat(v: &Value) -> Vec<f64> {
-    match v {
-        Value::Array(a) => a.iter().flat_map(flat).collect(),
-        Value::Number(n) => vec![n.as_f64().unwrap_or(f64::NAN)],
-        _ => vec![],
-    }
-}
-
-fn field_u32(fx: &Value, k: &str) -> Result<u32, String> {
-    fx[k].as_u64().map(|v| v as u32).ok_or_else(|| format!("missing or non-integer field `{k}`"))
 }
 
 fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {

@@ -11,6 +11,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod fixture;
+mod json;
 pub mod kvquant;
 pub mod validate;
 pub mod vulkan;

@@ -1,5 +1,8 @@
 //! Helpers shared by the workspace integration tests: a seeded generator whose
-//! sequence never changes between versions, and ULP distance against f64.
+//! sequence never changes between versions, ULP distance against f64, and the test
+//! harness (repository paths, manifest, backends present).
+
+pub mod harness;
 
 /// SplitMix64: tiny, fast, and fixed forever, so a seed names the same inputs on
 /// every machine and in every future version.

@@ -2,43 +2,23 @@
 //! float64 numpy references) through the shared fixture runner, on the interpreter and,
 //! where present, Vulkan (lavapipe in CI), within each file's tolerance.
 
-use onekernel_dsl::manifest::Manifest;
+use onekernel_tests::harness::{root, manifest, all_backends};
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::fixture::run_attention;
-use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
 use serde_json::Value;
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn fixture(name: &str) -> Value {
     let p = root().join("../shared/fixtures/attention").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-fn manifest() -> Manifest {
-    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap()
-}
 
-fn backends() -> Vec<Box<dyn Backend>> {
-    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap())))];
-    match Vulkan::new() {
-        Ok(vk) => v.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            eprintln!("SKIPPED on Vulkan: {e}");
-        }
-    }
-    v
-}
 
 fn check(name: &str) {
     let fx = fixture(name);
     let m = manifest();
-    for mut b in backends() {
+    for mut b in all_backends() {
         let r = run_attention(&fx, b.as_mut(), &m, &root().join("generated")).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
         println!("{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e})", r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
         assert!(r.passed, "{name} on {}: {r:?}", b.name());

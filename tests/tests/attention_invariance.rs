@@ -9,45 +9,15 @@
 //! * negative controls: the fast mode's work-dependent chunking is not batch-invariant,
 //!   and the bit comparison catches a one-ulp change of one sequence.
 
-use onekernel_dsl::manifest::Manifest;
+use onekernel_tests::harness::{root, manifest, cpu, gpu_backends};
 use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
 use onekernel_runtime::attention::grid::{ci_grid, fast_chunk, run_point};
 use onekernel_runtime::attention::{KvFormat, Split};
-use onekernel_runtime::cpu::CpuBackend;
-use onekernel_runtime::cuda::Cuda;
-use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
-fn manifest() -> Manifest {
-    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap()
-}
 
-fn cpu() -> CpuBackend {
-    CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()))
-}
 
-/// The GPU backends present: Vulkan (lavapipe, required in CI) and CUDA (the GPU
-/// machine), each with a visible line when absent.
-fn devices() -> Vec<Box<dyn Backend>> {
-    let mut v: Vec<Box<dyn Backend>> = Vec::new();
-    match Vulkan::new() {
-        Ok(vk) => v.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED on Vulkan: {e}");
-        }
-    }
-    match Cuda::new() {
-        Ok(c) => v.push(Box::new(c)),
-        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
-    }
-    v
-}
 
 fn shape(k: KvFormat, v: KvFormat) -> BatchShape {
     BatchShape { head_dim: 64, n_heads: 4, n_kv_heads: 2, k_format: k, v_format: v, scale: 0.125, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None }
@@ -82,7 +52,7 @@ fn grid_on(backend: &mut dyn Backend) -> Vec<String> {
 #[test]
 fn deterministic_mode_is_batch_invariant_over_the_ci_grid_on_every_backend() {
     let reference = grid_on(&mut cpu());
-    for mut d in devices() {
+    for mut d in gpu_backends() {
         let name = d.name();
         assert_eq!(grid_on(d.as_mut()), reference, "{name}'s outputs differ from the interpreter's");
     }
@@ -92,7 +62,7 @@ fn deterministic_mode_is_batch_invariant_over_the_ci_grid_on_every_backend() {
 fn shuffled_paged_cache_equals_contiguous_bitwise() {
     let (m, artifacts) = (manifest(), root().join("generated"));
     let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
-    backends.extend(devices());
+    backends.extend(gpu_backends());
     for (i, k) in KvFormat::ALL.into_iter().enumerate() {
         let v = KvFormat::ALL[(i + 2) % 5];
         let sh = shape(k, v);

@@ -8,20 +8,12 @@
 //! the GPU machine) must give the interpreter's bits. The reference itself is checked
 //! against the external fixtures' numpy outputs.
 
-use onekernel_dsl::manifest::Manifest;
+use onekernel_tests::harness::{all_backends, manifest, root};
 use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_runtime::attention::reference::{compare, reference};
 use onekernel_runtime::attention::{KvFormat, Split};
-use onekernel_runtime::cpu::CpuBackend;
-use onekernel_runtime::cuda::Cuda;
-use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
 use onekernel_runtime::fixture::attention_problem;
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 #[test]
 fn the_reference_reproduces_the_external_fixtures() {
@@ -59,20 +51,9 @@ fn the_reference_reproduces_the_external_fixtures() {
 
 #[test]
 fn random_problems_match_the_f64_reference() {
-    let manifest: Manifest = serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap();
+    let manifest = manifest();
     // The interpreter, and every GPU backend present (each must also give its bits).
-    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap())))];
-    match Vulkan::new() {
-        Ok(vk) => backends.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED on Vulkan: {e}");
-        }
-    }
-    match Cuda::new() {
-        Ok(c) => backends.push(Box::new(c)),
-        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
-    }
+    let mut backends = all_backends();
     for seed in 0..20u64 {
         let mut r = SeqRng::new(0xa77e_0000 + seed);
         let d = [64u32, 128, 256][r.below(3) as usize];

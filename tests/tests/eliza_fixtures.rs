@@ -4,54 +4,25 @@
 //! controls: a changed block byte or a changed expected value fails; malformed files
 //! (truncated blocks, wrong counts, unknown kernels or layouts) are errors before launch.
 
-use onekernel_dsl::manifest::Manifest;
-use onekernel_runtime::cpu::CpuBackend;
+use onekernel_tests::harness::{root, manifest, cpu, all_backends};
 use onekernel_runtime::kvquant::fixture::run_eliza;
-use onekernel_runtime::cuda::Cuda;
-use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn fixture(name: &str) -> Value {
     let p = root().join("../shared/fixtures/eliza").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-fn manifest() -> Manifest {
-    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap()
-}
 
-fn cpu() -> CpuBackend {
-    CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()))
-}
 
-fn backends() -> Vec<Box<dyn Backend>> {
-    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
-    match Vulkan::new() {
-        Ok(vk) => v.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED on Vulkan: {e}");
-        }
-    }
-    match Cuda::new() {
-        Ok(c) => v.push(Box::new(c)),
-        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
-    }
-    v
-}
 
 const FILES: [&str; 5] = ["turbo4@4bb0529.json", "turbo4@9cb4d7c.json", "qjl@4bb0529.json", "polar_preht@7d1bafd.json", "fused_attn_qjl_tbq@fc9a9ba.json"];
 
 #[test]
 fn every_eliza_fixture_passes_on_every_backend() {
     let m = manifest();
-    for mut b in backends() {
+    for mut b in all_backends() {
         for name in FILES {
             let r = run_eliza(&fixture(name), b.as_mut(), &m, &root().join("generated")).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
             println!("{name} on {}: {} values, max |Δ| {:.2e} (≤ {:e})", r.backend, r.compared, r.max_abs, r.tolerance);

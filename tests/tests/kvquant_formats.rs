@@ -6,40 +6,15 @@
 //! the interpreter and lavapipe. The QJL projection generator reproduces the spec's
 //! check values and SHA-256. Malformed inputs are rejected before launch.
 
-use onekernel_dsl::manifest::Manifest;
+use onekernel_tests::harness::{root, manifest, all_backends};
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::kvquant::codec::{self, rotate, D};
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
-use onekernel_runtime::cuda::Cuda;
-use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
 use onekernel_tests::Rng;
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
-fn manifest() -> Manifest {
-    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).unwrap()).unwrap()
-}
 
-fn backends() -> Vec<Box<dyn Backend>> {
-    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap())))];
-    match Vulkan::new() {
-        Ok(vk) => v.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED on Vulkan: {e}");
-        }
-    }
-    match Cuda::new() {
-        Ok(c) => v.push(Box::new(c)),
-        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
-    }
-    v
-}
 
 /// Gaussian rows (Box–Muller over the fixed generator).
 fn gaussian(r: &mut Rng, n: usize) -> Vec<f32> {
@@ -72,8 +47,8 @@ fn assert_close(what: &str, got: &[f32], want: &[f64]) {
 #[test]
 fn qjl_projection_matches_the_specification() {
     for (seed, first8, sha) in [
-        (0xCAFE_BABE_1234_5678u64, [0.0873827115f32, -0.560412824, 1.76852381, 0.566575229, -1.76217556, 0.537345886, 0.21331194, -0.345040232], "835077d4726d18c2f7b1ce29b60e5bc7a4aed1ffee66511476bec5799cbc3ac2"),
-        (0xF00D_CAFE_BABE_1234, [0.894858181, -0.150600865, 1.00402403, 0.536920726, -1.10330248, 0.269341022, 0.602593184, 2.07053161], "71c426d00b1c4b636bad725a3a2b1b764b2c717decdf51f7883054af6b55e72c"),
+        (0xCAFE_BABE_1234_5678u64, [0.087_382_71_f32, -0.560_412_8, 1.768_523_8, 0.566_575_2, -1.762_175_6, 0.537_345_9, 0.21331194, -0.345_040_23], "835077d4726d18c2f7b1ce29b60e5bc7a4aed1ffee66511476bec5799cbc3ac2"),
+        (0xF00D_CAFE_BABE_1234, [0.894_858_2, -0.150_600_87, 1.004_024, 0.536_920_7, -1.103_302_5, 0.269_341_02, 0.602_593_2, 2.070_531_6], "71c426d00b1c4b636bad725a3a2b1b764b2c717decdf51f7883054af6b55e72c"),
     ] {
         let p = codec::qjl_projection(seed);
         assert_eq!(p.len(), 128 * 256);
@@ -137,12 +112,13 @@ fn every_kernel_path_matches_the_f64_decoders() {
     let xs: Vec<Vec<f32>> = (0..n).map(|_| gaussian(&mut r, D)).collect();
     let q = gaussian(&mut r, 2 * D);
     let prj = codec::qjl_projection(0xF00D_CAFE_BABE_1234);
-    for mut be in backends() {
+    for mut be in all_backends() {
         let name = be.name();
         let mut dev = Device::new(be.as_mut(), &m, &artifacts);
         let encode_all = |f: fn(&[f32]) -> Vec<u8>| xs.iter().flat_map(|x| f(x)).collect::<Vec<u8>>();
+        type Encode = fn(&[f32]) -> Vec<u8>;
         type Decode = fn(&[u8]) -> Vec<f64>;
-        let cases: [(TurboFormat, bool, fn(&[f32]) -> Vec<u8>, Decode); 7] = [
+        let cases: [(TurboFormat, bool, Encode, Decode); 7] = [
             (TurboFormat::Turbo3, false, codec::encode_turbo3, codec::decode_turbo3),
             (TurboFormat::Tbq3, false, codec::encode_tbq3, |b| codec::decode_tbq(b, 3)),
             (TurboFormat::Tbq3, true, codec::encode_tbq3, |b| codec::decode_tbq_real(b, 3)),
@@ -228,7 +204,7 @@ fn device_encoders_agree_with_the_host_encoders() {
     let mut r = Rng::new(0xe2c0);
     let x = gaussian(&mut r, 64 * D);
     let prj = codec::qjl_projection(0xCAFE_BABE_1234_5678);
-    for mut be in backends() {
+    for mut be in all_backends() {
         let name = be.name();
         let mut dev = Device::new(be.as_mut(), &m, &artifacts);
         for bits in [3u32, 4] {
@@ -274,7 +250,7 @@ fn repeated_launches_give_the_single_launch_results() {
             .scalar("format", 3u32)
             .scalar("real_domain", 1u32)
     };
-    for mut be in backends() {
+    for mut be in all_backends() {
         let launch = Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [1, 1, 1] };
         let mut once = args();
         be.launch(&launch, &mut once).unwrap();

@@ -5,14 +5,12 @@
 //! kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
 //! bandwidth is measured in the same run. Writes a markdown table and JSON.
 
-use crate::common::{command_line, open_list, read_manifest, unix_time};
-use crate::USAGE;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
 use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
-use std::path::PathBuf;
 
 const SHAPES: [(u32, u32); 6] = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)];
 /// `--quick`: a smoke test of the program itself (CI, lavapipe), not a measurement.
@@ -72,23 +70,8 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let (mut backends, mut runs, mut out, mut evidence) = ("cuda,vulkan".to_string(), 50u32, PathBuf::from("generated"), None::<PathBuf>);
-    let mut shapes: &[(u32, u32)] = &SHAPES;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
-        match a.as_str() {
-            "--backend" => backends = value("--backend")?,
-            "--runs" => runs = value("--runs")?.parse().context("--runs takes a number")?,
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
-            "--quick" => shapes = &QUICK,
-            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
-        }
-    }
-    if runs == 0 {
-        bail!("--runs must be at least 1");
-    }
+    let BenchOptions { backends, runs, out, evidence, quick } = BenchOptions::parse(args, true)?;
+    let shapes: &[(u32, u32)] = if quick { &QUICK } else { &SHAPES };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
     let mut r = SeqRng::new(0xbe4c);

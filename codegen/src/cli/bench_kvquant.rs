@@ -5,12 +5,10 @@
 //! catalogue's `copy_words` kernel, with L2 flushed before each timed launch. Writes a
 //! table and, with --evidence, JSON.
 
-use crate::common::{command_line, open_list, read_manifest, unix_time};
-use crate::USAGE;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use anyhow::{bail, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
-use std::path::PathBuf;
 
 /// A score path of the benchmark.
 #[derive(Clone, Copy)]
@@ -66,21 +64,8 @@ fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(),
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let (mut backends, mut runs, mut out, mut evidence) = ("vulkan,cuda".to_string(), 50usize, PathBuf::from("generated"), None::<PathBuf>);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
-        match a.as_str() {
-            "--backend" => backends = value("--backend")?,
-            "--runs" => runs = value("--runs")?.parse().context("--runs takes a number")?,
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
-            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
-        }
-    }
-    if runs == 0 {
-        bail!("--runs must be at least 1");
-    }
+    let BenchOptions { backends, runs, out, evidence, .. } = BenchOptions::parse(args, false)?;
+    let runs = runs as usize;
     let manifest = read_manifest(&out)?;
     let paths = [
         Path::Turbo(TurboFormat::Turbo3, false),

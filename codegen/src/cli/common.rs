@@ -8,7 +8,7 @@ use onekernel_dsl::Kernel;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::{Backend, BackendError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The named catalogue kernels (all when `names` is empty).
 pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
@@ -81,3 +81,41 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
     Ok(out)
 }
 
+
+/// The options both benchmark programs take: `--backend LIST`, `--runs N` (≥ 1),
+/// `--out DIR`, `--evidence DIR`, and `--quick` where the program has a smoke-test mode.
+pub struct BenchOptions {
+    /// Comma list of backends.
+    pub backends: String,
+    /// Timed dispatches per measurement.
+    pub runs: u32,
+    /// The generated directory.
+    pub out: PathBuf,
+    /// Where evidence JSON goes, if anywhere.
+    pub evidence: Option<PathBuf>,
+    /// `--quick` was given.
+    pub quick: bool,
+}
+
+impl BenchOptions {
+    /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
+    pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
+            match a.as_str() {
+                "--backend" => o.backends = value("--backend")?,
+                "--runs" => o.runs = value("--runs")?.parse().context("--runs takes a number")?,
+                "--out" => o.out = PathBuf::from(value("--out")?),
+                "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
+                "--quick" if quick_allowed => o.quick = true,
+                other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),
+            }
+        }
+        if o.runs == 0 {
+            bail!("--runs must be at least 1");
+        }
+        Ok(o)
+    }
+}

@@ -9,6 +9,9 @@ use onekernel_dsl::manifest::{KernelManifest, Manifest};
 use onekernel_dsl::types::{Literal, StorageType};
 use std::path::Path;
 
+/// Device times in ns of the chunk kernel's and the combine kernel's dispatches.
+pub type KernelTimes = (Vec<f64>, Vec<f64>);
+
 /// The chunk kernel's largest chunk, and the deterministic mode's fixed chunk.
 pub const MAX_CHUNK: u32 = 256;
 
@@ -186,12 +189,12 @@ impl DecodeProblem {
 
     /// For benchmarks: the chunk and the combine kernel each dispatched `runs` times on
     /// inputs uploaded once; returns their device times in ns.
-    pub fn time(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: u32) -> Result<(Vec<f64>, Vec<f64>), AttentionError> {
+    pub fn time(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: u32) -> Result<KernelTimes, AttentionError> {
         let (times, _) = self.launch(split, backend, manifest, artifacts, Some(runs))?;
         Ok(times)
     }
 
-    fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<((Vec<f64>, Vec<f64>), Vec<f32>), AttentionError> {
+    fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
         let chunk_tokens = split.tokens();
         if chunk_tokens == 0 || chunk_tokens > MAX_CHUNK {

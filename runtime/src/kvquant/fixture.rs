@@ -7,6 +7,7 @@
 use super::ops::{Device, TurboFormat};
 use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
+use crate::json::{field_u32, flat};
 use serde_json::Value;
 use std::path::Path;
 
@@ -25,18 +26,6 @@ pub struct ElizaResult {
     pub tolerance: f64,
     /// Every value within the bound.
     pub passed: bool,
-}
-
-fn flat(v: &Value) -> Vec<f64> {
-    match v {
-        Value::Array(a) => a.iter().flat_map(flat).collect(),
-        Value::Number(n) => vec![n.as_f64().unwrap_or(f64::NAN)],
-        _ => vec![],
-    }
-}
-
-fn uint(v: &Value, k: &str) -> Result<u32, String> {
-    v[k].as_u64().map(|x| x as u32).ok_or_else(|| format!("missing or non-integer field `{k}`"))
 }
 
 fn floats(v: &Value, k: &str, n: usize) -> Result<Vec<f32>, String> {
@@ -60,10 +49,10 @@ fn block_bytes(v: &Value, k: &str, n: usize) -> Result<Vec<u8>, String> {
 }
 
 fn turbo(dev: &mut Device, fx: &Value, format: TurboFormat, real_domain: bool) -> Result<Vec<f32>, String> {
-    let n_kv = uint(fx, "n_kv")? as usize;
+    let n_kv = field_u32(fx, "n_kv")? as usize;
     let row = format.row_bytes();
     let bpk = fx["blocks_per_kv"].as_u64().unwrap_or(1) as usize;
-    let bb = uint(fx, "block_bytes")? as usize;
+    let bb = field_u32(fx, "block_bytes")? as usize;
     if bb * bpk != row {
         return Err(format!("{} bytes per row ({bb} × {bpk}), the format has {row}", bb * bpk));
     }
@@ -71,18 +60,18 @@ fn turbo(dev: &mut Device, fx: &Value, format: TurboFormat, real_domain: bool) -
 }
 
 fn qjl(dev: &mut Device, fx: &Value) -> Result<Vec<f32>, String> {
-    let (hq, hkv, n) = (uint(fx, "n_heads")?, uint(fx, "n_kv_heads")?, uint(fx, "n_tokens")?);
+    let (hq, hkv, n) = (field_u32(fx, "n_heads")?, field_u32(fx, "n_kv_heads")?, field_u32(fx, "n_tokens")?);
     let keys = block_bytes(fx, "k_blocks", (hkv * n * 34) as usize)?;
     dev.qjl_scores(&floats(fx, "q_sketch", (hq * 256) as usize)?, None, &keys, hq, hkv).map_err(|e| e.to_string())
 }
 
 fn polar(dev: &mut Device, fx: &Value, q: &str, blocks: &str, use_qjl: bool, preht: bool) -> Result<Vec<f32>, String> {
-    let n = uint(fx, "n_rows")? as usize;
+    let n = field_u32(fx, "n_rows")? as usize;
     dev.polar_scores(&floats(fx, q, 128)?, &block_bytes(fx, blocks, n * 82)?, use_qjl, preht).map_err(|e| e.to_string())
 }
 
 fn fused(dev: &mut Device, fx: &Value, case: &Value, polar: bool) -> Result<Vec<f32>, String> {
-    let (hq, hkv, n) = (uint(case, "n_heads")?, uint(case, "n_kv_heads")?, uint(case, "n_kv")?);
+    let (hq, hkv, n) = (field_u32(case, "n_heads")?, field_u32(case, "n_kv_heads")?, field_u32(case, "n_kv")?);
     let vb = if polar { 82 } else { 56 };
     let (declared, per) = (fx["v_block_bytes"].as_u64().unwrap_or(0) as usize, fx["v_blocks_per_token"].as_u64().unwrap_or(1) as usize);
     if declared * per != vb {

@@ -141,7 +141,7 @@ impl Device<'_> {
     pub fn tbq_quantize(&mut self, x: &[f32], bits: u32) -> Result<Vec<u8>, KvQuantError> {
         const K: &str = "tbq_quantize";
         check(K, bits == 3 || bits == 4, || format!("TBQ has 3 or 4 bits, not {bits}"))?;
-        check(K, !x.is_empty() && x.len() % 128 == 0, || format!("{} values: not a whole number of 128-element rows", x.len()))?;
+        check(K, !x.is_empty() && x.len().is_multiple_of(128), || format!("{} values: not a whole number of 128-element rows", x.len()))?;
         let n = (x.len() / 32) as u32;
         let (levels, mids): (&[f32], &[f32]) = if bits == 3 { (&C::TBQ3_CODEBOOK, &[0.0]) } else { (&C::TBQ4_CODEBOOK, &C::TBQ4_MIDPOINTS) };
         let args = Args::new()
@@ -158,7 +158,7 @@ impl Device<'_> {
     /// `block_qjl1_256` of each 128-element key, encoded on the device with `prj`.
     pub fn qjl_quantize(&mut self, keys: &[f32], prj: &[f32]) -> Result<Vec<u8>, KvQuantError> {
         const K: &str = "qjl_quantize";
-        check(K, !keys.is_empty() && keys.len() % 128 == 0, || format!("{} values: not a whole number of 128-element keys", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(128), || format!("{} values: not a whole number of 128-element keys", keys.len()))?;
         check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
         let n = (keys.len() / 128) as u32;
         let args = Args::new()
@@ -180,8 +180,8 @@ impl Device<'_> {
     pub fn turbo_scores(&mut self, format: TurboFormat, real_domain: bool, q: &[f32], rows: &[u8]) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "turbo_score";
         let rb = format.row_bytes();
-        check(K, !q.is_empty() && q.len() % 128 == 0, || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
-        check(K, !rows.is_empty() && rows.len() % rb == 0, || format!("{} bytes: not a whole number of {rb}-byte {format:?} rows", rows.len()))?;
+        check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(rb), || format!("{} bytes: not a whole number of {rb}-byte {format:?} rows", rows.len()))?;
         check(K, !real_domain || format.has_real_domain(), || format!("{format:?} has no real-domain score (it is scored in the rotated domain)"))?;
         let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / rb) as u32);
         let args = Args::new()
@@ -202,11 +202,11 @@ impl Device<'_> {
     pub fn qjl_scores(&mut self, q: &[f32], prj: Option<&[f32]>, keys: &[u8], n_heads: u32, n_kv_heads: u32) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "qjl_score";
         let qdim = if prj.is_some() { 128 } else { 256 };
-        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads % n_kv_heads == 0, || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
         check(K, q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
         check(K, prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len() % per_head == 0, || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
         let n = (keys.len() / per_head) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
@@ -223,7 +223,7 @@ impl Device<'_> {
     /// Dequantized QJL keys, `[n][128]`.
     pub fn qjl_rows(&mut self, keys: &[u8], prj: &[f32]) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "qjl_get_rows";
-        check(K, !keys.is_empty() && keys.len() % 34 == 0, || format!("{} bytes: not whole 34-byte blocks", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(34), || format!("{} bytes: not whole 34-byte blocks", keys.len()))?;
         check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
         let n = (keys.len() / 34) as u32;
         let args = Args::new()
@@ -236,8 +236,8 @@ impl Device<'_> {
     /// `[n_q][n_rows]` Polar scores `⟨x̂, q⟩`; with `preht` the queries are `H128u(q)`.
     pub fn polar_scores(&mut self, q: &[f32], rows: &[u8], use_qjl: bool, preht: bool) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "polar_score";
-        check(K, !q.is_empty() && q.len() % 128 == 0, || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
-        check(K, !rows.is_empty() && rows.len() % 82 == 0, || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
+        check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
         let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / 82) as u32);
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
@@ -254,7 +254,7 @@ impl Device<'_> {
     /// Dequantized Polar rows, `[n][128]`.
     pub fn polar_rows(&mut self, rows: &[u8], use_qjl: bool) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "polar_get_rows";
-        check(K, !rows.is_empty() && rows.len() % 82 == 0, || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
         let n = (rows.len() / 82) as u32;
         let args = Args::new()
             .buffer("k", HostBuffer::from_u32(&words(rows)))
@@ -271,10 +271,10 @@ impl Device<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn fused_attention(&mut self, q_sketch: &[f32], keys: &[u8], values: &[u8], polar: Option<bool>, n_heads: u32, n_kv_heads: u32, sm_scale: f32, causal: Option<u32>) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "fused_attn_qjl";
-        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads % n_kv_heads == 0, || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
         check(K, q_sketch.len() == (n_heads * 256) as usize, || format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256))?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len() % per_head == 0, || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
         let n = (keys.len() / per_head) as u32;
         let vb = if polar.is_some() { 82 } else { 56 };
         check(K, values.len() == n as usize * n_kv_heads as usize * vb, || format!("{} value bytes; {n} tokens × {n_kv_heads} heads × {vb} = {}", values.len(), n as usize * n_kv_heads as usize * vb))?;

@@ -40,6 +40,10 @@ pub struct Closure {
     tail: syn::Expr,
 }
 
+/// A checked call: the closure, its buffer parameters bound to kernel buffers, and its
+/// scalar parameters with their lowered arguments.
+type Arguments = (Closure, HashMap<String, Name>, Vec<(String, Scalar, Expr)>);
+
 const USAGE: &str = "a kernel closure is `let name = |a: u32, w: &[f32]| -> f32 { …; value };`";
 
 /// The callee of `e` when `e` is a call of a declared closure.
@@ -131,10 +135,10 @@ impl Lowerer {
         self.closures.iter().rposition(|k| k.name == name).filter(|&i| self.closures[i].stmts.is_empty())
     }
 
-    /// Inlines a call of an expression closure in place: each parameter stands for its
-    /// argument's expression (pure, so evaluating it where the parameter appears means
-    /// what the call means), the body is lowered in the closure's own scope.
-    pub fn inline_expression(&mut self, index: usize, call: &syn::ExprCall) -> syn::Result<Expr> {
+    /// Checks a call of closure `index` and lowers its arguments in the caller's scope:
+    /// the closure, its buffer parameters bound to kernel buffers, and its scalar
+    /// parameters with their argument expressions, in order.
+    fn arguments(&mut self, index: usize, call: &syn::ExprCall) -> syn::Result<Arguments> {
         let k = self.closures[index].clone();
         let span = call.span();
         if self.inlining.contains(&index) {
@@ -143,8 +147,8 @@ impl Lowerer {
         if call.args.len() != k.params.len() {
             return Err(err(span, format!("closure `{}` takes {} arguments, {} given", k.name, k.params.len(), call.args.len())));
         }
-        let mut scope: HashMap<String, Name> = HashMap::new();
-        let mark = self.substitutions.len();
+        let mut buffers: HashMap<String, Name> = HashMap::new();
+        let mut scalars = Vec::new();
         for ((pname, kind, _), arg) in k.params.iter().zip(&call.args) {
             match kind {
                 ClosureParam::Scalar(t) => {
@@ -152,14 +156,26 @@ impl Lowerer {
                     if v.ty != *t {
                         return Err(err(arg.span(), format!("closure `{}`: `{pname}` is {t}, the argument is {}", k.name, v.ty)));
                     }
-                    scope.insert(pname.clone(), Name::Argument(self.substitutions.len() as u32));
-                    self.substitutions.push(v);
+                    scalars.push((pname.clone(), *t, v));
                 }
                 ClosureParam::Buffer(elem) => {
                     let pid = self.buffer_argument(&k.name, pname, *elem, arg)?;
-                    scope.insert(pname.clone(), Name::Param(pid));
+                    buffers.insert(pname.clone(), Name::Param(pid));
                 }
             }
+        }
+        Ok((k, buffers, scalars))
+    }
+
+    /// Inlines a call of an expression closure in place: each parameter stands for its
+    /// argument's expression (pure, so evaluating it where the parameter appears means
+    /// what the call means), the body is lowered in the closure's own scope.
+    pub fn inline_expression(&mut self, index: usize, call: &syn::ExprCall) -> syn::Result<Expr> {
+        let (k, mut scope, scalars) = self.arguments(index, call)?;
+        let mark = self.substitutions.len();
+        for (pname, _, v) in scalars {
+            scope.insert(pname, Name::Argument(self.substitutions.len() as u32));
+            self.substitutions.push(v);
         }
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
         self.inlining.push(index);
@@ -194,32 +210,9 @@ impl Lowerer {
     /// Inlines a call of closure `index`; the statements go to `out`, the value (a read
     /// of a fresh local) is returned.
     pub fn inline_call(&mut self, index: usize, call: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<Expr> {
-        let k = self.closures[index].clone();
         let span = call.span();
-        if self.inlining.contains(&index) {
-            return Err(err(span, format!("closure `{}` calls itself; kernel closures cannot recurse", k.name)));
-        }
-        if call.args.len() != k.params.len() {
-            return Err(err(span, format!("closure `{}` takes {} arguments, {} given", k.name, k.params.len(), call.args.len())));
-        }
         // Arguments are evaluated in the caller's scope, before the body's scope exists.
-        let mut scope: HashMap<String, Name> = HashMap::new();
-        let mut values = Vec::new();
-        for ((pname, kind, _), arg) in k.params.iter().zip(&call.args) {
-            match kind {
-                ClosureParam::Scalar(t) => {
-                    let v = self.expr(arg, Some(*t))?;
-                    if v.ty != *t {
-                        return Err(err(arg.span(), format!("closure `{}`: `{pname}` is {t}, the argument is {}", k.name, v.ty)));
-                    }
-                    values.push((pname.clone(), *t, v));
-                }
-                ClosureParam::Buffer(elem) => {
-                    let pid = self.buffer_argument(&k.name, pname, *elem, arg)?;
-                    scope.insert(pname.clone(), Name::Param(pid));
-                }
-            }
-        }
+        let (k, scope, values) = self.arguments(index, call)?;
         let ret = self.declare_local(&format!("{}_value", k.name), VarType::Scalar(k.ret), true);
         self.push(out, StmtKind::Let { var: ret, init: None }, span);
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);

@@ -1,0 +1,49 @@
+//! What the integration tests share: the repository root, the generated manifest, and
+//! the backends present (with a visible line for each one that is not).
+
+use onekernel_dsl::manifest::Manifest;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::cuda::Cuda;
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::Backend;
+use std::path::PathBuf;
+
+/// The repository root (`../shared` lies beside it).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `generated/manifest.json`.
+pub fn manifest() -> Manifest {
+    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).expect("generated/manifest.json")).expect("a valid manifest")
+}
+
+/// The reference interpreter with every catalogue kernel.
+pub fn cpu() -> CpuBackend {
+    CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().expect("catalogue kernel")))
+}
+
+/// The GPU backends present: Vulkan (lavapipe, required in CI) and CUDA (the GPU
+/// machine); each absent one prints a SKIPPED line.
+pub fn gpu_backends() -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = Vec::new();
+    match Vulkan::new() {
+        Ok(vk) => v.push(Box::new(vk)),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            println!("SKIPPED on Vulkan: {e}");
+        }
+    }
+    match Cuda::new() {
+        Ok(c) => v.push(Box::new(c)),
+        Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
+    }
+    v
+}
+
+/// The interpreter first, then [`gpu_backends`].
+pub fn all_backends() -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
+    v.extend(gpu_backends());
+    v
+}
