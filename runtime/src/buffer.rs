@@ -27,6 +27,14 @@ impl HostBuffer {
         HostBuffer { elem: StorageType::F32, bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
     }
 
+    /// A byte image (a quantized cache, a block array) as little-endian 32-bit words,
+    /// zero-padded to a whole word: what kernels taking `&[u32]` images read.
+    pub fn u32_image(bytes: &[u8]) -> Self {
+        let mut b = bytes.to_vec();
+        b.resize(bytes.len().next_multiple_of(4), 0);
+        HostBuffer { elem: StorageType::U32, bytes: b }
+    }
+
     /// A u32 buffer.
     pub fn from_u32(v: &[u32]) -> Self {
         HostBuffer { elem: StorageType::U32, bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect() }

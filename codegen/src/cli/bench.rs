@@ -5,7 +5,7 @@
 //! kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
 //! bandwidth is measured in the same run. Writes a markdown table and JSON.
 
-use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
@@ -19,12 +19,6 @@ const HQ: u32 = 32;
 const HKV: u32 = 8;
 const D: u32 = 128;
 const PAGE: u32 = 16;
-
-fn median(v: &[f64]) -> f64 {
-    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
 
 /// A cache of B sequences of L tokens with random f16 values in [1/8, 2) (sign random):
 /// contiguous, or paged with a random page permutation.

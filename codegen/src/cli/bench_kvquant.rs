@@ -5,7 +5,7 @@
 //! catalogue's `copy_words` kernel, with L2 flushed before each timed launch. Writes a
 //! table and, with --evidence, JSON.
 
-use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
@@ -44,11 +44,6 @@ impl Path {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 /// Dispatches `f`'s kernel `runs` + 3 times on inputs uploaded once; the median device
 /// time in ns of the last `runs`.
 fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
@@ -59,7 +54,7 @@ fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(),
     if ns.is_empty() {
         bail!("{} does not measure device time", dev.backend_name());
     }
-    Ok(median(ns))
+    Ok(median(&ns))
 }
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).

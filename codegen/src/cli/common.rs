@@ -119,3 +119,10 @@ impl BenchOptions {
         Ok(o)
     }
 }
+
+/// The median of the finite values (NaN when there are none).
+pub fn median(v: &[f64]) -> f64 {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}

@@ -91,10 +91,6 @@ pub struct DecodeProblem {
     pub sinks: Option<Vec<f32>>,
 }
 
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect()
-}
-
 fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], head_dim: u32) -> Result<Vec<(String, Literal)>, AttentionError> {
     let v = m
         .variants
@@ -208,8 +204,8 @@ impl DecodeProblem {
         let deterministic = split == Split::Deterministic;
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
-            .buffer("k", HostBuffer::from_u32(&words(&self.k)))
-            .buffer("v", HostBuffer::from_u32(&words(&self.v)))
+            .buffer("k", HostBuffer::u32_image(&self.k))
+            .buffer("v", HostBuffer::u32_image(&self.v))
             .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
             .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
             .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))

@@ -76,10 +76,6 @@ pub struct Device<'a> {
     last_times: Vec<f64>,
 }
 
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect()
-}
-
 fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), KvQuantError> {
     if ok {
         Ok(())
@@ -168,11 +164,10 @@ impl Device<'_> {
         self.run_bytes(K, args, [n, 1, 1], "out")
     }
 
-    fn run(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
-        let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
-        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        self.dispatch(k, &spec, groups, &mut args)?;
-        Ok(args.get_buffer(out).map(|b| b.to_f32()).unwrap_or_default())
+    /// [`Self::run_bytes`] for an f32 output.
+    fn run(&mut self, kernel: &'static str, args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
+        let bytes = self.run_bytes(kernel, args, groups, out)?;
+        Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
     /// `[n_q][n_rows]` scores of `n_q` 128-element queries against rows in `format`;
@@ -186,7 +181,7 @@ impl Device<'_> {
         let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / rb) as u32);
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
-            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("k", HostBuffer::u32_image(rows))
             .buffer("levels", HostBuffer::from_f32(format.levels()))
             .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
             .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
@@ -210,7 +205,7 @@ impl Device<'_> {
         let n = (keys.len() / per_head) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
-            .buffer("k", HostBuffer::from_u32(&words(keys)))
+            .buffer("k", HostBuffer::u32_image(keys))
             .buffer("prj", HostBuffer::from_f32(prj.unwrap_or(&[0.0])))
             .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_heads * n) as usize))
             .scalar("n_heads", n_heads)
@@ -227,7 +222,7 @@ impl Device<'_> {
         check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
         let n = (keys.len() / 34) as u32;
         let args = Args::new()
-            .buffer("k", HostBuffer::from_u32(&words(keys)))
+            .buffer("k", HostBuffer::u32_image(keys))
             .buffer("prj", HostBuffer::from_f32(prj))
             .buffer("rows", HostBuffer::zeros(StorageType::F32, n as usize * 128));
         self.run(K, args, [n, 1, 1], "rows")
@@ -241,7 +236,7 @@ impl Device<'_> {
         let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / 82) as u32);
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
-            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("k", HostBuffer::u32_image(rows))
             .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
             .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
             .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
@@ -257,7 +252,7 @@ impl Device<'_> {
         check(K, !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
         let n = (rows.len() / 82) as u32;
         let args = Args::new()
-            .buffer("k", HostBuffer::from_u32(&words(rows)))
+            .buffer("k", HostBuffer::u32_image(rows))
             .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
             .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
             .buffer("rows", HostBuffer::zeros(StorageType::F32, n as usize * 128))
@@ -281,8 +276,8 @@ impl Device<'_> {
         let (levels, signs): (&[f32], &[f32]) = if polar.is_some() { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
         let args = Args::new()
             .buffer("q_sketch", HostBuffer::from_f32(q_sketch))
-            .buffer("k", HostBuffer::from_u32(&words(keys)))
-            .buffer("v", HostBuffer::from_u32(&words(values)))
+            .buffer("k", HostBuffer::u32_image(keys))
+            .buffer("v", HostBuffer::u32_image(values))
             .buffer("v_levels", HostBuffer::from_f32(levels))
             .buffer("v_signs", HostBuffer::from_f32(signs))
             .buffer("out", HostBuffer::zeros(StorageType::F32, (n_heads * 128) as usize))

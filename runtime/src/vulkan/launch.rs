@@ -102,6 +102,7 @@ impl Vulkan {
             // read-back; on devices whose memory is all one kind (lavapipe) both are
             // the same kind of memory and the copies are cheap.
             let mut staged: Vec<(vk::Buffer, vk::Buffer, u64, bool)> = Vec::new();
+            let mut stage_mems: Vec<vk::DeviceMemory> = Vec::new();
             for b in &k.buffers {
                 let Some(ArgValue::Buffer(host)) = args.get(&b.name) else { continue };
                 let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
@@ -114,6 +115,7 @@ impl Vulkan {
                 std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
                 d.unmap_memory(stage_mem);
                 staged.push((dev_buf, stage_buf, size, b.access == Access::ReadWrite));
+                stage_mems.push(stage_mem);
             }
             let scratch = if self.flush_bytes > 0 {
                 Some(self.allocate(&mut r, self.flush_bytes, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0)
@@ -203,8 +205,6 @@ impl Vulkan {
                     times = ts.chunks(2).map(|t| t[1].wrapping_sub(t[0]) as f64 * period).collect();
                 }
             }
-            // Staging memory is every second allocation (device buffer, then its twin).
-            let stage_mems: Vec<vk::DeviceMemory> = r.buffers.iter().skip(1).step_by(2).map(|(_, m)| *m).collect();
             for (b, mem) in k.buffers.iter().zip(&stage_mems) {
                 if b.access != Access::ReadWrite {
                     continue;
