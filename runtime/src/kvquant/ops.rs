@@ -71,7 +71,6 @@ pub struct Device<'a> {
     backend: &'a mut dyn Backend,
     manifest: &'a Manifest,
     artifacts: &'a Path,
-    last_device_ns: Option<f64>,
     repeat: u32,
     last_times: Vec<f64>,
 }
@@ -87,7 +86,7 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
 impl<'a> Device<'a> {
     /// Kernels of `manifest` (artifacts under `artifacts`) on `backend`.
     pub fn new(backend: &'a mut dyn Backend, manifest: &'a Manifest, artifacts: &'a Path) -> Self {
-        Device { backend, manifest, artifacts, last_device_ns: None, repeat: 1, last_times: Vec::new() }
+        Device { backend, manifest, artifacts, repeat: 1, last_times: Vec::new() }
     }
 
     /// For benchmarks: dispatch every following call's kernel `runs` times on inputs
@@ -103,7 +102,7 @@ impl<'a> Device<'a> {
 
     /// Device time of the last call's kernel, where the backend measures it.
     pub fn last_device_ns(&self) -> Option<f64> {
-        self.last_device_ns
+        self.last_times.last().copied().filter(|t| t.is_finite())
     }
 
     /// The backend's name.
@@ -120,7 +119,6 @@ impl Device<'_> {
         } else {
             vec![self.backend.launch(&launch, args)?.device_ns.unwrap_or(f64::NAN)]
         };
-        self.last_device_ns = self.last_times.last().copied().filter(|t| t.is_finite());
         Ok(())
     }
 
