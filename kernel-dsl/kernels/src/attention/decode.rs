@@ -54,19 +54,17 @@ pub fn attn_decode_chunk(
 ) {
     let queries = shared::<f32, 2048>();
     let scores = shared::<f32, 2048>();
-    // Cache row (cell) of each token of the chunk, found once for the K and the V pass.
-    let cells = shared::<u32, 256>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
-    // Row index in the cache of (sequence b, token t, KV head kvh): the block table is
+    // Byte offset of the row of (sequence b, token t, KV head kvh): the block table is
     // read in place when `paged`; otherwise sequence b owns pages b·pages_per_seq … .
-    let cell_of = |b: u32, t: u32, kvh: u32| -> u32 {
+    let row_at = |b: u32, t: u32, kvh: u32, bytes: u32| -> u32 {
         let logical = b * pages_per_seq + t / page_size;
         let mut page = logical;
         if paged {
             page = block_table[logical] as u32;
         }
-        (page * page_size + t % page_size) * n_kv_heads + kvh
+        ((page * page_size + t % page_size) * n_kv_heads + kvh) * bytes
     };
     // Element d of the row at byte `row` of image `w` in format `fmt`.
     let elem = |w: &[u32], row: u32, d: u32, fmt: u32| -> f32 {
@@ -122,24 +120,12 @@ pub fn attn_decode_chunk(
         for i in (t0..hn * head_dim).step_by(WORKGROUP_X) {
             queries[i] = q[(b * n_heads + head0 + i / head_dim) * head_dim + i % head_dim];
         }
-        // Each head's ALiBi slope, once per workgroup rather than per token.
-        let mut slopes = [1.0; 8];
-        for hh in 0..8u32 {
-            if hh < hn {
-                let h = head0 + hh;
-                let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-                let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-                slopes[hh] = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-            }
-        }
         barrier();
         for i in (t0..chunk).step_by(WORKGROUP_X) {
             let t = start + i;
             let mut dots = [0.0; 8];
             if t < end {
-                let cell = cell_of(b, t, kvh);
-                cells[i] = cell;
-                let krow = cell * k_bytes;
+                let krow = row_at(b, t, kvh, k_bytes);
                 if k_type == 1 {
                     // f16: two elements per 32-bit load.
                     for w in 0..head_dim / 2 {
@@ -166,6 +152,7 @@ pub fn attn_decode_chunk(
             }
             for hh in 0..8u32 {
                 if hh < hn {
+                    let h = head0 + hh;
                     let mut s = f32::NEG_INFINITY;
                     if t < end {
                         s = dots[hh] * scale;
@@ -173,7 +160,10 @@ pub fn attn_decode_chunk(
                             s = softcap * tanh(s / softcap);
                         }
                         if has_mask != 0 {
-                            s = fma(slopes[hh], mask[b * pages_per_seq * page_size + t], s);
+                            let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
+                            let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
+                            let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
+                            s = fma(slope, mask[b * pages_per_seq * page_size + t], s);
                         }
                     }
                     scores[hh * 256 + i] = s;
@@ -206,7 +196,7 @@ pub fn attn_decode_chunk(
         for d in (t0..head_dim).step_by(WORKGROUP_X) {
             let mut acc = [0.0; 8];
             for i in 0..n {
-                let vrow = cells[i] * v_bytes;
+                let vrow = row_at(b, start + i, kvh, v_bytes);
                 let vd = elem(v, vrow, d, v_type);
                 for hh in 0..8u32 {
                     if hh < hn {
