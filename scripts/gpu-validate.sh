@@ -26,6 +26,14 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
+if command -v nvcc >/dev/null; then
+    echo "== compiler resource report (ptxas -v, sm_90) of the hot kernels"
+    for k in attn_decode_chunk attn_decode_combine turbo_score qjl_score polar_score; do
+        echo "-- $k"
+        nvcc -arch=sm_90 -cubin -o "/tmp/$k.cubin" --resource-usage "generated/cuda/$k.cu" 2>&1 | grep -E "Function properties|registers|spill|smem" | sed 's/^ptxas info *: //'
+    done > "$evidence/ptxas-resource-usage.log" 2>&1
+    tail -n 12 "$evidence/ptxas-resource-usage.log"
+fi
 echo "== validate"
 "$bin" validate --backend all --evidence "$evidence" || status=1
 if [ -n "$fixtures" ]; then

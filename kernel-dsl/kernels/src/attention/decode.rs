@@ -4,7 +4,7 @@
 //!
 //! * `attn_decode_chunk`: grid `[n_chunks, n_kv_heads, n_seq]`; each workgroup scores
 //!   one contiguous chunk of one sequence's tokens for the query heads of one KV head
-//!   (GQA: each K/V row is read once per eight query heads) and writes per query head
+//!   (GQA: each K/V row is read once per four query heads) and writes per query head
 //!   the chunk's max `m`, sum `l = Σ exp(s − m)` and `acc[d] = Σ exp(s − m) v[d]`.
 //! * `attn_decode_combine`: grid `[n_heads, n_seq]`; merges a sequence's chunks in chunk
 //!   order (the fixed merge order), adds the head's sink to the denominator, normalizes.
@@ -27,6 +27,14 @@ use onekernel_macros::kernel;
 /// over the stored values. The formats are push constants: a uniform branch per element
 /// costs little next to the loads, and 25 format pairs as specializations would multiply
 /// every backend's variants.
+///
+/// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
+/// memory with coalesced loads (eight in flight per invocation); then eight invocations
+/// share a token, each dotting one eighth of the dimensions against the query slice it
+/// holds in registers, for four query heads at once, and the eight partial dots are
+/// added in slice order. V is read row by row with one 32-bit word (two dimensions) per
+/// invocation; invocations beyond the row's words take the later tokens, and their
+/// partial sums are added in token order.
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
@@ -52,20 +60,17 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    let queries = shared::<f32, 2048>();
-    let scores = shared::<f32, 2048>();
+    // [4 heads][256 tokens]: scores, then softmax numerators.
+    let scores = shared::<f32, 1024>();
+    // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
+    let cells = shared::<u32, 256>();
+    // Staged K rows, `stride` words apart (odd, so the eight slices of four tokens that
+    // a 32-wide subgroup reads hit 32 different banks).
+    let ktile = shared::<u32, 4160>();
+    // q·k partials [4 heads][64 tokens][8 slices], later V partials [groups][4][head_dim].
+    let part = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
-    // Byte offset of the row of (sequence b, token t, KV head kvh): the block table is
-    // read in place when `paged`; otherwise sequence b owns pages b·pages_per_seq … .
-    let row_at = |b: u32, t: u32, kvh: u32, bytes: u32| -> u32 {
-        let logical = b * pages_per_seq + t / page_size;
-        let mut page = logical;
-        if paged {
-            page = block_table[logical] as u32;
-        }
-        ((page * page_size + t % page_size) * n_kv_heads + kvh) * bytes
-    };
     // Element d of the row at byte `row` of image `w` in format `fmt`.
     let elem = |w: &[u32], row: u32, d: u32, fmt: u32| -> f32 {
         let mut x = 0.0;
@@ -112,75 +117,174 @@ pub fn attn_decode_chunk(
         n2 = n2 * 2;
     }
     let nf = n2 as f32;
-    // The query heads sharing this KV head, eight at a time: each K and V row is read
-    // once per eight heads, and every head's arithmetic is what it would be alone.
-    for h0 in (0..group).step_by(8u32) {
-        let hn = min(8u32, group - h0);
+    // The block table is read once per token, here; both passes use the cells.
+    for i in (t0..n).step_by(WORKGROUP_X) {
+        let t = start + i;
+        let logical = b * pages_per_seq + t / page_size;
+        let mut page = logical;
+        if paged {
+            page = block_table[logical] as u32;
+        }
+        cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
+    }
+    // Staging geometry: a row covers `kw` words (two more when rows are not word
+    // aligned); flat staging index = row · 2^kwl + word, so no division per word.
+    let kw = select(k_bytes % 4 == 0, k_bytes / 4, k_bytes / 4 + 2);
+    let stride = kw | 1;
+    let mut kwl = 0u32;
+    while (1u32 << kwl) < kw {
+        kwl += 1;
+    }
+    let mut tile = 64u32;
+    while tile * stride > 4160 {
+        tile -= 16;
+    }
+    // q·k roles: token j of 16, dimension slice s of 8 (`ds` dimensions each).
+    let s = t0 % 8;
+    let j = t0 / 8;
+    let ds = (head_dim + 7) / 8;
+    let f16_rows = k_type == 1 && head_dim % 16 == 0;
+    // V roles: word (dimension pair) u of the row, token group g of `groups`.
+    let units = head_dim / 2;
+    let groups = WORKGROUP_X / units;
+    let u = t0 % units;
+    let g = t0 / units;
+    let span = (n + groups - 1) / groups;
+    let ilo = min(g * span, n);
+    let ihi = min(ilo + span, n);
+    barrier();
+    // The query heads sharing this KV head, four at a time: each K and V row is read
+    // once per four heads.
+    for h0 in (0..group).step_by(4u32) {
+        let hn = min(4u32, group - h0);
         let head0 = kvh * group + h0;
-        for i in (t0..hn * head_dim).step_by(WORKGROUP_X) {
-            queries[i] = q[(b * n_heads + head0 + i / head_dim) * head_dim + i % head_dim];
+        let mut qr = [0.0; 128];
+        for hh in 0..4u32 {
+            if hh < hn {
+                for e in 0..ds {
+                    let d = s * ds + e;
+                    if d < head_dim {
+                        qr[hh * 32 + e] = q[(b * n_heads + head0 + hh) * head_dim + d];
+                    }
+                }
+            }
+        }
+        for tb in (0..n).step_by(tile) {
+            let tn = min(tile, n - tb);
+            let total = tn << kwl;
+            for base in (0..total).step_by(8 * WORKGROUP_X) {
+                let mut r = [0u32; 8];
+                for uu in 0..8u32 {
+                    let idx = base + uu * WORKGROUP_X + t0;
+                    let w = idx & ((1u32 << kwl) - 1);
+                    if idx < total && w < kw {
+                        let row = cells[tb + (idx >> kwl)] * k_bytes;
+                        if w < (row % 4 + k_bytes + 3) / 4 {
+                            r[uu] = k[row / 4 + w];
+                        }
+                    }
+                }
+                for uu in 0..8u32 {
+                    let idx = base + uu * WORKGROUP_X + t0;
+                    let w = idx & ((1u32 << kwl) - 1);
+                    if idx < total && w < kw {
+                        ktile[(idx >> kwl) * stride + w] = r[uu];
+                    }
+                }
+            }
+            barrier();
+            for sp in (0..tn).step_by(16u32) {
+                let jj = sp + j;
+                if jj < tn {
+                    let at = jj * stride;
+                    let mut dots = [0.0; 4];
+                    if f16_rows {
+                        // f16: two elements per staged word.
+                        let sw = head_dim / 16;
+                        for w in 0..sw {
+                            let word = ktile[at + s * sw + w];
+                            let lo = f16_bits_to_f32(word & 65535);
+                            let hi = f16_bits_to_f32(word >> 16);
+                            for hh in 0..4u32 {
+                                dots[hh] = fma(qr[hh * 32 + 2 * w + 1], hi, fma(qr[hh * 32 + 2 * w], lo, dots[hh]));
+                            }
+                        }
+                    } else {
+                        let off = (cells[tb + jj] * k_bytes) % 4;
+                        for e in 0..ds {
+                            let d = s * ds + e;
+                            if d < head_dim {
+                                let mut x = 0.0;
+                                if k_type == 0 {
+                                    x = f32::from_bits(ktile[at + d]);
+                                } else if k_type <= 2 {
+                                    let o = off + 2 * d;
+                                    let bits = (ktile[at + o / 4] >> ((o % 4) * 8)) & 65535;
+                                    x = select(k_type == 1, f16_bits_to_f32(bits), f32::from_bits(bits << 16));
+                                } else {
+                                    let o = off + (d / 32) * select(k_type == 3, 34u32, 18u32);
+                                    let sc = f16_bits_to_f32((ktile[at + o / 4] >> ((o % 4) * 8)) & 65535);
+                                    let jd = d % 32;
+                                    let mut qv = 0i32;
+                                    if k_type == 3 {
+                                        let bo = o + 2 + jd;
+                                        let raw = (ktile[at + bo / 4] >> ((bo % 4) * 8)) & 255;
+                                        qv = (raw as i32) - select(raw >= 128, 256, 0);
+                                    } else {
+                                        let bo = o + 2 + jd % 16;
+                                        let byte = (ktile[at + bo / 4] >> ((bo % 4) * 8)) & 255;
+                                        qv = (select(jd < 16, byte & 15, byte >> 4) as i32) - 8;
+                                    }
+                                    x = sc * (qv as f32);
+                                }
+                                for hh in 0..4u32 {
+                                    dots[hh] = fma(qr[hh * 32 + e], x, dots[hh]);
+                                }
+                            }
+                        }
+                    }
+                    for hh in 0..4u32 {
+                        if hh < hn {
+                            part[(hh * 64 + jj) * 8 + s] = dots[hh];
+                        }
+                    }
+                }
+            }
+            barrier();
+            for idx in (t0..hn * tn).step_by(WORKGROUP_X) {
+                let hh = idx / tn;
+                let jj = idx % tn;
+                let mut dot = part[(hh * 64 + jj) * 8];
+                for s2 in 1..8u32 {
+                    dot += part[(hh * 64 + jj) * 8 + s2];
+                }
+                let i = tb + jj;
+                let h = head0 + hh;
+                let mut sc = dot * scale;
+                if softcap > 0.0 {
+                    sc = softcap * tanh(sc / softcap);
+                }
+                if has_mask != 0 {
+                    let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
+                    let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
+                    let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
+                    sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
+                }
+                scores[hh * 256 + i] = sc;
+            }
         }
         barrier();
-        for i in (t0..chunk).step_by(WORKGROUP_X) {
-            let t = start + i;
-            let mut dots = [0.0; 8];
-            if t < end {
-                let krow = row_at(b, t, kvh, k_bytes);
-                if k_type == 1 {
-                    // f16: two elements per 32-bit load.
-                    for w in 0..head_dim / 2 {
-                        let word = k[krow / 4 + w];
-                        let lo = f16_bits_to_f32(word & 65535);
-                        let hi = f16_bits_to_f32(word >> 16);
-                        for hh in 0..8u32 {
-                            if hh < hn {
-                                let qb = hh * head_dim + 2 * w;
-                                dots[hh] = fma(queries[qb + 1], hi, fma(queries[qb], lo, dots[hh]));
-                            }
-                        }
-                    }
-                } else {
-                    for d in 0..head_dim {
-                        let kd = elem(k, krow, d, k_type);
-                        for hh in 0..8u32 {
-                            if hh < hn {
-                                dots[hh] = fma(queries[hh * head_dim + d], kd, dots[hh]);
-                            }
-                        }
-                    }
-                }
-            }
-            for hh in 0..8u32 {
-                if hh < hn {
-                    let h = head0 + hh;
-                    let mut s = f32::NEG_INFINITY;
-                    if t < end {
-                        s = dots[hh] * scale;
-                        if softcap > 0.0 {
-                            s = softcap * tanh(s / softcap);
-                        }
-                        if has_mask != 0 {
-                            let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-                            let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-                            let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-                            s = fma(slope, mask[b * pages_per_seq * page_size + t], s);
-                        }
-                    }
-                    scores[hh * 256 + i] = s;
-                }
-            }
-        }
-        for hh in 0..8u32 {
+        for hh in 0..4u32 {
             if hh < hn {
                 let mut m_local = f32::NEG_INFINITY;
-                for i in (t0..chunk).step_by(WORKGROUP_X) {
+                for i in (t0..n).step_by(WORKGROUP_X) {
                     m_local = max(m_local, scores[hh * 256 + i]);
                 }
                 let m = workgroup_max(m_local);
                 let mut l_local = 0.0;
-                for i in (t0..chunk).step_by(WORKGROUP_X) {
-                    let s = scores[hh * 256 + i];
-                    let p = select(s == f32::NEG_INFINITY, 0.0, exp(s - m));
+                for i in (t0..n).step_by(WORKGROUP_X) {
+                    let sc = scores[hh * 256 + i];
+                    let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
                     scores[hh * 256 + i] = p;
                     l_local += p;
                 }
@@ -193,22 +297,65 @@ pub fn attn_decode_chunk(
             }
         }
         barrier();
-        for d in (t0..head_dim).step_by(WORKGROUP_X) {
+        if g < groups {
             let mut acc = [0.0; 8];
-            for i in 0..n {
-                let vrow = row_at(b, start + i, kvh, v_bytes);
-                let vd = elem(v, vrow, d, v_type);
-                for hh in 0..8u32 {
-                    if hh < hn {
-                        acc[hh] = fma(scores[hh * 256 + i], vd, acc[hh]);
+            for i0 in (ilo..ihi).step_by(8u32) {
+                if v_type == 1 {
+                    // f16: eight rows' words in flight, then their products.
+                    let mut vw = [0u32; 8];
+                    for uu in 0..8u32 {
+                        if i0 + uu < ihi {
+                            vw[uu] = v[cells[i0 + uu] * (v_bytes / 4) + u];
+                        }
+                    }
+                    for uu in 0..8u32 {
+                        let i = i0 + uu;
+                        if i < ihi {
+                            let lo = f16_bits_to_f32(vw[uu] & 65535);
+                            let hi = f16_bits_to_f32(vw[uu] >> 16);
+                            for hh in 0..4u32 {
+                                if hh < hn {
+                                    let p = scores[hh * 256 + i];
+                                    acc[2 * hh] = fma(p, lo, acc[2 * hh]);
+                                    acc[2 * hh + 1] = fma(p, hi, acc[2 * hh + 1]);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    for uu in 0..8u32 {
+                        let i = i0 + uu;
+                        if i < ihi {
+                            let row = cells[i] * v_bytes;
+                            let x0 = elem(v, row, 2 * u, v_type);
+                            let x1 = elem(v, row, 2 * u + 1, v_type);
+                            for hh in 0..4u32 {
+                                if hh < hn {
+                                    let p = scores[hh * 256 + i];
+                                    acc[2 * hh] = fma(p, x0, acc[2 * hh]);
+                                    acc[2 * hh + 1] = fma(p, x1, acc[2 * hh + 1]);
+                                }
+                            }
+                        }
                     }
                 }
             }
-            for hh in 0..8u32 {
+            for hh in 0..4u32 {
                 if hh < hn {
-                    part_acc[((b * n_heads + head0 + hh) * n_chunks + c) * head_dim + d] = acc[hh];
+                    part[(g * 4 + hh) * head_dim + 2 * u] = acc[2 * hh];
+                    part[(g * 4 + hh) * head_dim + 2 * u + 1] = acc[2 * hh + 1];
                 }
             }
+        }
+        barrier();
+        for idx in (t0..hn * head_dim).step_by(WORKGROUP_X) {
+            let hh = idx / head_dim;
+            let d = idx % head_dim;
+            let mut a = part[hh * head_dim + d];
+            for g2 in 1..groups {
+                a += part[(g2 * 4 + hh) * head_dim + d];
+            }
+            part_acc[((b * n_heads + head0 + hh) * n_chunks + c) * head_dim + d] = a;
         }
         barrier();
     }
