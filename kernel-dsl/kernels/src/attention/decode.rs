@@ -29,12 +29,13 @@ use onekernel_macros::kernel;
 /// every backend's variants.
 ///
 /// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
-/// memory with coalesced loads (eight in flight per invocation); then eight invocations
+/// memory with coalesced loads (32 in flight per invocation); then eight invocations
 /// share a token, each dotting one eighth of the dimensions against the query slice it
 /// holds in registers, for four query heads at once, and the eight partial dots are
 /// added in slice order. V is read row by row with one 32-bit word (two dimensions) per
-/// invocation; invocations beyond the row's words take the later tokens, and their
-/// partial sums are added in token order.
+/// invocation, sixteen rows in flight (the first sixteen during the softmax);
+/// invocations beyond the row's words take the later tokens, and their partial sums are
+/// added in token order.
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
@@ -172,9 +173,9 @@ pub fn attn_decode_chunk(
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
             let total = tn << kwl;
-            for base in (0..total).step_by(8 * WORKGROUP_X) {
-                let mut r = [0u32; 8];
-                for uu in 0..8u32 {
+            for base in (0..total).step_by(32 * WORKGROUP_X) {
+                let mut r = [0u32; 32];
+                for uu in 0..32u32 {
                     let idx = base + uu * WORKGROUP_X + t0;
                     let w = idx & ((1u32 << kwl) - 1);
                     if idx < total && w < kw {
@@ -184,7 +185,7 @@ pub fn attn_decode_chunk(
                         }
                     }
                 }
-                for uu in 0..8u32 {
+                for uu in 0..32u32 {
                     let idx = base + uu * WORKGROUP_X + t0;
                     let w = idx & ((1u32 << kwl) - 1);
                     if idx < total && w < kw {
@@ -273,6 +274,15 @@ pub fn attn_decode_chunk(
                 scores[hh * 256 + i] = sc;
             }
         }
+        // The first f16 V words are requested now and arrive during the softmax.
+        let mut vw = [0u32; 16];
+        if g < groups && v_type == 1 {
+            for uu in 0..16u32 {
+                if ilo + uu < ihi {
+                    vw[uu] = v[cells[ilo + uu] * (v_bytes / 4) + u];
+                }
+            }
+        }
         barrier();
         for hh in 0..4u32 {
             if hh < hn {
@@ -299,16 +309,17 @@ pub fn attn_decode_chunk(
         barrier();
         if g < groups {
             let mut acc = [0.0; 8];
-            for i0 in (ilo..ihi).step_by(8u32) {
+            for i0 in (ilo..ihi).step_by(16u32) {
                 if v_type == 1 {
-                    // f16: eight rows' words in flight, then their products.
-                    let mut vw = [0u32; 8];
-                    for uu in 0..8u32 {
-                        if i0 + uu < ihi {
-                            vw[uu] = v[cells[i0 + uu] * (v_bytes / 4) + u];
+                    // f16: the next sixteen rows' words are in flight while these
+                    // sixteen are used.
+                    let mut nx = [0u32; 16];
+                    for uu in 0..16u32 {
+                        if i0 + 16 + uu < ihi {
+                            nx[uu] = v[cells[i0 + 16 + uu] * (v_bytes / 4) + u];
                         }
                     }
-                    for uu in 0..8u32 {
+                    for uu in 0..16u32 {
                         let i = i0 + uu;
                         if i < ihi {
                             let lo = f16_bits_to_f32(vw[uu] & 65535);
@@ -322,8 +333,11 @@ pub fn attn_decode_chunk(
                             }
                         }
                     }
+                    for uu in 0..16u32 {
+                        vw[uu] = nx[uu];
+                    }
                 } else {
-                    for uu in 0..8u32 {
+                    for uu in 0..16u32 {
                         let i = i0 + uu;
                         if i < ihi {
                             let row = cells[i] * v_bytes;
