@@ -57,7 +57,7 @@ static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
 struct ok_push_copy_words {
     unsigned int n; // offset 0
 };
-extern "C" __global__ void __launch_bounds__(256) copy_words(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, const ok_push_copy_words pc) {
+extern "C" __global__ void __launch_bounds__(256, 2) copy_words(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, const ok_push_copy_words pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     // line 10
     unsigned int base_0 = ((blockIdx.x * 1024u) + threadIdx.x);

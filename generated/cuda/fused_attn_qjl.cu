@@ -107,7 +107,7 @@ static __device__ __forceinline__ float ok_div(float a_0, float b_1) {
     return (((((a_zero_20 && b_zero_21) || (a_inf_22 && b_inf_23)) || (a_0 != a_0)) || (b_1 != b_1)) ? __uint_as_float(0x7fc00000u) : ((b_zero_21 || a_inf_22) ? __uint_as_float((__float_as_uint(__uint_as_float(0x7f800000u)) | sign_15)) : ((a_zero_20 || b_inf_23) ? __uint_as_float(sign_15) : r_19)));
 }
 
-extern "C" __global__ void __launch_bounds__(128) fused_attn_qjl(const float* __restrict__ q_sketch, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const float* __restrict__ v_levels, const float* __restrict__ v_signs, float* __restrict__ out_, const ok_push_fused_attn_qjl pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) fused_attn_qjl(const float* __restrict__ q_sketch, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const float* __restrict__ v_levels, const float* __restrict__ v_signs, float* __restrict__ out_, const ok_push_fused_attn_qjl pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float sh_weights[128];
     __shared__ float sh_mixed[128];

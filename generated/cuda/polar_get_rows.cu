@@ -57,7 +57,7 @@ static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
 struct ok_push_polar_get_rows {
     unsigned int use_qjl; // offset 0
 };
-extern "C" __global__ void __launch_bounds__(128) polar_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ rows, const ok_push_polar_get_rows pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) polar_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ rows, const ok_push_polar_get_rows pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float sh_c[128];
     // line 67

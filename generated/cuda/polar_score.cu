@@ -61,7 +61,7 @@ struct ok_push_polar_score {
     unsigned int use_qjl; // offset 4
     unsigned int preht; // offset 8
 };
-extern "C" __global__ void __launch_bounds__(128) polar_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ scores, const ok_push_polar_score pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) polar_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ scores, const ok_push_polar_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float sh_hq[128];
     // line 24

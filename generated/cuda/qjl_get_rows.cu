@@ -54,7 +54,7 @@ static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-extern "C" __global__ void __launch_bounds__(128) qjl_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ rows) {
+extern "C" __global__ void __launch_bounds__(128, 4) qjl_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ rows) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     // line 64
     unsigned int r_0 = blockIdx.x;

@@ -78,7 +78,7 @@ static __device__ __forceinline__ float ok_sqrt(float x_0) {
     return (((x_0 < 0.0f) || (x_0 != x_0)) ? __uint_as_float(0x7fc00000u) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 0u) ? __uint_as_float((__float_as_uint(x_0) & 2147483648u)) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 255u) ? x_0 : res_18)));
 }
 
-extern "C" __global__ void __launch_bounds__(128) qjl_quantize(const float* __restrict__ keys, const float* __restrict__ prj, unsigned char* __restrict__ out_) {
+extern "C" __global__ void __launch_bounds__(128, 4) qjl_quantize(const float* __restrict__ keys, const float* __restrict__ prj, unsigned char* __restrict__ out_) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ unsigned int sh_bits[256];
     __shared__ float ok_red_f32[128];

@@ -64,7 +64,7 @@ struct ok_push_qjl_score {
     unsigned int n_tokens; // offset 8
     unsigned int project; // offset 12
 };
-extern "C" __global__ void __launch_bounds__(128) qjl_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ scores, const ok_push_qjl_score pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) qjl_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ scores, const ok_push_qjl_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float sh_sketch[256];
     // line 25

@@ -109,7 +109,7 @@ static __device__ __forceinline__ float ok_rsqrt(float x_0) {
     return (((x_0 < 0.0f) || (x_0 != x_0)) ? __uint_as_float(0x7fc00000u) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 0u) ? __uint_as_float((__float_as_uint(__uint_as_float(0x7f800000u)) | (__float_as_uint(x_0) & 2147483648u))) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 255u) ? 0.0f : r_15)));
 }
 
-extern "C" __global__ void __launch_bounds__(256) rms_norm_f16(const unsigned short* __restrict__ x, const float* __restrict__ w, unsigned short* __restrict__ y, const ok_push_rms_norm_f16 pc) {
+extern "C" __global__ void __launch_bounds__(256, 2) rms_norm_f16(const unsigned short* __restrict__ x, const float* __restrict__ w, unsigned short* __restrict__ y, const ok_push_rms_norm_f16 pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float ok_red_f32[256];
     // line 19

@@ -94,7 +94,7 @@ static __device__ __forceinline__ float ok_recip(float x_0) {
     return ((x_0 != x_0) ? x_0 : ((((__float_as_uint(x_0) >> 23u) & 255u) == 255u) ? __uint_as_float((__float_as_uint(x_0) & 2147483648u)) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 0u) ? __uint_as_float((__float_as_uint(__uint_as_float(0x7f800000u)) | (__float_as_uint(x_0) & 2147483648u))) : __uint_as_float(r_13))));
 }
 
-extern "C" __global__ void __launch_bounds__(128) softmax_rows(const float* __restrict__ x, float* __restrict__ y, const ok_push_softmax_rows pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) softmax_rows(const float* __restrict__ x, float* __restrict__ y, const ok_push_softmax_rows pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float ok_red_f32[128];
     // line 17

@@ -111,7 +111,7 @@ static __device__ __forceinline__ float ok_sqrt(float x_0) {
     return (((x_0 < 0.0f) || (x_0 != x_0)) ? __uint_as_float(0x7fc00000u) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 0u) ? __uint_as_float((__float_as_uint(x_0) & 2147483648u)) : ((((__float_as_uint(x_0) >> 23u) & 255u) == 255u) ? x_0 : res_18)));
 }
 
-extern "C" __global__ void __launch_bounds__(64) tbq_quantize(const float* __restrict__ x, const float* __restrict__ signs, const float* __restrict__ levels, const float* __restrict__ mids, unsigned char* __restrict__ out_, const ok_push_tbq_quantize pc) {
+extern "C" __global__ void __launch_bounds__(64, 8) tbq_quantize(const float* __restrict__ x, const float* __restrict__ signs, const float* __restrict__ levels, const float* __restrict__ mids, unsigned char* __restrict__ out_, const ok_push_tbq_quantize pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     // line 44
     unsigned int blk_0 = (blockIdx.x * blockDim.x + threadIdx.x);

@@ -58,7 +58,7 @@ struct ok_push_turbo_score {
     unsigned int format; // offset 4
     unsigned int real_domain; // offset 8
 };
-extern "C" __global__ void __launch_bounds__(128) turbo_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ levels, const float* __restrict__ signs, float* __restrict__ scores, const ok_push_turbo_score pc) {
+extern "C" __global__ void __launch_bounds__(128, 4) turbo_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ levels, const float* __restrict__ signs, float* __restrict__ scores, const ok_push_turbo_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __shared__ float sh_qt[128];
     // line 36

@@ -29,13 +29,13 @@ use onekernel_macros::kernel;
 /// every backend's variants.
 ///
 /// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
-/// memory with coalesced loads (32 in flight per invocation); then eight invocations
+/// memory with coalesced loads (16 in flight per invocation); then eight invocations
 /// share a token, each dotting one eighth of the dimensions against the query slice it
 /// holds in registers, for four query heads at once, and the eight partial dots are
-/// added in slice order. V is read row by row with one 32-bit word (two dimensions) per
-/// invocation, sixteen rows in flight (the first sixteen during the softmax);
-/// invocations beyond the row's words take the later tokens, and their partial sums are
-/// added in token order.
+/// added in slice order. V is read row by row, two 32-bit words (four f16 dimensions) per
+/// invocation, eight rows in flight beside the eight in use (the first eight requested
+/// before the softmax); invocations beyond the row's words take the later tokens, and
+/// their partial sums are added in token order.
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
@@ -145,8 +145,11 @@ pub fn attn_decode_chunk(
     let j = t0 / 8;
     let ds = (head_dim + 7) / 8;
     let f16_rows = k_type == 1 && head_dim % 16 == 0;
-    // V roles: word (dimension pair) u of the row, token group g of `groups`.
-    let units = head_dim / 2;
+    // V roles: dimensions [u·vd, u·vd + vd) of the row (two f16 words, or one pair of
+    // elements of the other formats), token group g of `groups`.
+    let f16_v = v_type == 1 && head_dim % 4 == 0;
+    let vd = select(f16_v, 4u32, 2u32);
+    let units = head_dim / vd;
     let groups = WORKGROUP_X / units;
     let u = t0 % units;
     let g = t0 / units;
@@ -173,9 +176,9 @@ pub fn attn_decode_chunk(
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
             let total = tn << kwl;
-            for base in (0..total).step_by(32 * WORKGROUP_X) {
-                let mut r = [0u32; 32];
-                for uu in 0..32u32 {
+            for base in (0..total).step_by(16 * WORKGROUP_X) {
+                let mut r = [0u32; 16];
+                for uu in 0..16u32 {
                     let idx = base + uu * WORKGROUP_X + t0;
                     let w = idx & ((1u32 << kwl) - 1);
                     if idx < total && w < kw {
@@ -185,7 +188,7 @@ pub fn attn_decode_chunk(
                         }
                     }
                 }
-                for uu in 0..32u32 {
+                for uu in 0..16u32 {
                     let idx = base + uu * WORKGROUP_X + t0;
                     let w = idx & ((1u32 << kwl) - 1);
                     if idx < total && w < kw {
@@ -276,10 +279,12 @@ pub fn attn_decode_chunk(
         }
         // The first f16 V words are requested now and arrive during the softmax.
         let mut vw = [0u32; 16];
-        if g < groups && v_type == 1 {
-            for uu in 0..16u32 {
+        if g < groups && f16_v {
+            for uu in 0..8u32 {
                 if ilo + uu < ihi {
-                    vw[uu] = v[cells[ilo + uu] * (v_bytes / 4) + u];
+                    let at = cells[ilo + uu] * (v_bytes / 4) + 2 * u;
+                    vw[2 * uu] = v[at];
+                    vw[2 * uu + 1] = v[at + 1];
                 }
             }
         }
@@ -308,27 +313,33 @@ pub fn attn_decode_chunk(
         }
         barrier();
         if g < groups {
-            let mut acc = [0.0; 8];
-            for i0 in (ilo..ihi).step_by(16u32) {
-                if v_type == 1 {
-                    // f16: the next sixteen rows' words are in flight while these
-                    // sixteen are used.
+            let mut acc = [0.0; 16];
+            for i0 in (ilo..ihi).step_by(8u32) {
+                if f16_v {
+                    // f16: the next eight rows' words are in flight while these eight
+                    // are used.
                     let mut nx = [0u32; 16];
-                    for uu in 0..16u32 {
-                        if i0 + 16 + uu < ihi {
-                            nx[uu] = v[cells[i0 + 16 + uu] * (v_bytes / 4) + u];
+                    for uu in 0..8u32 {
+                        if i0 + 8 + uu < ihi {
+                            let at = cells[i0 + 8 + uu] * (v_bytes / 4) + 2 * u;
+                            nx[2 * uu] = v[at];
+                            nx[2 * uu + 1] = v[at + 1];
                         }
                     }
-                    for uu in 0..16u32 {
+                    for uu in 0..8u32 {
                         let i = i0 + uu;
                         if i < ihi {
-                            let lo = f16_bits_to_f32(vw[uu] & 65535);
-                            let hi = f16_bits_to_f32(vw[uu] >> 16);
+                            let x0 = f16_bits_to_f32(vw[2 * uu] & 65535);
+                            let x1 = f16_bits_to_f32(vw[2 * uu] >> 16);
+                            let x2 = f16_bits_to_f32(vw[2 * uu + 1] & 65535);
+                            let x3 = f16_bits_to_f32(vw[2 * uu + 1] >> 16);
                             for hh in 0..4u32 {
                                 if hh < hn {
                                     let p = scores[hh * 256 + i];
-                                    acc[2 * hh] = fma(p, lo, acc[2 * hh]);
-                                    acc[2 * hh + 1] = fma(p, hi, acc[2 * hh + 1]);
+                                    acc[4 * hh] = fma(p, x0, acc[4 * hh]);
+                                    acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
+                                    acc[4 * hh + 2] = fma(p, x2, acc[4 * hh + 2]);
+                                    acc[4 * hh + 3] = fma(p, x3, acc[4 * hh + 3]);
                                 }
                             }
                         }
@@ -337,7 +348,7 @@ pub fn attn_decode_chunk(
                         vw[uu] = nx[uu];
                     }
                 } else {
-                    for uu in 0..16u32 {
+                    for uu in 0..8u32 {
                         let i = i0 + uu;
                         if i < ihi {
                             let row = cells[i] * v_bytes;
@@ -346,8 +357,8 @@ pub fn attn_decode_chunk(
                             for hh in 0..4u32 {
                                 if hh < hn {
                                     let p = scores[hh * 256 + i];
-                                    acc[2 * hh] = fma(p, x0, acc[2 * hh]);
-                                    acc[2 * hh + 1] = fma(p, x1, acc[2 * hh + 1]);
+                                    acc[4 * hh] = fma(p, x0, acc[4 * hh]);
+                                    acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
                                 }
                             }
                         }
@@ -356,8 +367,9 @@ pub fn attn_decode_chunk(
             }
             for hh in 0..4u32 {
                 if hh < hn {
-                    part[(g * 4 + hh) * head_dim + 2 * u] = acc[2 * hh];
-                    part[(g * 4 + hh) * head_dim + 2 * u + 1] = acc[2 * hh + 1];
+                    for e in 0..vd {
+                        part[(g * 4 + hh) * head_dim + vd * u + e] = acc[4 * hh + e];
+                    }
                 }
             }
         }
