@@ -28,9 +28,8 @@ use onekernel_macros::kernel;
 /// costs little next to the loads, and 25 format pairs as specializations would multiply
 /// every backend's variants.
 ///
-/// Work split (docs/PERFORMANCE.md): K rows of up to 32 tokens are staged in shared
-/// memory with coalesced loads, 16 per invocation, requested while the previous tile's
-/// dot products run (a software pipeline); then eight invocations
+/// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
+/// memory with coalesced loads (16 in flight per invocation); then eight invocations
 /// share a token, each dotting one eighth of the dimensions against the query slice it
 /// holds in registers, for four query heads at once, and the eight partial dots are
 /// added in slice order. V is read row by row, two 32-bit words (four f16 dimensions) per
@@ -137,7 +136,7 @@ pub fn attn_decode_chunk(
     while (1u32 << kwl) < kw {
         kwl += 1;
     }
-    let mut tile = 32u32;
+    let mut tile = 64u32;
     while tile * stride > 4160 {
         tile -= 16;
     }
@@ -174,33 +173,18 @@ pub fn attn_decode_chunk(
                 }
             }
         }
-        // Software pipeline: the first 16 · 128 staged words of the next tile are
-        // requested before this tile's dot products and stored after them.
-        let mut r = [0u32; 16];
-        for uu in 0..16u32 {
-            let idx = uu * WORKGROUP_X + t0;
-            let w = idx & ((1u32 << kwl) - 1);
-            if idx < (min(tile, n) << kwl) && w < kw {
-                let row = cells[idx >> kwl] * k_bytes;
-                if w < (row % 4 + k_bytes + 3) / 4 {
-                    r[uu] = k[row / 4 + w];
-                }
-            }
-        }
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
             let total = tn << kwl;
             for base in (0..total).step_by(16 * WORKGROUP_X) {
-                if base > 0 {
-                    // Rows wider than one round (f32, or D = 256): the rest now.
-                    for uu in 0..16u32 {
-                        let idx = base + uu * WORKGROUP_X + t0;
-                        let w = idx & ((1u32 << kwl) - 1);
-                        if idx < total && w < kw {
-                            let row = cells[tb + (idx >> kwl)] * k_bytes;
-                            if w < (row % 4 + k_bytes + 3) / 4 {
-                                r[uu] = k[row / 4 + w];
-                            }
+                let mut r = [0u32; 16];
+                for uu in 0..16u32 {
+                    let idx = base + uu * WORKGROUP_X + t0;
+                    let w = idx & ((1u32 << kwl) - 1);
+                    if idx < total && w < kw {
+                        let row = cells[tb + (idx >> kwl)] * k_bytes;
+                        if w < (row % 4 + k_bytes + 3) / 4 {
+                            r[uu] = k[row / 4 + w];
                         }
                     }
                 }
@@ -213,20 +197,6 @@ pub fn attn_decode_chunk(
                 }
             }
             barrier();
-            let nb = tb + tile;
-            if nb < n {
-                let ntotal = min(tile, n - nb) << kwl;
-                for uu in 0..16u32 {
-                    let idx = uu * WORKGROUP_X + t0;
-                    let w = idx & ((1u32 << kwl) - 1);
-                    if idx < ntotal && w < kw {
-                        let row = cells[nb + (idx >> kwl)] * k_bytes;
-                        if w < (row % 4 + k_bytes + 3) / 4 {
-                            r[uu] = k[row / 4 + w];
-                        }
-                    }
-                }
-            }
             for sp in (0..tn).step_by(16u32) {
                 let jj = sp + j;
                 if jj < tn {
