@@ -59,6 +59,8 @@ struct ok_push_copy_words {
 };
 extern "C" __global__ void __launch_bounds__(256, 2) copy_words(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, const ok_push_copy_words pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    src = (const unsigned int*)__builtin_assume_aligned(src, 16); // runtime contract: buffers start 16-byte aligned
+    dst = (unsigned int*)__builtin_assume_aligned(dst, 16); // runtime contract: buffers start 16-byte aligned
     // line 10
     unsigned int base_0 = ((blockIdx.x * 1024u) + threadIdx.x);
     // line 11

@@ -109,9 +109,15 @@ static __device__ __forceinline__ float ok_div(float a_0, float b_1) {
 
 extern "C" __global__ void __launch_bounds__(128, 4) fused_attn_qjl(const float* __restrict__ q_sketch, const unsigned int* __restrict__ k, const unsigned int* __restrict__ v, const float* __restrict__ v_levels, const float* __restrict__ v_signs, float* __restrict__ out_, const ok_push_fused_attn_qjl pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float sh_weights[128];
-    __shared__ float sh_mixed[128];
-    __shared__ float ok_red_f32[128];
+    q_sketch = (const float*)__builtin_assume_aligned(q_sketch, 16); // runtime contract: buffers start 16-byte aligned
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    v = (const unsigned int*)__builtin_assume_aligned(v, 16); // runtime contract: buffers start 16-byte aligned
+    v_levels = (const float*)__builtin_assume_aligned(v_levels, 16); // runtime contract: buffers start 16-byte aligned
+    v_signs = (const float*)__builtin_assume_aligned(v_signs, 16); // runtime contract: buffers start 16-byte aligned
+    out_ = (float*)__builtin_assume_aligned(out_, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float sh_weights[128];
+    __shared__ __align__(16) float sh_mixed[128];
+    __shared__ __align__(16) float ok_red_f32[128];
     // line 39
     unsigned int h_0 = blockIdx.x;
     // line 40

@@ -59,7 +59,11 @@ struct ok_push_polar_get_rows {
 };
 extern "C" __global__ void __launch_bounds__(128, 4) polar_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ rows, const ok_push_polar_get_rows pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float sh_c[128];
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    centroids = (const float*)__builtin_assume_aligned(centroids, 16); // runtime contract: buffers start 16-byte aligned
+    psi = (const float*)__builtin_assume_aligned(psi, 16); // runtime contract: buffers start 16-byte aligned
+    rows = (float*)__builtin_assume_aligned(rows, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float sh_c[128];
     // line 67
     unsigned int r_0 = blockIdx.x;
     // line 68

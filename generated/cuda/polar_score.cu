@@ -63,7 +63,12 @@ struct ok_push_polar_score {
 };
 extern "C" __global__ void __launch_bounds__(128, 4) polar_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ centroids, const float* __restrict__ psi, float* __restrict__ scores, const ok_push_polar_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float sh_hq[128];
+    q = (const float*)__builtin_assume_aligned(q, 16); // runtime contract: buffers start 16-byte aligned
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    centroids = (const float*)__builtin_assume_aligned(centroids, 16); // runtime contract: buffers start 16-byte aligned
+    psi = (const float*)__builtin_assume_aligned(psi, 16); // runtime contract: buffers start 16-byte aligned
+    scores = (float*)__builtin_assume_aligned(scores, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float sh_hq[128];
     // line 24
     unsigned int qi_0 = blockIdx.y;
     // line 25

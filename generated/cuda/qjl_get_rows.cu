@@ -56,6 +56,9 @@ static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
 
 extern "C" __global__ void __launch_bounds__(128, 4) qjl_get_rows(const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ rows) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    prj = (const float*)__builtin_assume_aligned(prj, 16); // runtime contract: buffers start 16-byte aligned
+    rows = (float*)__builtin_assume_aligned(rows, 16); // runtime contract: buffers start 16-byte aligned
     // line 64
     unsigned int r_0 = blockIdx.x;
     // line 65

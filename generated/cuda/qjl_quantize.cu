@@ -80,8 +80,11 @@ static __device__ __forceinline__ float ok_sqrt(float x_0) {
 
 extern "C" __global__ void __launch_bounds__(128, 4) qjl_quantize(const float* __restrict__ keys, const float* __restrict__ prj, unsigned char* __restrict__ out_) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ unsigned int sh_bits[256];
-    __shared__ float ok_red_f32[128];
+    keys = (const float*)__builtin_assume_aligned(keys, 16); // runtime contract: buffers start 16-byte aligned
+    prj = (const float*)__builtin_assume_aligned(prj, 16); // runtime contract: buffers start 16-byte aligned
+    out_ = (unsigned char*)__builtin_assume_aligned(out_, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) unsigned int sh_bits[256];
+    __shared__ __align__(16) float ok_red_f32[128];
     // line 110
     unsigned int r_0 = blockIdx.x;
     // line 111

@@ -66,7 +66,11 @@ struct ok_push_qjl_score {
 };
 extern "C" __global__ void __launch_bounds__(128, 4) qjl_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ prj, float* __restrict__ scores, const ok_push_qjl_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float sh_sketch[256];
+    q = (const float*)__builtin_assume_aligned(q, 16); // runtime contract: buffers start 16-byte aligned
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    prj = (const float*)__builtin_assume_aligned(prj, 16); // runtime contract: buffers start 16-byte aligned
+    scores = (float*)__builtin_assume_aligned(scores, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float sh_sketch[256];
     // line 25
     unsigned int h_0 = blockIdx.y;
     // line 26

@@ -111,7 +111,10 @@ static __device__ __forceinline__ float ok_rsqrt(float x_0) {
 
 extern "C" __global__ void __launch_bounds__(256, 2) rms_norm_f16(const unsigned short* __restrict__ x, const float* __restrict__ w, unsigned short* __restrict__ y, const ok_push_rms_norm_f16 pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float ok_red_f32[256];
+    x = (const unsigned short*)__builtin_assume_aligned(x, 16); // runtime contract: buffers start 16-byte aligned
+    w = (const float*)__builtin_assume_aligned(w, 16); // runtime contract: buffers start 16-byte aligned
+    y = (unsigned short*)__builtin_assume_aligned(y, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float ok_red_f32[256];
     // line 19
     unsigned int row_0 = blockIdx.x;
     // line 20

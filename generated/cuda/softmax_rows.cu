@@ -96,7 +96,9 @@ static __device__ __forceinline__ float ok_recip(float x_0) {
 
 extern "C" __global__ void __launch_bounds__(128, 4) softmax_rows(const float* __restrict__ x, float* __restrict__ y, const ok_push_softmax_rows pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float ok_red_f32[128];
+    x = (const float*)__builtin_assume_aligned(x, 16); // runtime contract: buffers start 16-byte aligned
+    y = (float*)__builtin_assume_aligned(y, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float ok_red_f32[128];
     // line 17
     unsigned int row_0 = blockIdx.x;
     // line 18

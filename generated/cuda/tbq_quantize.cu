@@ -113,6 +113,11 @@ static __device__ __forceinline__ float ok_sqrt(float x_0) {
 
 extern "C" __global__ void __launch_bounds__(64, 8) tbq_quantize(const float* __restrict__ x, const float* __restrict__ signs, const float* __restrict__ levels, const float* __restrict__ mids, unsigned char* __restrict__ out_, const ok_push_tbq_quantize pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    x = (const float*)__builtin_assume_aligned(x, 16); // runtime contract: buffers start 16-byte aligned
+    signs = (const float*)__builtin_assume_aligned(signs, 16); // runtime contract: buffers start 16-byte aligned
+    levels = (const float*)__builtin_assume_aligned(levels, 16); // runtime contract: buffers start 16-byte aligned
+    mids = (const float*)__builtin_assume_aligned(mids, 16); // runtime contract: buffers start 16-byte aligned
+    out_ = (unsigned char*)__builtin_assume_aligned(out_, 16); // runtime contract: buffers start 16-byte aligned
     // line 44
     unsigned int blk_0 = (blockIdx.x * blockDim.x + threadIdx.x);
     // line 45

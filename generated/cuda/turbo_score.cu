@@ -60,7 +60,12 @@ struct ok_push_turbo_score {
 };
 extern "C" __global__ void __launch_bounds__(128, 4) turbo_score(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ levels, const float* __restrict__ signs, float* __restrict__ scores, const ok_push_turbo_score pc) {
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    __shared__ float sh_qt[128];
+    q = (const float*)__builtin_assume_aligned(q, 16); // runtime contract: buffers start 16-byte aligned
+    k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned
+    levels = (const float*)__builtin_assume_aligned(levels, 16); // runtime contract: buffers start 16-byte aligned
+    signs = (const float*)__builtin_assume_aligned(signs, 16); // runtime contract: buffers start 16-byte aligned
+    scores = (float*)__builtin_assume_aligned(scores, 16); // runtime contract: buffers start 16-byte aligned
+    __shared__ __align__(16) float sh_qt[128];
     // line 36
     unsigned int qi_0 = blockIdx.y;
     // line 37

@@ -97,7 +97,9 @@ impl Dialect for Cuda {
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String {
-        format!("__shared__ {} {name}[{len}]", self.scalar(elem))
+        // 16-byte aligned, so that adjacent accesses at provably aligned indices can be
+        // vectorized by the compiler (docs/CODEGEN.md).
+        format!("__shared__ __align__(16) {} {name}[{len}]", self.scalar(elem))
     }
 
     fn array_decl(&self, elem: Scalar, name: &str, len: u32, elems: &[String]) -> String {

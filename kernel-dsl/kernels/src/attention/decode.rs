@@ -61,13 +61,12 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // [4 heads][256 tokens]: scores, then softmax numerators.
+    // [256 tokens][4 heads]: scores, then softmax numerators (one 16-byte load per token).
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
-    // Staged K rows, `stride` words apart (odd, so the eight slices of four tokens that
-    // a 32-wide subgroup reads hit 32 different banks).
-    let ktile = shared::<u32, 4160>();
+    // Staged K rows, `stride` words apart (see the staging geometry below).
+    let ktile = shared::<u32, 4352>();
     // q·k partials [4 heads][64 tokens][8 slices], later V partials [groups][4][head_dim].
     let part = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
@@ -128,23 +127,26 @@ pub fn attn_decode_chunk(
         }
         cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
     }
-    // Staging geometry: a row covers `kw` words (two more when rows are not word
-    // aligned); flat staging index = row · 2^kwl + word, so no division per word.
+    // Staging geometry. f16 rows with D % 16 = 0 move as 16-byte quads: a staged row is
+    // D/2 + 4 words, its second half four words further, so the eight slices that one
+    // 16-byte shared load serves hit 32 different banks and every quad stays 16-byte
+    // aligned. Other rows cover `kw` words (two more when rows are not word aligned) at
+    // an odd stride; their flat staging index is row · 2^kwl + word (no division).
+    let f16_rows = k_type == 1 && head_dim % 16 == 0;
     let kw = select(k_bytes % 4 == 0, k_bytes / 4, k_bytes / 4 + 2);
-    let stride = kw | 1;
+    let stride = select(f16_rows, head_dim / 2 + 4, kw | 1);
     let mut kwl = 0u32;
     while (1u32 << kwl) < kw {
         kwl += 1;
     }
     let mut tile = 64u32;
-    while tile * stride > 4160 {
+    while tile * stride > 4352 {
         tile -= 16;
     }
     // q·k roles: token j of 16, dimension slice s of 8 (`ds` dimensions each).
     let s = t0 % 8;
     let j = t0 / 8;
     let ds = (head_dim + 7) / 8;
-    let f16_rows = k_type == 1 && head_dim % 16 == 0;
     // V roles: dimensions [u·vd, u·vd + vd) of the row (two f16 words, or one pair of
     // elements of the other formats), token group g of `groups`.
     let f16_v = v_type == 1 && head_dim % 4 == 0;
@@ -175,24 +177,51 @@ pub fn attn_decode_chunk(
         }
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
-            let total = tn << kwl;
-            for base in (0..total).step_by(16 * WORKGROUP_X) {
-                let mut r = [0u32; 16];
-                for uu in 0..16u32 {
-                    let idx = base + uu * WORKGROUP_X + t0;
-                    let w = idx & ((1u32 << kwl) - 1);
-                    if idx < total && w < kw {
-                        let row = cells[tb + (idx >> kwl)] * k_bytes;
-                        if w < (row % 4 + k_bytes + 3) / 4 {
-                            r[uu] = k[row / 4 + w];
+            if f16_rows {
+                let quads = head_dim / 8;
+                let nq = tn * quads;
+                for base in (0..nq).step_by(4 * WORKGROUP_X) {
+                    let mut r = [0u32; 16];
+                    for uu in 0..4u32 {
+                        let f = base + uu * WORKGROUP_X + t0;
+                        if f < nq {
+                            let at = cells[tb + f / quads] * (head_dim / 2) + 4 * (f % quads);
+                            for e in 0..4u32 {
+                                r[4 * uu + e] = k[at + e];
+                            }
+                        }
+                    }
+                    for uu in 0..4u32 {
+                        let f = base + uu * WORKGROUP_X + t0;
+                        if f < nq {
+                            let x = 4 * (f % quads);
+                            let at = (f / quads) * (head_dim / 2 + 4) + x + select(x >= head_dim / 4, 4u32, 0u32);
+                            for e in 0..4u32 {
+                                ktile[at + e] = r[4 * uu + e];
+                            }
                         }
                     }
                 }
-                for uu in 0..16u32 {
-                    let idx = base + uu * WORKGROUP_X + t0;
-                    let w = idx & ((1u32 << kwl) - 1);
-                    if idx < total && w < kw {
-                        ktile[(idx >> kwl) * stride + w] = r[uu];
+            } else {
+                let total = tn << kwl;
+                for base in (0..total).step_by(16 * WORKGROUP_X) {
+                    let mut r = [0u32; 16];
+                    for uu in 0..16u32 {
+                        let idx = base + uu * WORKGROUP_X + t0;
+                        let w = idx & ((1u32 << kwl) - 1);
+                        if idx < total && w < kw {
+                            let row = cells[tb + (idx >> kwl)] * k_bytes;
+                            if w < (row % 4 + k_bytes + 3) / 4 {
+                                r[uu] = k[row / 4 + w];
+                            }
+                        }
+                    }
+                    for uu in 0..16u32 {
+                        let idx = base + uu * WORKGROUP_X + t0;
+                        let w = idx & ((1u32 << kwl) - 1);
+                        if idx < total && w < kw {
+                            ktile[(idx >> kwl) * stride + w] = r[uu];
+                        }
                     }
                 }
             }
@@ -205,8 +234,9 @@ pub fn attn_decode_chunk(
                     if f16_rows {
                         // f16: two elements per staged word.
                         let sw = head_dim / 16;
+                        let so = jj * (head_dim / 2 + 4) + s * sw + select(s >= 4, 4u32, 0u32);
                         for w in 0..sw {
-                            let word = ktile[at + s * sw + w];
+                            let word = ktile[so + w];
                             let lo = f16_bits_to_f32(word & 65535);
                             let hi = f16_bits_to_f32(word >> 16);
                             for hh in 0..4u32 {
@@ -274,7 +304,7 @@ pub fn attn_decode_chunk(
                     let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
                     sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
                 }
-                scores[hh * 256 + i] = sc;
+                scores[i * 4 + hh] = sc;
             }
         }
         // The first f16 V words are requested now and arrive during the softmax.
@@ -282,7 +312,7 @@ pub fn attn_decode_chunk(
         if g < groups && f16_v {
             for uu in 0..8u32 {
                 if ilo + uu < ihi {
-                    let at = cells[ilo + uu] * (v_bytes / 4) + 2 * u;
+                    let at = cells[ilo + uu] * (head_dim / 2) + 2 * u;
                     vw[2 * uu] = v[at];
                     vw[2 * uu + 1] = v[at + 1];
                 }
@@ -293,14 +323,14 @@ pub fn attn_decode_chunk(
             if hh < hn {
                 let mut m_local = f32::NEG_INFINITY;
                 for i in (t0..n).step_by(WORKGROUP_X) {
-                    m_local = max(m_local, scores[hh * 256 + i]);
+                    m_local = max(m_local, scores[i * 4 + hh]);
                 }
                 let m = workgroup_max(m_local);
                 let mut l_local = 0.0;
                 for i in (t0..n).step_by(WORKGROUP_X) {
-                    let sc = scores[hh * 256 + i];
+                    let sc = scores[i * 4 + hh];
                     let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
-                    scores[hh * 256 + i] = p;
+                    scores[i * 4 + hh] = p;
                     l_local += p;
                 }
                 let l = workgroup_sum(l_local);
@@ -321,7 +351,7 @@ pub fn attn_decode_chunk(
                     let mut nx = [0u32; 16];
                     for uu in 0..8u32 {
                         if i0 + 8 + uu < ihi {
-                            let at = cells[i0 + 8 + uu] * (v_bytes / 4) + 2 * u;
+                            let at = cells[i0 + 8 + uu] * (head_dim / 2) + 2 * u;
                             nx[2 * uu] = v[at];
                             nx[2 * uu + 1] = v[at + 1];
                         }
@@ -335,7 +365,7 @@ pub fn attn_decode_chunk(
                             let x3 = f16_bits_to_f32(vw[2 * uu + 1] >> 16);
                             for hh in 0..4u32 {
                                 if hh < hn {
-                                    let p = scores[hh * 256 + i];
+                                    let p = scores[i * 4 + hh];
                                     acc[4 * hh] = fma(p, x0, acc[4 * hh]);
                                     acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
                                     acc[4 * hh + 2] = fma(p, x2, acc[4 * hh + 2]);
@@ -356,7 +386,7 @@ pub fn attn_decode_chunk(
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
                                 if hh < hn {
-                                    let p = scores[hh * 256 + i];
+                                    let p = scores[i * 4 + hh];
                                     acc[4 * hh] = fma(p, x0, acc[4 * hh]);
                                     acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
                                 }
