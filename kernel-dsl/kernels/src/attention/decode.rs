@@ -418,6 +418,10 @@ pub fn attn_decode_chunk(
 }
 
 /// Merges the chunks of each (sequence, head) in chunk order and normalizes.
+///
+/// The chunk weights `exp(m_c − max)` are computed once per chunk into shared memory
+/// (blocks of 1024 chunks); each invocation then adds its dimension's partial sums in
+/// chunk order with sixteen loads in flight.
 #[kernel(workgroup = 128, variants(deterministic = [false, true]))]
 pub fn attn_decode_combine(
     #[len(num_groups().y * n_heads * n_chunks)] part_m: &[f32],
@@ -432,36 +436,66 @@ pub fn attn_decode_combine(
     #[push] has_sinks: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
+    let weights = shared::<f32, 1024>();
+    let sums = shared::<f32, 1024>();
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
     let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
-    let mut big = f32::NEG_INFINITY;
-    for c in 0..used {
-        big = max(big, part_m[row + c]);
+    let mut m_local = f32::NEG_INFINITY;
+    for c in (t0..used).step_by(WORKGROUP_X) {
+        m_local = max(m_local, part_m[row + c]);
     }
+    let mut big = workgroup_max(m_local);
     let mut sink = f32::NEG_INFINITY;
     if has_sinks != 0 {
         sink = sinks[h];
     }
     big = max(big, sink);
     let mut total = 0.0;
-    for c in 0..used {
-        let w = select(part_m[row + c] == f32::NEG_INFINITY, 0.0, exp(part_m[row + c] - big));
-        total = fma(part_l[row + c], w, total);
+    // Dimensions t0 and t0 + 128 (head_dim ≤ 256).
+    let mut acc = [0.0; 2];
+    for blk in (0..used).step_by(1024u32) {
+        let nb = min(1024u32, used - blk);
+        for c in (t0..nb).step_by(WORKGROUP_X) {
+            let mc = part_m[row + blk + c];
+            weights[c] = select(mc == f32::NEG_INFINITY, 0.0, exp(mc - big));
+            sums[c] = part_l[row + blk + c];
+        }
+        barrier();
+        for c in 0..nb {
+            total = fma(sums[c], weights[c], total);
+        }
+        for slot in 0..2u32 {
+            let d = t0 + slot * WORKGROUP_X;
+            if d < head_dim {
+                for c0 in (0..nb).step_by(16u32) {
+                    let mut pa = [0.0; 16];
+                    for e in 0..16u32 {
+                        if c0 + e < nb {
+                            pa[e] = part_acc[(row + blk + c0 + e) * head_dim + d];
+                        }
+                    }
+                    for e in 0..16u32 {
+                        if c0 + e < nb {
+                            acc[slot] = fma(pa[e], weights[c0 + e], acc[slot]);
+                        }
+                    }
+                }
+            }
+        }
+        barrier();
     }
     if has_sinks != 0 {
         total += exp(sink - big);
     }
     let inv = recip(total);
-    for d in (t0..head_dim).step_by(WORKGROUP_X) {
-        let mut acc = 0.0;
-        for c in 0..used {
-            let w = select(part_m[row + c] == f32::NEG_INFINITY, 0.0, exp(part_m[row + c] - big));
-            acc = fma(part_acc[(row + c) * head_dim + d], w, acc);
+    for slot in 0..2u32 {
+        let d = t0 + slot * WORKGROUP_X;
+        if d < head_dim {
+            out[(b * n_heads + h) * head_dim + d] = acc[slot] * inv;
         }
-        out[(b * n_heads + h) * head_dim + d] = acc * inv;
     }
 }
