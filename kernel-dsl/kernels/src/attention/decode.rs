@@ -285,24 +285,29 @@ pub fn attn_decode_chunk(
                 }
             }
             barrier();
-            for idx in (t0..hn * tn).step_by(WORKGROUP_X) {
+            // Scores of the heads this block lacks (hn < 4) are zeros, so that the V
+            // pass reads all four with one load.
+            for idx in (t0..4 * tn).step_by(WORKGROUP_X) {
                 let hh = idx / tn;
                 let jj = idx % tn;
-                let mut dot = part[(hh * 64 + jj) * 8];
-                for s2 in 1..8u32 {
-                    dot += part[(hh * 64 + jj) * 8 + s2];
-                }
                 let i = tb + jj;
-                let h = head0 + hh;
-                let mut sc = dot * scale;
-                if softcap > 0.0 {
-                    sc = softcap * tanh(sc / softcap);
-                }
-                if has_mask != 0 {
-                    let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-                    let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-                    let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-                    sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
+                let mut sc = 0.0;
+                if hh < hn {
+                    let mut dot = part[(hh * 64 + jj) * 8];
+                    for s2 in 1..8u32 {
+                        dot += part[(hh * 64 + jj) * 8 + s2];
+                    }
+                    let h = head0 + hh;
+                    sc = dot * scale;
+                    if softcap > 0.0 {
+                        sc = softcap * tanh(sc / softcap);
+                    }
+                    if has_mask != 0 {
+                        let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
+                        let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
+                        let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
+                        sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
+                    }
                 }
                 scores[i * 4 + hh] = sc;
             }
@@ -319,27 +324,48 @@ pub fn attn_decode_chunk(
             }
         }
         barrier();
-        for hh in 0..4u32 {
-            if hh < hn {
-                let mut m_local = f32::NEG_INFINITY;
-                for i in (t0..n).step_by(WORKGROUP_X) {
-                    m_local = max(m_local, scores[i * 4 + hh]);
-                }
-                let m = workgroup_max(m_local);
-                let mut l_local = 0.0;
-                for i in (t0..n).step_by(WORKGROUP_X) {
-                    let sc = scores[i * 4 + hh];
-                    let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
-                    scores[i * 4 + hh] = p;
-                    l_local += p;
-                }
-                let l = workgroup_sum(l_local);
-                if t0 == 0 {
-                    let row = (b * n_heads + head0 + hh) * n_chunks + c;
-                    part_m[row] = m;
-                    part_l[row] = l;
+        // Softmax per head: 32 invocations per head, eight tokens each; their maxima and
+        // sums are combined in lane order (three barriers, not a tree per reduction).
+        let sh = t0 / 32;
+        let lane = t0 % 32;
+        let mut mx = f32::NEG_INFINITY;
+        if sh < hn {
+            for e in 0..8u32 {
+                let i = lane * 8 + e;
+                if i < n {
+                    mx = max(mx, scores[i * 4 + sh]);
                 }
             }
+        }
+        part[t0] = mx;
+        barrier();
+        let mut m = f32::NEG_INFINITY;
+        for l2 in 0..32u32 {
+            m = max(m, part[sh * 32 + l2]);
+        }
+        let mut ls = 0.0;
+        if sh < hn {
+            for e in 0..8u32 {
+                let i = lane * 8 + e;
+                if i < n {
+                    let sc = scores[i * 4 + sh];
+                    let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
+                    scores[i * 4 + sh] = p;
+                    ls += p;
+                }
+            }
+        }
+        barrier();
+        part[t0] = ls;
+        barrier();
+        if lane == 0 && sh < hn {
+            let mut l = 0.0;
+            for l2 in 0..32u32 {
+                l += part[sh * 32 + l2];
+            }
+            let row = (b * n_heads + head0 + sh) * n_chunks + c;
+            part_m[row] = m;
+            part_l[row] = l;
         }
         barrier();
         if g < groups {
@@ -364,13 +390,11 @@ pub fn attn_decode_chunk(
                             let x2 = f16_bits_to_f32(vw[2 * uu + 1] & 65535);
                             let x3 = f16_bits_to_f32(vw[2 * uu + 1] >> 16);
                             for hh in 0..4u32 {
-                                if hh < hn {
-                                    let p = scores[i * 4 + hh];
-                                    acc[4 * hh] = fma(p, x0, acc[4 * hh]);
-                                    acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
-                                    acc[4 * hh + 2] = fma(p, x2, acc[4 * hh + 2]);
-                                    acc[4 * hh + 3] = fma(p, x3, acc[4 * hh + 3]);
-                                }
+                                let p = scores[i * 4 + hh];
+                                acc[4 * hh] = fma(p, x0, acc[4 * hh]);
+                                acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
+                                acc[4 * hh + 2] = fma(p, x2, acc[4 * hh + 2]);
+                                acc[4 * hh + 3] = fma(p, x3, acc[4 * hh + 3]);
                             }
                         }
                     }
@@ -385,11 +409,9 @@ pub fn attn_decode_chunk(
                             let x0 = elem(v, row, 2 * u, v_type);
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
-                                if hh < hn {
-                                    let p = scores[i * 4 + hh];
-                                    acc[4 * hh] = fma(p, x0, acc[4 * hh]);
-                                    acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
-                                }
+                                let p = scores[i * 4 + hh];
+                                acc[4 * hh] = fma(p, x0, acc[4 * hh]);
+                                acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
                             }
                         }
                     }
