@@ -6,6 +6,7 @@
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __align__(n) __attribute__((aligned(n)))
 struct ok_shim_uint3 { unsigned int x, y, z; };
 extern const __device__ ok_shim_uint3 threadIdx, blockIdx, blockDim, gridDim;
 __device__ void __syncthreads();
