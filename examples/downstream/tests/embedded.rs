@@ -22,6 +22,6 @@ fn manifest_describes_the_embedded_kernel() {
 #[test]
 fn artifacts_are_real_modules_and_sources() {
     assert_eq!(&SCALE_IN_PLACE_SPIRV[..4], &0x0723_0203u32.to_le_bytes(), "SPIR-V magic");
-    assert!(SCALE_IN_PLACE_CUDA.contains("extern \"C\" __global__ void __launch_bounds__(128) scale_in_place("));
+    assert!(SCALE_IN_PLACE_CUDA.contains("extern \"C\" __global__ void __launch_bounds__(128, 4) scale_in_place("));
     assert!(SCALE_IN_PLACE_METAL.contains("kernel void scale_in_place("));
 }
