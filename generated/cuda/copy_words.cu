@@ -66,6 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) copy_words(const unsigned i
     // line 11
     {
         const unsigned int ok_end_1 = 4u;
+        #pragma unroll
         for (unsigned int k_1 = 0u; k_1 < ok_end_1; k_1++) {
             // line 12
             unsigned int i_2 = (base_0 + (k_1 * 256u));

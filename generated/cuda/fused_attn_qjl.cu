@@ -156,6 +156,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) fused_attn_qjl(const float*
                         // line 55
                         {
                             const unsigned int ok_end_14 = 8u;
+                            #pragma unroll
                             for (unsigned int i_14 = 0u; i_14 < ok_end_14; i_14++) {
                                 // line 56
                                 float x_15 = q_sketch[(((h_0 * 256u) + (b_12 * 8u)) + i_14)];

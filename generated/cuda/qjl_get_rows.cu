@@ -81,6 +81,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) qjl_get_rows(const unsigned
                     // line 71
                     {
                         const unsigned int ok_end_7 = 8u;
+                        #pragma unroll
                         for (unsigned int s_7 = 0u; s_7 < ok_end_7; s_7++) {
                             // line 72
                             float x_8 = prj[(((i_3 * 256u) + (b_5 * 8u)) + s_7)];

@@ -137,6 +137,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) qjl_quantize(const float* _
         // line 126
         {
             const unsigned int ok_end_9 = 8u;
+            #pragma unroll
             for (unsigned int k_9 = 0u; k_9 < ok_end_9; k_9++) {
                 // line 127
                 byte_8 = (byte_8 | (sh_bits[((lid_1 * 8u) + k_9)] << k_9));

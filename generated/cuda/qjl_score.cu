@@ -119,6 +119,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) qjl_score(const float* __re
                 // line 45
                 {
                     const unsigned int ok_end_10 = 8u;
+                    #pragma unroll
                     for (unsigned int i_10 = 0u; i_10 < ok_end_10; i_10++) {
                         // line 46
                         float x_11 = sh_sketch[((b_8 * 8u) + i_10)];

@@ -224,6 +224,7 @@ extern "C" __global__ void __launch_bounds__(64, 8) tbq_quantize(const float* __
                         // line 69
                         {
                             const unsigned int ok_end_28 = 8u;
+                            #pragma unroll
                             for (unsigned int l_28 = 1u; l_28 < ok_end_28; l_28++) {
                                 // line 70
                                 if ((ok_abs_f32((v_26 - levels[l_28])) < ok_abs_f32((v_26 - levels[c_27])))) {
@@ -249,12 +250,14 @@ extern "C" __global__ void __launch_bounds__(64, 8) tbq_quantize(const float* __
             // line 84
             {
                 const unsigned int ok_end_29 = 12u;
+                #pragma unroll
                 for (unsigned int b_29 = 0u; b_29 < ok_end_29; b_29++) {
                     // line 85
                     unsigned int byte_30 = 0u;
                     // line 86
                     {
                         const unsigned int ok_end_31 = 8u;
+                        #pragma unroll
                         for (unsigned int k_31 = 0u; k_31 < ok_end_31; k_31++) {
                             // line 87
                             unsigned int bit_32 = ((8u * b_29) + k_31);
@@ -270,6 +273,7 @@ extern "C" __global__ void __launch_bounds__(64, 8) tbq_quantize(const float* __
             // line 93
             {
                 const unsigned int ok_end_33 = 16u;
+                #pragma unroll
                 for (unsigned int j_33 = 0u; j_33 < ok_end_33; j_33++) {
                     // line 94
                     out_[((base_23 + 2u) + j_33)] = (unsigned char)((codes_24[j_33] | (codes_24[(j_33 + 16u)] << 4u)));

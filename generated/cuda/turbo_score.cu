@@ -115,6 +115,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) turbo_score(const float* __
             // line 58
             {
                 const unsigned int ok_end_11 = 4u;
+                #pragma unroll
                 for (unsigned int b_11 = 0u; b_11 < ok_end_11; b_11++) {
                     // line 59
                     unsigned int base_12 = ((t_9 * 56u) + (b_11 * 14u));
@@ -144,6 +145,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) turbo_score(const float* __
                 // line 70
                 {
                     const unsigned int ok_end_18 = 4u;
+                    #pragma unroll
                     for (unsigned int b_18 = 0u; b_18 < ok_end_18; b_18++) {
                         // line 71
                         unsigned int base_19 = ((t_9 * 56u) + (b_18 * 14u));
@@ -199,6 +201,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) turbo_score(const float* __
                         // line 94
                         {
                             const unsigned int ok_end_30 = 4u;
+                            #pragma unroll
                             for (unsigned int b_30 = 0u; b_30 < ok_end_30; b_30++) {
                                 // line 95
                                 unsigned int base_31 = ((t_9 * 72u) + (b_30 * 18u));

@@ -3,6 +3,7 @@
 // DSL source and run `onekernel gen`. Kernel `copy_words`, class exact, source hash f328ba813196841f.
 // `dst[i] = src[i]` for `i < n`; each invocation copies four words, a workgroup's
 // accesses contiguous.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
@@ -74,6 +75,7 @@ void main() {
     // line 11
     {
         const uint ok_end_1 = 4u;
+        [[unroll]]
         for (uint k_1 = 0u; k_1 < ok_end_1; k_1++) {
             // line 12
             uint i_2 = (base_0 + (k_1 * 256u));

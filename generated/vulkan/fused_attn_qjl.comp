@@ -4,6 +4,7 @@
 // `out[h] = Σ_t softmax(raw)_t · V̂_t` with `raw_t = (√(π/2)/256)·‖k_t‖·(Σ_j σ_tj
 // q_sketch[h][j])·sm_scale`; tokens `t ≤ q_pos` only when `causal`. No token (or a
 // non-finite maximum) gives zeros. Grid `[n_heads, 1, 1]`.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 
@@ -188,6 +189,7 @@ void main() {
                         // line 55
                         {
                             const uint ok_end_14 = 8u;
+                            [[unroll]]
                             for (uint i_14 = 0u; i_14 < ok_end_14; i_14++) {
                                 // line 56
                                 float x_15 = q_sketch.data[(((h_0 * 256u) + (b_12 * 8u)) + i_14)];

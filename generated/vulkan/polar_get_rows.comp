@@ -3,6 +3,7 @@
 // DSL source and run `onekernel gen`. Kernel `polar_get_rows`, class exact, source hash 42e28667df1f5166.
 // Dequantized rows (the five decode steps): `x̂ = fp16(d) · H128u(c) / 128`, one
 // workgroup per row, `[n_rows][128]` out.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 

@@ -5,6 +5,7 @@
 // exact identity `⟨x̂, q⟩ = (d/128)·⟨c, H128u(q)⟩` (c = centroids after the residual
 // step). With `preht = 1` the caller supplies `hq = H128u(q)` (the `*_preht` path);
 // otherwise the workgroup computes it once.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 

@@ -3,6 +3,7 @@
 // DSL source and run `onekernel gen`. Kernel `qjl_get_rows`, class exact, source hash 029392631714ca8c.
 // Dequantized keys `k̂_i = (√(π/2)/256)·‖k‖·Σ_j σ_j·prj[i·256 + j]` (the fallback path):
 // one workgroup per row, `[n_rows][128]` out.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 
@@ -88,6 +89,7 @@ void main() {
                     // line 71
                     {
                         const uint ok_end_7 = 8u;
+                        [[unroll]]
                         for (uint s_7 = 0u; s_7 < ok_end_7; s_7++) {
                             // line 72
                             float x_8 = prj.data[(((i_3 * 256u) + (b_5 * 8u)) + s_7)];

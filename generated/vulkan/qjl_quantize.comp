@@ -4,6 +4,7 @@
 // `block_qjl1_256` of each 128-element key, one workgroup per key: sign bits of
 // `sketch_j = Σ_i k_i·prj[i·256 + j]` (1 iff > 0) and bf16 (round to nearest even) of
 // the f32 norm ‖k‖.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
@@ -171,6 +172,7 @@ void main() {
         // line 126
         {
             const uint ok_end_9 = 8u;
+            [[unroll]]
             for (uint k_9 = 0u; k_9 < ok_end_9; k_9++) {
                 // line 127
                 byte_8 = (byte_8 | (sh_bits[((lid_1 * 8u) + k_9)] << k_9));

@@ -7,6 +7,7 @@
 // ±sketch accumulated over j, then `(scale·norm)·acc`); with `project = 1` (mul_mv),
 // `q` is the raw `[n_heads][128]` query and the sketch `Σ_i q_i·prj[i·256 + j]` is
 // computed once per workgroup, which equals `⟨dequantized k, q⟩`.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 
@@ -151,6 +152,7 @@ void main() {
                 // line 45
                 {
                     const uint ok_end_10 = 8u;
+                    [[unroll]]
                     for (uint i_10 = 0u; i_10 < ok_end_10; i_10++) {
                         // line 46
                         float x_11 = sh_sketch[((b_8 * 8u) + i_10)];

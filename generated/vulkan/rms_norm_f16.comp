@@ -7,6 +7,7 @@
 // row-major, `w` has `n_cols` entries. The sum of squares is accumulated per invocation
 // over a strided slice of the row with `fma`, then combined with the fixed
 // stride-halving tree, so the result is the same on every backend.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require

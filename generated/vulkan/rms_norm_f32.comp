@@ -7,6 +7,7 @@
 // row-major, `w` has `n_cols` entries. The sum of squares is accumulated per invocation
 // over a strided slice of the row with `fma`, then combined with the fixed
 // stride-halving tree, so the result is the same on every backend.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 

@@ -6,6 +6,7 @@
 // One workgroup per row (`groups = [n_rows, 1, 1]`), `n_cols` columns, row-major. The
 // row maximum and the sum use the fixed reduction tree; `exp` and the reciprocal come
 // from the portable math library, so every backend produces the same bits.
+#extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 

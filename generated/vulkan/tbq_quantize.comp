@@ -6,6 +6,7 @@
 // stored as IEEE f16 (round to nearest even), codes of `y / d`: TBQ3 the nearest
 // level (ties to the lower index), TBQ4 the first `i` with `v < mids[i]` (the eliza
 // reference's rule); all codes 0 when `d = 0`.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
@@ -259,6 +260,7 @@ void main() {
                         // line 69
                         {
                             const uint ok_end_28 = 8u;
+                            [[unroll]]
                             for (uint l_28 = 1u; l_28 < ok_end_28; l_28++) {
                                 // line 70
                                 if ((ok_abs_f32((v_26 - levels.data[l_28])) < ok_abs_f32((v_26 - levels.data[c_27])))) {
@@ -284,12 +286,14 @@ void main() {
             // line 84
             {
                 const uint ok_end_29 = 12u;
+                [[unroll]]
                 for (uint b_29 = 0u; b_29 < ok_end_29; b_29++) {
                     // line 85
                     uint byte_30 = 0u;
                     // line 86
                     {
                         const uint ok_end_31 = 8u;
+                        [[unroll]]
                         for (uint k_31 = 0u; k_31 < ok_end_31; k_31++) {
                             // line 87
                             uint bit_32 = ((8u * b_29) + k_31);
@@ -305,6 +309,7 @@ void main() {
             // line 93
             {
                 const uint ok_end_33 = 16u;
+                [[unroll]]
                 for (uint j_33 = 0u; j_33 < ok_end_33; j_33++) {
                     // line 94
                     out_.data[((base_23 + 2u) + j_33)] = uint8_t((codes_24[j_33] | (codes_24[(j_33 + 16u)] << 4u)));

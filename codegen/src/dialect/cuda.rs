@@ -92,6 +92,10 @@ impl Dialect for Cuda {
         }
     }
 
+    fn unroll_hint(&self) -> Option<&'static str> {
+        Some("#pragma unroll")
+    }
+
     fn barrier(&self) -> &'static str {
         "__syncthreads()"
     }

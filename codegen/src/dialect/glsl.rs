@@ -82,6 +82,10 @@ impl Dialect for Glsl {
         }
     }
 
+    fn unroll_hint(&self) -> Option<&'static str> {
+        Some("[[unroll]]")
+    }
+
     fn barrier(&self) -> &'static str {
         "barrier()"
     }

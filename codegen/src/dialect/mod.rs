@@ -123,6 +123,12 @@ pub trait Dialect {
     /// `barrier()`: workgroup execution barrier ordering shared memory.
     fn barrier(&self) -> &'static str;
 
+    /// The line that asks the compiler to unroll the `for` loop after it, if the language
+    /// has one (see `Printer`'s rule for which loops get it).
+    fn unroll_hint(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Declaration of a workgroup-shared array (without `;`).
     fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String;
 

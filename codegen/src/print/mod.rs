@@ -23,6 +23,18 @@ use onekernel_dsl::types::{Literal, Scalar, VarType};
 use std::fmt::Write;
 
 /// Prints statements and expressions of one kernel.
+/// Loops with literal bounds longer than this are left rolled (code size, compile time).
+pub const MAX_UNROLLED_TRIPS: i64 = 16;
+
+/// The value of an integer literal.
+fn literal_int(l: &Literal) -> Option<i64> {
+    match l {
+        Literal::U32(v) => Some(*v as i64),
+        Literal::I32(v) => Some(*v as i64),
+        _ => None,
+    }
+}
+
 pub struct Printer<'a> {
     d: &'a dyn Dialect,
     k: &'a Kernel,
@@ -190,6 +202,11 @@ impl<'a> Printer<'a> {
                         v = var.0
                     )
                 };
+                if unit_step && self.unrollable(start, end) {
+                    if let Some(hint) = self.d.unroll_hint() {
+                        self.line(hint);
+                    }
+                }
                 self.nested(&format!("for ({t} {name} = {s}; {name} < ok_end_{}; {advance})", var.0), body);
                 self.line("}");
                 self.indent -= 1;
@@ -205,6 +222,32 @@ impl<'a> Printer<'a> {
             StmtKind::Return => self.line("return;"),
             StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
             StmtKind::Reduce { var, op, value } => self.reduce(*var, *op, value),
+        }
+    }
+
+    /// Whether a unit-step loop is marked for unrolling: both bounds are known when the
+    /// kernel is compiled (literals, spec constants, the workgroup size, and pure
+    /// arithmetic on them) and, where they are literals, it runs at most
+    /// [`MAX_UNROLLED_TRIPS`] times. Unrolled, such loops index local arrays with
+    /// constants, which keeps the arrays in registers on every backend's compiler.
+    fn unrollable(&self, start: &Expr, end: &Expr) -> bool {
+        let trips = match (&start.kind, &end.kind) {
+            (ExprKind::Lit(a), ExprKind::Lit(b)) => literal_int(a).zip(literal_int(b)).map(|(a, b)| b - a),
+            _ => None,
+        };
+        self.compile_time(start) && self.compile_time(end) && trips.is_none_or(|n| n <= MAX_UNROLLED_TRIPS)
+    }
+
+    /// Literals, spec constants, the workgroup size and pure operations on them.
+    fn compile_time(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Lit(_) => true,
+            ExprKind::Param(p) => matches!(self.k.params[p.0 as usize].kind, ParamKind::Spec { .. }),
+            ExprKind::Builtin { builtin: Builtin::WorkgroupSize, .. } => true,
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::BitCast(a) => self.compile_time(a),
+            ExprKind::Binary(_, a, b) => self.compile_time(a) && self.compile_time(b),
+            ExprKind::Select(c, a, b) => self.compile_time(c) && self.compile_time(a) && self.compile_time(b),
+            _ => false,
         }
     }
 

@@ -167,7 +167,7 @@ pub fn attn_decode_chunk(
         let mut qr = [0.0; 128];
         for hh in 0..4u32 {
             if hh < hn {
-                for e in 0..ds {
+                for e in 0..(head_dim + 7) / 8 {
                     let d = s * ds + e;
                     if d < head_dim {
                         qr[hh * 32 + e] = q[(b * n_heads + head0 + hh) * head_dim + d];
@@ -235,7 +235,7 @@ pub fn attn_decode_chunk(
                         // f16: two elements per staged word.
                         let sw = head_dim / 16;
                         let so = jj * (head_dim / 2 + 4) + s * sw + select(s >= 4, 4u32, 0u32);
-                        for w in 0..sw {
+                        for w in 0..head_dim / 16 {
                             let word = ktile[so + w];
                             let lo = f16_bits_to_f32(word & 65535);
                             let hi = f16_bits_to_f32(word >> 16);
@@ -245,7 +245,7 @@ pub fn attn_decode_chunk(
                         }
                     } else {
                         let off = (cells[tb + jj] * k_bytes) % 4;
-                        for e in 0..ds {
+                        for e in 0..(head_dim + 7) / 8 {
                             let d = s * ds + e;
                             if d < head_dim {
                                 let mut x = 0.0;
@@ -419,8 +419,10 @@ pub fn attn_decode_chunk(
             }
             for hh in 0..4u32 {
                 if hh < hn {
-                    for e in 0..vd {
-                        part[(g * 4 + hh) * head_dim + vd * u + e] = acc[4 * hh + e];
+                    for e in 0..4u32 {
+                        if e < vd {
+                            part[(g * 4 + hh) * head_dim + vd * u + e] = acc[4 * hh + e];
+                        }
                     }
                 }
             }
