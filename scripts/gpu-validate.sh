@@ -11,7 +11,8 @@
 #   bash scripts/gpu-validate.sh .devbin/onekernel "$OUT/evidence" [.fx]
 #
 # ONEKERNEL_SKIP_GRID=1 leaves out the 216-point determinism grid (about 5 minutes);
-# ONEKERNEL_SKIP_KVQUANT_BENCH=1 the KV-quant bandwidth benchmark (about 1 minute).
+# ONEKERNEL_SKIP_KVQUANT_BENCH=1 the KV-quant bandwidth benchmark (about 1 minute);
+# ONEKERNEL_SKIP_ATTENTION_BENCH=1 the decode-attention benchmark and PyTorch SDPA.
 set -uo pipefail
 bin=${1:-.devbin/onekernel}
 evidence=${2:-generated/evidence}
@@ -44,9 +45,11 @@ if [ -z "${ONEKERNEL_SKIP_KVQUANT_BENCH:-}" ]; then
     echo "== KV-quant score bandwidth"
     "$bin" bench-kvquant --backend cuda,vulkan --evidence "$evidence" || status=1
 fi
-echo "== decode-attention benchmark (ANCHORS.md shapes) and PyTorch SDPA in the same session"
-"$bin" bench --backend cuda,vulkan --evidence "$evidence" || status=1
-python3 scripts/bench_sdpa.py "$evidence/bench-sdpa.json" || status=1
+if [ -z "${ONEKERNEL_SKIP_ATTENTION_BENCH:-}" ]; then
+    echo "== decode-attention benchmark (ANCHORS.md shapes) and PyTorch SDPA in the same session"
+    "$bin" bench --backend cuda,vulkan --evidence "$evidence" || status=1
+    python3 scripts/bench_sdpa.py "$evidence/bench-sdpa.json" || status=1
+fi
 if [ -n "${ONEKERNEL_SKIP_GRID:-}" ]; then
     echo "== attention determinism grid skipped (ONEKERNEL_SKIP_GRID)"
     exit $status

@@ -129,7 +129,7 @@ fn every_kernel_path_matches_the_f64_decoders() {
         ];
         for (format, real, enc, dec) in cases {
             let rows = encode_all(enc);
-            let got = dev.turbo_scores(format, real, &q, &rows).unwrap();
+            let got = dev.turbo_scores(format, real, &q, &rows, 1).unwrap();
             let rb = format.row_bytes();
             let want: Vec<f64> = (0..2).flat_map(|qi| rows.chunks(rb).map(|b| dot(&q[qi * D..][..D], &dec(b))).collect::<Vec<_>>()).collect();
             assert_close(&format!("{name}: {format:?} scores, real domain {real}"), &got, &want);
@@ -138,11 +138,11 @@ fn every_kernel_path_matches_the_f64_decoders() {
             let rows: Vec<u8> = xs.iter().flat_map(|x| codec::encode_polar(x, use_qjl)).collect();
             let decoded: Vec<Vec<f64>> = rows.chunks(82).map(|b| codec::decode_polar(b, use_qjl)).collect();
             let want: Vec<f64> = (0..2).flat_map(|qi| decoded.iter().map(|k| dot(&q[qi * D..][..D], k)).collect::<Vec<_>>()).collect();
-            assert_close(&format!("{name}: polar mul_mv, residual {use_qjl}"), &dev.polar_scores(&q, &rows, use_qjl, false).unwrap(), &want);
+            assert_close(&format!("{name}: polar mul_mv, residual {use_qjl}"), &dev.polar_scores(&q, &rows, 1, use_qjl, false).unwrap(), &want);
             let mut hq: Vec<f64> = q[..D].iter().map(|&v| v as f64).collect();
             codec::fwht(&mut hq);
             let hq: Vec<f32> = hq.iter().map(|&v| v as f32).collect();
-            assert_close(&format!("{name}: polar preht, residual {use_qjl}"), &dev.polar_scores(&hq, &rows, use_qjl, true).unwrap(), &want[..n]);
+            assert_close(&format!("{name}: polar preht, residual {use_qjl}"), &dev.polar_scores(&hq, &rows, 1, use_qjl, true).unwrap(), &want[..n]);
             let flat: Vec<f64> = decoded.iter().flatten().copied().collect();
             assert_close(&format!("{name}: polar get_rows, residual {use_qjl}"), &dev.polar_rows(&rows, use_qjl).unwrap(), &flat);
         }
@@ -174,6 +174,43 @@ fn every_kernel_path_matches_the_f64_decoders() {
     }
 }
 
+/// Query heads over several KV heads (GQA 3 and 5: one group of four heads and a
+/// remainder, tiles of 64 rows and 128 keys with a partial last tile, rows starting
+/// mid-word): each head's scores are those of its KV head's rows alone.
+#[test]
+fn score_kernels_map_query_heads_to_their_kv_heads() {
+    let m = manifest();
+    let artifacts = root().join("generated");
+    let mut r = Rng::new(0x6a0);
+    // 71 rows: KV head 1's rows of the 66-, 82- and 34-byte layouts start mid-word.
+    let (hkv, n) = (2usize, 71usize);
+    let xs: Vec<Vec<f32>> = (0..hkv * n).map(|_| gaussian(&mut r, D)).collect();
+    let prj = codec::qjl_projection(0xCAFE_BABE_1234_5678);
+    let tbq4: Vec<u8> = xs.iter().flat_map(|x| codec::encode_tbq4(x)).collect();
+    let turbo4: Vec<u8> = xs.iter().flat_map(|x| codec::encode_turbo4_legacy(x)).collect();
+    let polar: Vec<u8> = xs.iter().flat_map(|x| codec::encode_polar(x, true)).collect();
+    let qjl: Vec<u8> = xs.iter().flat_map(|x| codec::encode_qjl(x, &prj)).collect();
+    for mut be in all_backends() {
+        let name = be.name();
+        let mut dev = Device::new(be.as_mut(), &m, &artifacts);
+        for group in [3usize, 5] {
+            let hq = hkv * group;
+            let q = gaussian(&mut r, hq * D);
+            let sketch = gaussian(&mut r, hq * 256);
+            // want[h][t] from KV head h / group's rows, decoded on the host in f64.
+            let want = |score: &dyn Fn(usize, usize) -> f64| -> Vec<f64> { (0..hq).flat_map(|h| (0..n).map(move |t| (h, t))).map(|(h, t)| score(h, (h / group) * n + t)).collect() };
+            let got = dev.turbo_scores(TurboFormat::Tbq4, true, &q, &tbq4, hkv as u32).unwrap();
+            assert_close(&format!("{name}: tbq4 real domain, GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_tbq_real(&tbq4[row * 72..][..72], 4))));
+            let got = dev.turbo_scores(TurboFormat::Turbo4Legacy, false, &q, &turbo4, hkv as u32).unwrap();
+            assert_close(&format!("{name}: turbo4 (66 B), GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_turbo4_legacy(&turbo4[row * 66..][..66]))));
+            let got = dev.polar_scores(&q, &polar, hkv as u32, true, false).unwrap();
+            assert_close(&format!("{name}: polar + residual, GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_polar(&polar[row * 82..][..82], true))));
+            let got = dev.qjl_scores(&sketch, None, &qjl, hq as u32, hkv as u32).unwrap();
+            assert_close(&format!("{name}: qjl sketch, GQA {group}"), &got, &want(&|h, row| codec::qjl_score(&qjl[row * 34..][..34], &sketch[h * 256..][..256])));
+        }
+    }
+}
+
 #[test]
 fn malformed_inputs_are_rejected_before_launch() {
     let m = manifest();
@@ -182,13 +219,13 @@ fn malformed_inputs_are_rejected_before_launch() {
     let mut dev = Device::new(&mut cpu, &m, &artifacts);
     let q = vec![0.5f32; 128];
     let errors: Vec<(&str, KvQuantError)> = vec![
-        ("truncated turbo4 row", dev.turbo_scores(TurboFormat::Turbo4Legacy, false, &q, &[0u8; 65]).unwrap_err()),
-        ("query not whole rows", dev.turbo_scores(TurboFormat::Tbq4, false, &q[..100], &[0u8; 72]).unwrap_err()),
-        ("real domain of a legacy layout", dev.turbo_scores(TurboFormat::Turbo3, true, &q, &[0u8; 56]).unwrap_err()),
+        ("truncated turbo4 row", dev.turbo_scores(TurboFormat::Turbo4Legacy, false, &q, &[0u8; 65], 1).unwrap_err()),
+        ("query not whole rows", dev.turbo_scores(TurboFormat::Tbq4, false, &q[..100], &[0u8; 72], 1).unwrap_err()),
+        ("real domain of a legacy layout", dev.turbo_scores(TurboFormat::Turbo3, true, &q, &[0u8; 56], 1).unwrap_err()),
         ("qjl heads", dev.qjl_scores(&[0.0; 3 * 256], None, &[0u8; 34 * 2], 3, 2).unwrap_err()),
         ("qjl truncated", dev.qjl_scores(&[0.0; 256], None, &[0u8; 33], 1, 1).unwrap_err()),
         ("qjl projection size", dev.qjl_rows(&[0u8; 34], &[0.0; 100]).unwrap_err()),
-        ("polar truncated", dev.polar_scores(&q, &[0u8; 81], false, false).unwrap_err()),
+        ("polar truncated", dev.polar_scores(&q, &[0u8; 81], 1, false, false).unwrap_err()),
         ("fused value count", dev.fused_attention(&[0.0; 256], &[0u8; 34 * 4], &[0u8; 56 * 3], None, 1, 1, 0.1, None).unwrap_err()),
     ];
     for (what, e) in errors {
@@ -235,7 +272,8 @@ fn repeated_launches_give_the_single_launch_results() {
     let m = manifest();
     let artifacts = root().join("generated");
     let k = m.kernel("turbo_score").unwrap();
-    let spec = k.variants[0].spec.clone();
+    // The TBQ4 variant (format 3).
+    let spec = k.variants.iter().find(|v| v.spec.iter().any(|(n, x)| n == "format" && *x == onekernel_dsl::types::Literal::U32(3))).unwrap().spec.clone();
     let mut r = Rng::new(77);
     let rows: Vec<u8> = (0..40).flat_map(|_| codec::encode_tbq4(&gaussian(&mut r, D))).collect();
     let words: Vec<u32> = rows.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -246,8 +284,10 @@ fn repeated_launches_give_the_single_launch_results() {
             .buffer("levels", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ4_CODEBOOK))
             .buffer("signs", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ_SIGNS))
             .buffer("scores", HostBuffer::zeros(onekernel_dsl::types::StorageType::F32, 40))
-            .scalar("n_kv", 40u32)
-            .scalar("format", 3u32)
+            .scalar("n_heads", 1u32)
+            .scalar("n_kv_heads", 1u32)
+            .scalar("n_tokens", 40u32)
+            .scalar("tiles_per_group", 1u32)
             .scalar("real_domain", 1u32)
     };
     for mut be in all_backends() {

@@ -1,9 +1,13 @@
 //! `onekernel bench-kvquant`: effective bandwidth of the KV-quant score kernels
 //! (quantized bytes read / device time, median of N dispatches after 3 warm-ups on inputs
-//! uploaded once) at
-//! L = 16384 and 65536 rows, against the copy bandwidth measured in the same run by the
-//! catalogue's `copy_words` kernel, with L2 flushed before each timed launch. Writes a
-//! table and, with --evidence, JSON.
+//! uploaded once) over a decode step's cache: 8 KV heads of L = 16384 and 65536 rows,
+//! scored by 8 query heads (one per KV head) and by 32 (GQA 4, the ANCHORS.md decode
+//! shape), against the copy bandwidth measured in the same run by the catalogue's
+//! `copy_words` kernel, with L2 flushed before each timed launch. The backends take turns
+//! on each shape after 20 copies each: a GPU left idle while the host prepares the next
+//! inputs lowers its clocks (measured: 660–690 MHz instead of 1980 on the H200 during a
+//! Vulkan-only run, 2–4× slower kernels). `--quick` measures TBQ4, QJL and Polar at
+//! L = 65536 only. Writes a table and, with --evidence, JSON.
 
 use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
@@ -35,18 +39,30 @@ impl Path {
         }
     }
 
-    fn run(self, dev: &mut Device, q: &[f32], sketch: &[f32], rows: &[u8]) -> Result<(), KvQuantError> {
+    /// Scores `n_heads` query heads (`q`: `[n_heads][128]`, `sketch`: `[n_heads][256]`)
+    /// against `rows` of `KV_HEADS` KV heads.
+    fn run(self, dev: &mut Device, q: &[f32], sketch: &[f32], rows: &[u8], n_heads: u32) -> Result<(), KvQuantError> {
         match self {
-            Path::Turbo(f, real) => dev.turbo_scores(f, real, q, rows).map(|_| ()),
-            Path::Qjl => dev.qjl_scores(sketch, None, rows, 1, 1).map(|_| ()),
-            Path::Polar => dev.polar_scores(q, rows, false, true).map(|_| ()),
+            Path::Turbo(f, real) => dev.turbo_scores(f, real, q, rows, KV_HEADS).map(|_| ()),
+            Path::Qjl => dev.qjl_scores(sketch, None, rows, n_heads, KV_HEADS).map(|_| ()),
+            Path::Polar => dev.polar_scores(q, rows, KV_HEADS, false, true).map(|_| ()),
         }
     }
 }
 
-/// Dispatches `f`'s kernel `runs` + 3 times on inputs uploaded once; the median device
-/// time in ns of the last `runs`.
-fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
+/// KV heads of the benchmark's cache (ANCHORS.md's decode shape).
+const KV_HEADS: u32 = 8;
+
+/// Device times in ns of one measurement: median, fastest and slowest run.
+struct Times {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+/// Dispatches `f`'s kernel `runs` + 3 times on inputs uploaded once; the device times of
+/// the last `runs`.
+fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<Times> {
     dev.set_repeat(runs as u32 + 3);
     f(dev)?;
     dev.set_repeat(1);
@@ -54,12 +70,12 @@ fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(),
     if ns.is_empty() {
         bail!("{} does not measure device time", dev.backend_name());
     }
-    Ok(median(&ns))
+    Ok(Times { median: median(&ns), min: ns.iter().copied().fold(f64::INFINITY, f64::min), max: ns.iter().copied().fold(0.0, f64::max) })
 }
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, .. } = BenchOptions::parse(args, false)?;
+    let BenchOptions { backends, runs, out, evidence, quick } = BenchOptions::parse(args, true)?;
     let runs = runs as usize;
     let manifest = read_manifest(&out)?;
     let paths = [
@@ -73,39 +89,67 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         Path::Qjl,
         Path::Polar,
     ];
+    // --quick: the three kernels ANCHORS.md names, at the longer length only.
+    let quick_paths = [Path::Turbo(TurboFormat::Tbq4, false), Path::Qjl, Path::Polar];
+    let (paths, lengths): (&[Path], &[usize]) = if quick { (&quick_paths, &[65536]) } else { (&paths, &[16384, 65536]) };
     let mut r = SeqRng::new(0xbe7c);
-    let q: Vec<f32> = (0..128).map(|_| r.range(-1.0, 1.0) as f32).collect();
-    let sketch: Vec<f32> = (0..256).map(|_| r.range(-1.0, 1.0) as f32).collect();
-    for mut b in open_list(&backends)? {
-        let info = b.info().clone();
+    let max_heads = 4 * KV_HEADS as usize;
+    let q: Vec<f32> = (0..128 * max_heads).map(|_| r.range(-1.0, 1.0) as f32).collect();
+    let sketch: Vec<f32> = (0..256 * max_heads).map(|_| r.range(-1.0, 1.0) as f32).collect();
+    let mut opened = open_list(&backends)?;
+    // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB
+    // storage-buffer range, so this is DRAM bandwidth (read + write).
+    let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let mut copies = Vec::new();
+    for b in opened.iter_mut() {
         // Inputs are uploaded right before each launch; writing 128 MiB in between
         // evicts them from L2, so every timed run reads its quantized cache from DRAM.
         b.set_l2_flush(128 << 20);
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
-        // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB storage-buffer range, so this is DRAM bandwidth (read + write).
-        let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-        let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?;
+        let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?.median;
         let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
-        drop(words);
-        println!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", info.backend);
-        println!("| backend | kernel | L | bytes read | median µs | GB/s | of copy |");
-        println!("|---|---|---|---|---|---|---|");
-        let mut records = Vec::new();
-        for l in [16384usize, 65536] {
-            for p in paths {
-                let bytes: Vec<u8> = (0..l * p.row_bytes()).map(|_| (r.below(256)) as u8).collect();
-                let ns = time(&mut dev, runs, |d| p.run(d, &q, &sketch, &bytes))?;
-                let gbs = bytes.len() as f64 / ns;
-                println!("| {} | {} | {l} | {} | {:.1} | {gbs:.1} | {:.1} % |", info.backend, p.label(), bytes.len(), ns / 1e3, 100.0 * gbs / copy_gbs);
-                records.push(serde_json::json!({"kernel": p.label(), "rows": l, "bytes_read": bytes.len(), "median_ns": ns, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs}));
+        eprintln!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", dev.backend_name());
+        copies.push((copy_ns, copy_gbs));
+    }
+    let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
+    let mut table = vec![String::new(); opened.len()];
+    for &l in lengths {
+        for &p in paths {
+            let bytes: Vec<u8> = (0..KV_HEADS as usize * l * p.row_bytes()).map(|_| (r.below(256)) as u8).collect();
+            for hq in [KV_HEADS, 4 * KV_HEADS] {
+                let n = hq as usize;
+                // The backends take turns on each shape, so a measurement never starts on a
+                // GPU left idle (and down-clocked) by the host's preparation; a warm-up of
+                // 20 copies before each keeps the clocks up.
+                for (i, b) in opened.iter_mut().enumerate() {
+                    let name = b.name();
+                    let mut dev = Device::new(b.as_mut(), &manifest, &out);
+                    time(&mut dev, 20, |d| d.copy_words(&words).map(|_| ()))?;
+                    let t = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
+                    let copy_gbs = copies[i].1;
+                    let gbs = bytes.len() as f64 / t.median;
+                    let row = format!("| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % |", p.label(), bytes.len(), t.median / 1e3, t.min / 1e3, t.max / 1e3, 100.0 * gbs / copy_gbs);
+                    eprintln!("{row}");
+                    table[i] += &(row + "\n");
+                    records[i].push(serde_json::json!({"kernel": p.label(), "rows": l, "n_heads": hq, "n_kv_heads": KV_HEADS, "bytes_read": bytes.len(), "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs}));
+                }
             }
         }
+    }
+    for (i, b) in opened.iter_mut().enumerate() {
+        let info = b.info().clone();
+        let (copy_ns, copy_gbs) = copies[i];
+        println!("\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", info.backend);
+        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy |");
+        println!("|---|---|---|---|---|---|---|---|");
+        print!("{}", table[i]);
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let doc = serde_json::json!({
-                "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs,
+                "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": 3,
+                "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
                 "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs}, "l2_flush_bytes": 128u64 << 20,
-                "results": records,
+                "results": records[i],
             });
             let p = dir.join(format!("bench-kvquant-{}.json", info.backend));
             std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;

@@ -9,7 +9,7 @@
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
 //!                          [--out DIR] [--evidence DIR]
-//! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--out DIR] [--evidence DIR]
+//! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! ```
 
@@ -53,8 +53,9 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          and repeatable and the fast-mode control changes bits
   bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic)
          with the copy bandwidth of the same run; markdown table + JSON (GPU machine)
-  bench-kvquant  effective bandwidth of the KV-quant score kernels at L = 16384 and
-         65536 against the copy bandwidth measured in the same run (GPU machine)
+  bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
+         L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
+         measured in the same run (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every

@@ -114,30 +114,27 @@ fn words(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 
-/// `n_q` queries against `n_kv` rows of one turbo format.
-fn turbo_score(format: u32, real_domain: u32, n_q: u32, n_kv: u32) -> Case {
-    let (bytes, levels, name) = match format {
-        0 => (56, 8, "turbo3 (legacy)"),
-        1 => (56, 8, "tbq3"),
-        2 => (66, 16, "turbo4 (legacy 66 B)"),
-        3 => (72, 16, "tbq4"),
-        _ => (52, 512, "turbo3_tcq"),
-    };
-    let domain = if real_domain != 0 { "real" } else { "rotated" };
-    Case::new(format!("{name}, {domain} domain, {n_q} queries x {n_kv} rows"), [n_kv.div_ceil(128), n_q, 1])
-        .buffer("q", (n_q * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words(n_kv as usize * bytes), BLOCK_WORDS)
-        .buffer("levels", levels, Fill::Uniform { lo: -2.0, hi: 2.0 })
+/// `n_heads` query heads over `n_kv_heads` KV heads of `n_tokens` rows. Every `format`
+/// variant runs every case, so the rows are sized for the widest layout (72 bytes) and
+/// the codebook for the largest (512 levels); each variant reads its own layout.
+fn turbo_score(real_domain: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
+    let domain = if real_domain != 0 { "real (TBQ)" } else { "rotated" };
+    Case::new(format!("{domain} domain, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"), [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1])
+        .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words((n_kv_heads * n_tokens) as usize * 72), BLOCK_WORDS)
+        .buffer("levels", 512, Fill::Uniform { lo: -2.0, hi: 2.0 })
         .buffer("signs", 32, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("scores", (n_q * n_kv) as usize, Fill::Zeros)
-        .scalar("n_kv", Literal::U32(n_kv))
-        .scalar("format", Literal::U32(format))
+        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(n_heads))
+        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+        .scalar("n_tokens", Literal::U32(n_tokens))
         .scalar("real_domain", Literal::U32(real_domain))
+        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
-fn qjl_score(project: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32) -> Case {
+fn qjl_score(project: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
     let qdim = if project != 0 { 128 } else { 256 };
-    Case::new(format!("{} Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} tokens", if project != 0 { "raw q (mul_mv)" } else { "q sketch" }), [n_tokens.div_ceil(128), n_heads, 1])
+    Case::new(format!("{} Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} tokens, {tiles_per_group} tiles/group", if project != 0 { "raw q (mul_mv)" } else { "q sketch" }), [n_tokens.div_ceil(128 * tiles_per_group), n_kv_heads, 1])
         .buffer("q", (n_heads * qdim) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
         .buffer("k", words((n_kv_heads * n_tokens * 34) as usize), BLOCK_WORDS)
         .buffer("prj", if project != 0 { 32768 } else { 1 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
@@ -146,18 +143,22 @@ fn qjl_score(project: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32) -> Case
         .scalar("n_kv_heads", Literal::U32(n_kv_heads))
         .scalar("n_tokens", Literal::U32(n_tokens))
         .scalar("project", Literal::U32(project))
+        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
-fn polar_score(use_qjl: u32, preht: u32, n_q: u32, n_rows: u32) -> Case {
-    Case::new(format!("residual {use_qjl}, pre-Hadamard q {preht}, {n_q} queries x {n_rows} rows"), [n_rows.div_ceil(128), n_q, 1])
-        .buffer("q", (n_q * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words(n_rows as usize * 82), BLOCK_WORDS)
+fn polar_score(use_qjl: u32, preht: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
+    Case::new(format!("residual {use_qjl}, pre-Hadamard q {preht}, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"), [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1])
+        .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words((n_kv_heads * n_tokens) as usize * 82), BLOCK_WORDS)
         .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })
         .buffer("psi", 128, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("scores", (n_q * n_rows) as usize, Fill::Zeros)
-        .scalar("n_rows", Literal::U32(n_rows))
+        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(n_heads))
+        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+        .scalar("n_tokens", Literal::U32(n_tokens))
         .scalar("use_qjl", Literal::U32(use_qjl))
         .scalar("preht", Literal::U32(preht))
+        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
 fn fused(v_format: u32, v_use_qjl: u32, n_heads: u32, n_kv_heads: u32, n_kv: u32, causal: Option<u32>) -> Case {
@@ -198,19 +199,19 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             ]
         }
         "turbo_score" => vec![
-            turbo_score(0, 0, 1, 300),
-            turbo_score(1, 0, 2, 200),
-            turbo_score(1, 1, 2, 200),
-            turbo_score(2, 0, 1, 300),
-            turbo_score(3, 1, 3, 130),
-            turbo_score(4, 0, 1, 260),
+            turbo_score(0, 1, 1, 300, 2),
+            turbo_score(1, 10, 2, 100, 1),
+            turbo_score(0, 3, 3, 150, 3),
+            turbo_score(1, 6, 2, 130, 2),
+            // Odd rows × 2 KV heads: KV head 1 of the 66-byte layout starts mid-word.
+            turbo_score(0, 2, 2, 129, 1),
         ],
-        "qjl_score" => vec![qjl_score(0, 4, 2, 300), qjl_score(1, 2, 1, 150)],
+        "qjl_score" => vec![qjl_score(0, 2, 2, 200, 1), qjl_score(0, 4, 2, 300, 2), qjl_score(0, 10, 2, 257, 1), qjl_score(1, 2, 1, 150, 1)],
         "qjl_get_rows" => vec![Case::new("40 rows", [40, 1, 1])
             .buffer("k", words(40 * 34), BLOCK_WORDS)
             .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("rows", 40 * 128, Fill::Zeros)],
-        "polar_score" => vec![polar_score(0, 1, 1, 300), polar_score(1, 0, 2, 150)],
+        "polar_score" => vec![polar_score(0, 1, 1, 1, 300, 3), polar_score(1, 0, 2, 1, 150, 1), polar_score(1, 1, 12, 3, 70, 2), polar_score(0, 1, 4, 2, 97, 2)],
         "polar_get_rows" => vec![Case::new("30 rows, residual", [30, 1, 1])
             .buffer("k", words(30 * 82), BLOCK_WORDS)
             .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })

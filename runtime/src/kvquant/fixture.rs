@@ -56,7 +56,7 @@ fn turbo(dev: &mut Device, fx: &Value, format: TurboFormat, real_domain: bool) -
     if bb * bpk != row {
         return Err(format!("{} bytes per row ({bb} × {bpk}), the format has {row}", bb * bpk));
     }
-    dev.turbo_scores(format, real_domain, &floats(fx, "q", 128)?, &block_bytes(fx, "k_blocks", n_kv * row)?).map_err(|e| e.to_string())
+    dev.turbo_scores(format, real_domain, &floats(fx, "q", 128)?, &block_bytes(fx, "k_blocks", n_kv * row)?, 1).map_err(|e| e.to_string())
 }
 
 fn qjl(dev: &mut Device, fx: &Value) -> Result<Vec<f32>, String> {
@@ -67,7 +67,7 @@ fn qjl(dev: &mut Device, fx: &Value) -> Result<Vec<f32>, String> {
 
 fn polar(dev: &mut Device, fx: &Value, q: &str, blocks: &str, use_qjl: bool, preht: bool) -> Result<Vec<f32>, String> {
     let n = field_u32(fx, "n_rows")? as usize;
-    dev.polar_scores(&floats(fx, q, 128)?, &block_bytes(fx, blocks, n * 82)?, use_qjl, preht).map_err(|e| e.to_string())
+    dev.polar_scores(&floats(fx, q, 128)?, &block_bytes(fx, blocks, n * 82)?, 1, use_qjl, preht).map_err(|e| e.to_string())
 }
 
 fn fused(dev: &mut Device, fx: &Value, case: &Value, polar: bool) -> Result<Vec<f32>, String> {

@@ -7,7 +7,7 @@ use crate::args::Args;
 use crate::backend::{Backend, Launch};
 use crate::buffer::HostBuffer;
 use onekernel_dsl::manifest::Manifest;
-use onekernel_dsl::types::StorageType;
+use onekernel_dsl::types::{Literal, StorageType};
 use std::path::Path;
 
 /// Why a KV-quant call could not run.
@@ -24,12 +24,20 @@ pub enum KvQuantError {
     /// The manifest lacks the kernel.
     #[error("`{0}` is not in the manifest; run `onekernel gen`")]
     Missing(&'static str),
+    /// The manifest's kernel lacks the variant a call needs.
+    #[error("`{kernel}` has no variant {variant} in the manifest; run `onekernel gen`")]
+    MissingVariant {
+        /// The kernel.
+        kernel: &'static str,
+        /// The wanted spec-constant values.
+        variant: String,
+    },
     /// The backend failed.
     #[error(transparent)]
     Backend(#[from] crate::backend::BackendError),
 }
 
-/// A turbo layout of [`turbo_scores`] (the kernel's `format` push constant).
+/// A turbo layout of [`Device::turbo_scores`] (the kernel's `format` variant).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TurboFormat {
     /// Legacy `block_turbo3_0` × 4 (56 B, rotated domain).
@@ -83,6 +91,27 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
     }
 }
 
+/// Rows per tile of `turbo_score` and `polar_score`.
+const SCORE_TILE_ROWS: u32 = 64;
+/// Keys per tile of `qjl_score`.
+const QJL_TILE_KEYS: u32 = 128;
+/// Workgroups a score launch aims at: a few per SM on current GPUs, so each takes
+/// several tiles and overlaps one tile's loads with the previous tile's arithmetic.
+const SCORE_TARGET_GROUPS: u32 = 1024;
+
+/// `(tiles_per_group, groups along x)` for `n_tokens` rows in tiles of `tile` rows per
+/// KV head.
+fn score_tiling(n_tokens: u32, tile: u32, n_kv_heads: u32) -> (u32, u32) {
+    let tiles = n_tokens.div_ceil(tile);
+    let per = (tiles * n_kv_heads).div_ceil(SCORE_TARGET_GROUPS).max(1);
+    (per, tiles.div_ceil(per))
+}
+
+/// Query heads must be a whole multiple of the KV heads (GQA).
+fn check_heads(kernel: &'static str, n_heads: u32, n_kv_heads: u32) -> Result<(), KvQuantError> {
+    check(kernel, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))
+}
+
 impl<'a> Device<'a> {
     /// Kernels of `manifest` (artifacts under `artifacts`) on `backend`.
     pub fn new(backend: &'a mut dyn Backend, manifest: &'a Manifest, artifacts: &'a Path) -> Self {
@@ -123,9 +152,20 @@ impl Device<'_> {
     }
 
     /// Launches `kernel` (its only variant) and returns the raw bytes of buffer `out`.
-    fn run_bytes(&mut self, kernel: &'static str, mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
+    fn run_bytes(&mut self, kernel: &'static str, args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
+        self.run_variant(kernel, &[], args, groups, out)
+    }
+
+    /// Launches the variant of `kernel` whose spec constants include `axes` and returns
+    /// the raw bytes of buffer `out`.
+    fn run_variant(&mut self, kernel: &'static str, axes: &[(&str, Literal)], mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
-        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+        let v = k
+            .variants
+            .iter()
+            .find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+            .ok_or_else(|| KvQuantError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
+        let spec = v.spec.clone();
         self.dispatch(k, &spec, groups, &mut args)?;
         Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
     }
@@ -168,25 +208,33 @@ impl Device<'_> {
         Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
-    /// `[n_q][n_rows]` scores of `n_q` 128-element queries against rows in `format`;
-    /// `real_domain` (TBQ only) scores against the unconditioned values.
-    pub fn turbo_scores(&mut self, format: TurboFormat, real_domain: bool, q: &[f32], rows: &[u8]) -> Result<Vec<f32>, KvQuantError> {
+    /// `[n_heads][n_tokens]` scores of the 128-element query heads `q` (`[n_heads][128]`)
+    /// against rows in `format` laid out `[n_kv_heads][n_tokens]`; head `h` reads KV head
+    /// `h / (n_heads / n_kv_heads)`, so `n_kv_heads = 1` scores every query against all
+    /// rows. `real_domain` (TBQ only) scores against the unconditioned values.
+    pub fn turbo_scores(&mut self, format: TurboFormat, real_domain: bool, q: &[f32], rows: &[u8], n_kv_heads: u32) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "turbo_score";
         let rb = format.row_bytes();
         check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(rb), || format!("{} bytes: not a whole number of {rb}-byte {format:?} rows", rows.len()))?;
+        let n_heads = (q.len() / 128) as u32;
+        check_heads(K, n_heads, n_kv_heads)?;
+        let per_token = rb * n_kv_heads as usize;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || format!("{} bytes: not whole {rb}-byte {format:?} rows for {n_kv_heads} KV heads", rows.len()))?;
         check(K, !real_domain || format.has_real_domain(), || format!("{format:?} has no real-domain score (it is scored in the rotated domain)"))?;
-        let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / rb) as u32);
+        let n = (rows.len() / per_token) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
             .buffer("k", HostBuffer::u32_image(rows))
             .buffer("levels", HostBuffer::from_f32(format.levels()))
             .buffer("signs", HostBuffer::from_f32(&C::TBQ_SIGNS))
-            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
-            .scalar("n_kv", n)
-            .scalar("format", format as u32)
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_heads * n) as usize))
+            .scalar("n_heads", n_heads)
+            .scalar("n_kv_heads", n_kv_heads)
+            .scalar("n_tokens", n)
             .scalar("real_domain", real_domain as u32);
-        self.run(K, args, [n.div_ceil(128), n_q, 1], "scores")
+        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads);
+        let bytes = self.run_variant(K, &[("format", Literal::U32(format as u32))], args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")?;
+        Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
     /// `[n_heads][n_tokens]` QJL scores. `q` is the sketch `[n_heads][256]`, or with
@@ -195,7 +243,7 @@ impl Device<'_> {
     pub fn qjl_scores(&mut self, q: &[f32], prj: Option<&[f32]>, keys: &[u8], n_heads: u32, n_kv_heads: u32) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "qjl_score";
         let qdim = if prj.is_some() { 128 } else { 256 };
-        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check_heads(K, n_heads, n_kv_heads)?;
         check(K, q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
         check(K, prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
         let per_head = 34 * n_kv_heads as usize;
@@ -210,7 +258,8 @@ impl Device<'_> {
             .scalar("n_kv_heads", n_kv_heads)
             .scalar("n_tokens", n)
             .scalar("project", prj.is_some() as u32);
-        self.run(K, args, [n.div_ceil(128), n_heads, 1], "scores")
+        let (per, groups) = score_tiling(n, QJL_TILE_KEYS, n_kv_heads);
+        self.run(K, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
     /// Dequantized QJL keys, `[n][128]`.
@@ -226,22 +275,30 @@ impl Device<'_> {
         self.run(K, args, [n, 1, 1], "rows")
     }
 
-    /// `[n_q][n_rows]` Polar scores `⟨x̂, q⟩`; with `preht` the queries are `H128u(q)`.
-    pub fn polar_scores(&mut self, q: &[f32], rows: &[u8], use_qjl: bool, preht: bool) -> Result<Vec<f32>, KvQuantError> {
+    /// `[n_heads][n_tokens]` Polar scores `⟨x̂, q_h⟩` of the query heads `q`
+    /// (`[n_heads][128]`) against blocks laid out `[n_kv_heads][n_tokens]` (head `h` reads
+    /// KV head `h / (n_heads / n_kv_heads)`); with `preht` the queries are `H128u(q)`.
+    pub fn polar_scores(&mut self, q: &[f32], rows: &[u8], n_kv_heads: u32, use_qjl: bool, preht: bool) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "polar_score";
         check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
-        let (n_q, n) = ((q.len() / 128) as u32, (rows.len() / 82) as u32);
+        let n_heads = (q.len() / 128) as u32;
+        check_heads(K, n_heads, n_kv_heads)?;
+        let per_token = 82 * n_kv_heads as usize;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || format!("{} bytes: not whole 82-byte blocks for {n_kv_heads} KV heads", rows.len()))?;
+        let n = (rows.len() / per_token) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
             .buffer("k", HostBuffer::u32_image(rows))
             .buffer("centroids", HostBuffer::from_f32(&C::POLAR_CENTROIDS))
             .buffer("psi", HostBuffer::from_f32(&C::POLAR_PSI))
-            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_q * n) as usize))
-            .scalar("n_rows", n)
+            .buffer("scores", HostBuffer::zeros(StorageType::F32, (n_heads * n) as usize))
+            .scalar("n_heads", n_heads)
+            .scalar("n_kv_heads", n_kv_heads)
+            .scalar("n_tokens", n)
             .scalar("use_qjl", use_qjl as u32)
             .scalar("preht", preht as u32);
-        self.run(K, args, [n.div_ceil(128), n_q, 1], "scores")
+        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads);
+        self.run(K, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
     /// Dequantized Polar rows, `[n][128]`.
@@ -264,7 +321,7 @@ impl Device<'_> {
     #[allow(clippy::too_many_arguments)]
     pub fn fused_attention(&mut self, q_sketch: &[f32], keys: &[u8], values: &[u8], polar: Option<bool>, n_heads: u32, n_kv_heads: u32, sm_scale: f32, causal: Option<u32>) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "fused_attn_qjl";
-        check(K, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))?;
+        check_heads(K, n_heads, n_kv_heads)?;
         check(K, q_sketch.len() == (n_heads * 256) as usize, || format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256))?;
         let per_head = 34 * n_kv_heads as usize;
         check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;

@@ -5,10 +5,16 @@ use onekernel_macros::kernel;
 
 /// Attention logits `score[h][t] = (√(π/2)/256)·‖k_t‖·Σ_j σ_tj·q_sketch[h][j]` with GQA
 /// (`h_kv = h / (n_heads / n_kv_heads)`; K laid out `[n_kv_heads][n_tokens]`). With
-/// `project = 0`, `q` is the pre-projected sketch `[n_heads][256]` (the reference order:
-/// ±sketch accumulated over j, then `(scale·norm)·acc`); with `project = 1` (mul_mv),
-/// `q` is the raw `[n_heads][128]` query and the sketch `Σ_i q_i·prj[i·256 + j]` is
-/// computed once per workgroup, which equals `⟨dequantized k, q⟩`.
+/// `project = 0`, `q` is the pre-projected sketch `[n_heads][256]`; with `project = 1`
+/// (mul_mv), `q` is the raw `[n_heads][128]` query and the sketch `Σ_i q_i·prj[i·256 + j]`
+/// is computed once per workgroup, which equals `⟨dequantized k, q⟩`.
+///
+/// Work split (docs/KVQUANT.md, "Score kernel structure"): a workgroup builds, per query
+/// head, the table of the 16 signed sums `±s[4p] ± s[4p+1] ± s[4p+2] ± s[4p+3]` of each
+/// of the sketch's 64 nibble positions, then takes `tiles_per_group` tiles of 128 keys
+/// of one KV head, each staged in shared memory with coalesced word loads (the next
+/// requested while this one is scored); a key's sum is 64 table reads (per 32-bit word
+/// of signs, its eight nibbles, then the words in order), one invocation per key.
 #[kernel(workgroup = 128)]
 pub fn qjl_score(
     #[len(n_heads * select(project != 0, 128, 256))] q: &[f32],
@@ -19,36 +25,141 @@ pub fn qjl_score(
     #[push] n_kv_heads: u32,
     #[push] n_tokens: u32,
     #[push] project: u32,
+    #[push] tiles_per_group: u32,
 ) {
-    let sketch = shared::<f32, 256>();
-    let byte = |w: &[u32], o: u32| -> u32 { (w[o / 4] >> ((o % 4) * 8)) & 255 };
-    let h = group_id().y;
+    // 128 keys of 34 bytes from a byte offset of 0 or 2, and the word past the last.
+    let tile = shared::<u32, 1096>();
+    // Sketches of four heads [4][256], and each head's nibble table [64 positions][16]
+    // in its own array, so a lookup's address is the nibble plus a constant.
+    let sk = shared::<f32, 1024>();
+    let t0 = shared::<f32, 1024>();
+    let t1 = shared::<f32, 1024>();
+    let t2 = shared::<f32, 1024>();
+    let t3 = shared::<f32, 1024>();
     let lid = local_id().x;
-    for j in (lid..256u32).step_by(WORKGROUP_X) {
-        let mut s = 0.0;
-        if project != 0 {
-            for i in 0..128u32 {
-                s = fma(q[h * 128 + i], prj[i * 256 + j], s);
+    let kvh = group_id().y;
+    let ntiles = (n_tokens + 127) / 128;
+    let tile0 = group_id().x * tiles_per_group;
+    let tile_end = min(tile0 + tiles_per_group, ntiles);
+    let group = n_heads / n_kv_heads;
+    for h0 in (0..group).step_by(4u32) {
+        let hn = min(4u32, group - h0);
+        let head0 = kvh * group + h0;
+        barrier();
+        for i in (lid..hn * 256).step_by(WORKGROUP_X) {
+            let h = head0 + i / 256;
+            let j = i % 256;
+            let mut s = 0.0;
+            if project != 0 {
+                for e in 0..128u32 {
+                    s = fma(q[h * 128 + e], prj[e * 256 + j], s);
+                }
+            } else {
+                s = q[h * 256 + j];
             }
-        } else {
-            s = q[h * 256 + j];
+            sk[i] = s;
         }
-        sketch[j] = s;
-    }
-    barrier();
-    let t = global_id().x;
-    if t < n_tokens {
-        let base = ((h / (n_heads / n_kv_heads)) * n_tokens + t) * 34;
-        let mut acc = 0.0;
-        for b in 0..32u32 {
-            let bits = byte(k, base + b);
-            for i in 0..8u32 {
-                let x = sketch[b * 8 + i];
-                acc = select(((bits >> i) & 1) == 1, acc + x, acc - x);
+        // The first tile's words, requested before the tables are built; later tiles
+        // while the previous one is scored.
+        let mut staged = [0u32; 9];
+        let first0 = (kvh * n_tokens + tile0 * 128) * 34;
+        let nw0 = (first0 + min(128u32, n_tokens - tile0 * 128) * 34 + 3) / 4 - first0 / 4;
+        for u in 0..9u32 {
+            let w = u * WORKGROUP_X + lid;
+            if w < nw0 {
+                staged[u] = k[first0 / 4 + w];
             }
         }
-        let norm = f32::from_bits(((k[(base + 32) / 4] >> (((base + 32) % 4) * 8)) & 65535) << 16);
-        scores[h * n_tokens + t] = (0.004895758348888673 * norm) * acc;
+        barrier();
+        // Entry v of position p: sketch values 4p … 4p+3 added (bit set) or subtracted;
+        // tables of heads past the group's last are zeros.
+        for i in (lid..1024u32).step_by(WORKGROUP_X) {
+            let v = i % 16;
+            let at = 4 * (i / 16);
+            let mut e = [0.0; 4];
+            for hh in 0..4u32 {
+                if hh < hn {
+                    let mut acc = 0.0;
+                    for b in 0..4u32 {
+                        let x = sk[hh * 256 + at + b];
+                        acc = select(((v >> b) & 1) == 1, acc + x, acc - x);
+                    }
+                    e[hh] = acc;
+                }
+            }
+            t0[i] = e[0];
+            t1[i] = e[1];
+            t2[i] = e[2];
+            t3[i] = e[3];
+        }
+        for ti in tile0..tile_end {
+            let tb = ti * 128;
+            let tn = min(128u32, n_tokens - tb);
+            let off = ((kvh * n_tokens + tb) * 34) % 4;
+            let nw = (off + tn * 34 + 3) / 4;
+            let nwt = (off + 128 * 34) / 4 + 2;
+            barrier();
+            for u in 0..9u32 {
+                let w = u * WORKGROUP_X + lid;
+                if w < nwt {
+                    tile[w] = select(w < nw, staged[u], 0u32);
+                }
+            }
+            barrier();
+            if ti + 1 < tile_end {
+                let first = (kvh * n_tokens + tb + 128) * 34;
+                let nwn = (first + min(128u32, n_tokens - tb - 128) * 34 + 3) / 4 - first / 4;
+                for u in 0..9u32 {
+                    let w = u * WORKGROUP_X + lid;
+                    if w < nwn {
+                        staged[u] = k[first / 4 + w];
+                    }
+                }
+            }
+            if lid < tn {
+                let ro = off + lid * 34;
+                let a = ro / 4;
+                let s = (ro % 4) * 8;
+                let mut w = [0u32; 8];
+                for i in 0..8u32 {
+                    w[i] = (tile[a + i] >> s) | ((tile[a + i + 1] << 1) << (31 - s));
+                }
+                let norm = f32::from_bits(((tile[(ro + 32) / 4] >> (((ro + 32) % 4) * 8)) & 65535) << 16);
+                // One head (no GQA) reads one table; otherwise all four are read (zeros
+                // past the group) and each head's sum kept.
+                // Each 32-bit word's eight nibbles are summed on their own, then the
+                // words in order: eight independent chains instead of one of 64.
+                let mut acc = [0.0; 4];
+                if hn == 1 {
+                    for wi in 0..8u32 {
+                        let mut s0 = 0.0;
+                        for n in 0..8u32 {
+                            s0 += t0[(wi * 8 + n) * 16 + ((w[wi] >> (4 * n)) & 15)];
+                        }
+                        acc[0] += s0;
+                    }
+                } else {
+                    for wi in 0..8u32 {
+                        let mut s = [0.0; 4];
+                        for n in 0..8u32 {
+                            let at = (wi * 8 + n) * 16 + ((w[wi] >> (4 * n)) & 15);
+                            s[0] += t0[at];
+                            s[1] += t1[at];
+                            s[2] += t2[at];
+                            s[3] += t3[at];
+                        }
+                        for hh in 0..4u32 {
+                            acc[hh] += s[hh];
+                        }
+                    }
+                }
+                for hh in 0..4u32 {
+                    if hh < hn {
+                        scores[(head0 + hh) * n_tokens + tb + lid] = (0.004895758348888673 * norm) * acc[hh];
+                    }
+                }
+            }
+        }
     }
 }
 
