@@ -445,8 +445,7 @@ pub fn attn_decode_chunk(
 ///
 /// The chunk weights `exp(m_c − max)` are computed once per chunk into shared memory
 /// (blocks of 1024 chunks); each invocation then adds its dimension's partial sums in
-/// chunk order with 64 loads in flight (a short batch has few workgroups here, so each
-/// must keep many loads outstanding).
+/// chunk order with sixteen loads in flight.
 #[kernel(workgroup = 128, variants(deterministic = [false, true]))]
 pub fn attn_decode_combine(
     #[len(num_groups().y * n_heads * n_chunks)] part_m: &[f32],
@@ -496,22 +495,16 @@ pub fn attn_decode_combine(
         for slot in 0..2u32 {
             let d = t0 + slot * WORKGROUP_X;
             if d < head_dim {
-                for c0 in (0..nb).step_by(64u32) {
-                    let mut pa = [0.0; 64];
-                    for e1 in 0..4u32 {
-                        for e0 in 0..16u32 {
-                            let e = e1 * 16 + e0;
-                            if c0 + e < nb {
-                                pa[e] = part_acc[(row + blk + c0 + e) * head_dim + d];
-                            }
+                for c0 in (0..nb).step_by(16u32) {
+                    let mut pa = [0.0; 16];
+                    for e in 0..16u32 {
+                        if c0 + e < nb {
+                            pa[e] = part_acc[(row + blk + c0 + e) * head_dim + d];
                         }
                     }
-                    for e1 in 0..4u32 {
-                        for e0 in 0..16u32 {
-                            let e = e1 * 16 + e0;
-                            if c0 + e < nb {
-                                acc[slot] = fma(pa[e], weights[c0 + e], acc[slot]);
-                            }
+                    for e in 0..16u32 {
+                        if c0 + e < nb {
+                            acc[slot] = fma(pa[e], weights[c0 + e], acc[slot]);
                         }
                     }
                 }
