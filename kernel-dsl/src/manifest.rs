@@ -189,3 +189,11 @@ impl Manifest {
         self.kernels.iter().find(|k| k.name == name)
     }
 }
+
+impl KernelManifest {
+    /// The first variant whose spec constants include every `(name, value)` of `axes`
+    /// (the first variant when `axes` is empty).
+    pub fn variant_with(&self, axes: &[(&str, Literal)]) -> Option<&VariantEntry> {
+        self.variants.iter().find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+    }
+}

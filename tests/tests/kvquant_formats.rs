@@ -273,7 +273,7 @@ fn repeated_launches_give_the_single_launch_results() {
     let artifacts = root().join("generated");
     let k = m.kernel("turbo_score").unwrap();
     // The TBQ4 variant (format 3).
-    let spec = k.variants.iter().find(|v| v.spec.iter().any(|(n, x)| n == "format" && *x == onekernel_dsl::types::Literal::U32(3))).unwrap().spec.clone();
+    let spec = k.variant_with(&[("format", onekernel_dsl::types::Literal::U32(3))]).unwrap().spec.clone();
     let mut r = Rng::new(77);
     let rows: Vec<u8> = (0..40).flat_map(|_| codec::encode_tbq4(&gaussian(&mut r, D))).collect();
     let words: Vec<u32> = rows.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();

@@ -93,9 +93,7 @@ pub struct DecodeProblem {
 
 fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], head_dim: u32) -> Result<Vec<(String, Literal)>, AttentionError> {
     let v = m
-        .variants
-        .iter()
-        .find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+        .variant_with(axes)
         .ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
     Ok(v.spec.iter().map(|(n, val)| if n == "head_dim" { (n.clone(), Literal::U32(head_dim)) } else { (n.clone(), *val) }).collect())
 }

@@ -161,9 +161,7 @@ impl Device<'_> {
     fn run_variant(&mut self, kernel: &'static str, axes: &[(&str, Literal)], mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
         let k = self.manifest.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
         let v = k
-            .variants
-            .iter()
-            .find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+            .variant_with(axes)
             .ok_or_else(|| KvQuantError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
         let spec = v.spec.clone();
         self.dispatch(k, &spec, groups, &mut args)?;
@@ -204,7 +202,12 @@ impl Device<'_> {
 
     /// [`Self::run_bytes`] for an f32 output.
     fn run(&mut self, kernel: &'static str, args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
-        let bytes = self.run_bytes(kernel, args, groups, out)?;
+        self.run_variant_f32(kernel, &[], args, groups, out)
+    }
+
+    /// [`Self::run_variant`] for an f32 output.
+    fn run_variant_f32(&mut self, kernel: &'static str, axes: &[(&str, Literal)], args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
+        let bytes = self.run_variant(kernel, axes, args, groups, out)?;
         Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 
@@ -233,8 +236,7 @@ impl Device<'_> {
             .scalar("n_tokens", n)
             .scalar("real_domain", real_domain as u32);
         let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads);
-        let bytes = self.run_variant(K, &[("format", Literal::U32(format as u32))], args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")?;
-        Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        self.run_variant_f32(K, &[("format", Literal::U32(format as u32))], args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
     /// `[n_heads][n_tokens]` QJL scores. `q` is the sketch `[n_heads][256]`, or with
