@@ -31,6 +31,12 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"((unsigned short)(h & 0xffffu)));
     return x;
 }
+static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
+    // The high half of the word, converted without a shift (a register-half operand).
+    float x;
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
+    return x;
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -239,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) fused_attn_qjl(const float*
                                 bits_31 = (bits_31 | (((v[((o_29 + 1u) / 4u)] >> (((o_29 + 1u) % 4u) * 8u)) & 255u) << 8u));
                             }
                             // line 87
-                            r_26 = (ok_f16_to_f32(((v[(base_27 / 4u)] >> ((base_27 % 4u) * 8u)) & 65535u)) * v_levels[((bits_31 >> shift_30) & 7u)]);
+                            r_26 = (ok_f16_to_f32((v[(base_27 / 4u)] >> ((base_27 % 4u) * 8u))) * v_levels[((bits_31 >> shift_30) & 7u)]);
                         } else {
                             // line 89
                             unsigned int base_32 = (((hk_1 * pc.n_kv) + tt_25) * 82u);
@@ -250,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) fused_attn_qjl(const float*
                             // line 92
                             float c_35 = ok_fma_f32(residual_33, v_signs[lid_2], v_levels[(((lid_2 % 2u) == 0u) ? (code_34 & 15u) : (code_34 >> 4u))]);
                             // line 93
-                            r_26 = (c_35 * (ok_f16_to_f32(((v[(base_32 / 4u)] >> ((base_32 % 4u) * 8u)) & 65535u)) * 0.0078125f));
+                            r_26 = (c_35 * (ok_f16_to_f32((v[(base_32 / 4u)] >> ((base_32 % 4u) * 8u))) * 0.0078125f));
                         }
                         // line 95
                         acc_6 = ok_fma_f32(w_24, r_26, acc_6);

@@ -30,6 +30,12 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"((unsigned short)(h & 0xffffu)));
     return x;
 }
+static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
+    // The high half of the word, converted without a shift (a register-half operand).
+    float x;
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
+    return x;
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -69,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) polar_get_rows(const unsign
     // line 196
     unsigned int base_1 = (r_0 * 82u);
     // line 197
-    float d_2 = ok_f16_to_f32(((k[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)) & 65535u));
+    float d_2 = ok_f16_to_f32((k[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)));
     // line 198
     float residual_3 = ((pc.use_qjl != 0u) ? (((((k[((base_1 + 66u) / 4u)] >> (((base_1 + 66u) % 4u) * 8u)) & 255u) & 1u) == 1u) ? 0.044194173f : -0.044194173f) : 0.0f);
     // line 199

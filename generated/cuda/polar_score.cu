@@ -39,6 +39,12 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"((unsigned short)(h & 0xffffu)));
     return x;
 }
+static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
+    // The high half of the word, converted without a shift (a register-half operand).
+    float x;
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
+    return x;
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -377,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) polar_score(const float* __
                                 // line 173
                                 unsigned int ro_63 = (off_30 + (r_61 * 82u));
                                 // line 174
-                                float d_64 = ok_f16_to_f32(((sh_tile[(ro_63 / 4u)] >> ((ro_63 % 4u) * 8u)) & 65535u));
+                                float d_64 = ok_f16_to_f32((sh_tile[(ro_63 / 4u)] >> ((ro_63 % 4u) * 8u)));
                                 // line 175
                                 float total_65 = (((sh_part[((hh_62 * 256u) + r_61)] + sh_part[(((hh_62 * 256u) + 64u) + r_61)]) + sh_part[(((hh_62 * 256u) + 128u) + r_61)]) + sh_part[(((hh_62 * 256u) + 192u) + r_61)]);
                                 // line 176

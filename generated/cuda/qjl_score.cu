@@ -40,6 +40,12 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"((unsigned short)(h & 0xffffu)));
     return x;
 }
+static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
+    // The high half of the word, converted without a shift (a register-half operand).
+    float x;
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
+    return x;
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;

@@ -40,6 +40,12 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"((unsigned short)(h & 0xffffu)));
     return x;
 }
+static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
+    // The high half of the word, converted without a shift (a register-half operand).
+    float x;
+    asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
+    return x;
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -273,7 +279,7 @@ static __device__ __forceinline__ void turbo_score_impl(const float* __restrict_
                                 // line 143
                                 if ((!single_norm_9)) {
                                     // line 144
-                                    d_47 = ok_f16_to_f32(((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)) & 65535u));
+                                    d_47 = ok_f16_to_f32((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)));
                                 }
                                 // line 148
                                 unsigned int a_48 = (wb_45 / 4u);
@@ -479,7 +485,7 @@ static __device__ __forceinline__ void turbo_score_impl(const float* __restrict_
                                     // line 225
                                     unsigned int ro_81 = (off_33 + (r_77 * rb_2));
                                     // line 226
-                                    score_79 = (score_79 * ok_f16_to_f32(((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u)) & 65535u)));
+                                    score_79 = (score_79 * ok_f16_to_f32((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u))));
                                 }
                                 // line 228
                                 scores[((((head0_13 + hh_78) * pc.n_tokens) + tb_31) + r_77)] = score_79;

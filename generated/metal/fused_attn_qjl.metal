@@ -38,6 +38,7 @@ static inline float ok_f16_to_f32(uint h) {
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
 }
+static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -239,7 +240,7 @@ kernel void fused_attn_qjl(device const float* q_sketch [[buffer(0)]], device co
                                 bits_31 = (bits_31 | (((v[((o_29 + 1u) / 4u)] >> (((o_29 + 1u) % 4u) * 8u)) & 255u) << 8u));
                             }
                             // line 87
-                            r_26 = (ok_f16_to_f32(((v[(base_27 / 4u)] >> ((base_27 % 4u) * 8u)) & 65535u)) * v_levels[((bits_31 >> shift_30) & 7u)]);
+                            r_26 = (ok_f16_to_f32((v[(base_27 / 4u)] >> ((base_27 % 4u) * 8u))) * v_levels[((bits_31 >> shift_30) & 7u)]);
                         } else {
                             // line 89
                             uint base_32 = (((hk_1 * pc.n_kv) + tt_25) * 82u);
@@ -250,7 +251,7 @@ kernel void fused_attn_qjl(device const float* q_sketch [[buffer(0)]], device co
                             // line 92
                             float c_35 = ok_fma_f32(residual_33, v_signs[lid_2], v_levels[(((lid_2 % 2u) == 0u) ? (code_34 & 15u) : (code_34 >> 4u))]);
                             // line 93
-                            r_26 = (c_35 * (ok_f16_to_f32(((v[(base_32 / 4u)] >> ((base_32 % 4u) * 8u)) & 65535u)) * 0.0078125f));
+                            r_26 = (c_35 * (ok_f16_to_f32((v[(base_32 / 4u)] >> ((base_32 % 4u) * 8u))) * 0.0078125f));
                         }
                         // line 95
                         acc_6 = ok_fma_f32(w_24, r_26, acc_6);

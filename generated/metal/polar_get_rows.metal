@@ -37,6 +37,7 @@ static inline float ok_f16_to_f32(uint h) {
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
 }
+static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -72,7 +73,7 @@ kernel void polar_get_rows(device const uint* k [[buffer(0)]], device const floa
     // line 196
     uint base_1 = (r_0 * 82u);
     // line 197
-    float d_2 = ok_f16_to_f32(((k[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)) & 65535u));
+    float d_2 = ok_f16_to_f32((k[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)));
     // line 198
     float residual_3 = ((pc.use_qjl != 0u) ? (((((k[((base_1 + 66u) / 4u)] >> (((base_1 + 66u) % 4u) * 8u)) & 255u) & 1u) == 1u) ? 0.044194173f : -0.044194173f) : 0.0f);
     // line 199

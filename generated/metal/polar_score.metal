@@ -46,6 +46,7 @@ static inline float ok_f16_to_f32(uint h) {
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
 }
+static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -366,7 +367,7 @@ kernel void polar_score(device const float* q [[buffer(0)]], device const uint* 
                                 // line 173
                                 uint ro_63 = (off_30 + (r_61 * 82u));
                                 // line 174
-                                float d_64 = ok_f16_to_f32(((sh_tile[(ro_63 / 4u)] >> ((ro_63 % 4u) * 8u)) & 65535u));
+                                float d_64 = ok_f16_to_f32((sh_tile[(ro_63 / 4u)] >> ((ro_63 % 4u) * 8u)));
                                 // line 175
                                 float total_65 = (((sh_part[((hh_62 * 256u) + r_61)] + sh_part[(((hh_62 * 256u) + 64u) + r_61)]) + sh_part[(((hh_62 * 256u) + 128u) + r_61)]) + sh_part[(((hh_62 * 256u) + 192u) + r_61)]);
                                 // line 176

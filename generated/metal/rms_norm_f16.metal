@@ -41,6 +41,7 @@ static inline float ok_f16_to_f32(uint h) {
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
 }
+static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint sign = (b >> 16) & 0x8000u;

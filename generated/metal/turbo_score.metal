@@ -47,6 +47,7 @@ static inline float ok_f16_to_f32(uint h) {
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
 }
+static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -270,7 +271,7 @@ kernel void turbo_score(device const float* q [[buffer(0)]], device const uint* 
                                 // line 143
                                 if ((!single_norm_9)) {
                                     // line 144
-                                    d_47 = ok_f16_to_f32(((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)) & 65535u));
+                                    d_47 = ok_f16_to_f32((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)));
                                 }
                                 // line 148
                                 uint a_48 = (wb_45 / 4u);
@@ -461,7 +462,7 @@ kernel void turbo_score(device const float* q [[buffer(0)]], device const uint* 
                                     // line 225
                                     uint ro_81 = (off_33 + (r_77 * rb_2));
                                     // line 226
-                                    score_79 = (score_79 * ok_f16_to_f32(((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u)) & 65535u)));
+                                    score_79 = (score_79 * ok_f16_to_f32((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u))));
                                 }
                                 // line 228
                                 scores[((((head0_13 + hh_78) * pc.n_tokens) + tb_31) + r_77)] = score_79;

@@ -58,6 +58,13 @@ float ok_f16_to_f32(uint h) {
     }
     return unpackHalf2x16(h & 0xffffu).x;
 }
+float ok_f16_hi_to_f32(uint w) {
+    // ok_f16_to_f32(w >> 16), reading the high half in place.
+    if ((w & 0x7c000000u) == 0u) {
+        return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
+    }
+    return unpackHalf2x16(w).y;
+}
 uint ok_f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -272,7 +279,7 @@ void main() {
                                 bits_31 = (bits_31 | (((v.data[((o_29 + 1u) / 4u)] >> (((o_29 + 1u) % 4u) * 8u)) & 255u) << 8u));
                             }
                             // line 87
-                            r_26 = (ok_f16_to_f32(((v.data[(base_27 / 4u)] >> ((base_27 % 4u) * 8u)) & 65535u)) * v_levels.data[((bits_31 >> shift_30) & 7u)]);
+                            r_26 = (ok_f16_to_f32((v.data[(base_27 / 4u)] >> ((base_27 % 4u) * 8u))) * v_levels.data[((bits_31 >> shift_30) & 7u)]);
                         } else {
                             // line 89
                             uint base_32 = (((hk_1 * pc.n_kv) + tt_25) * 82u);
@@ -283,7 +290,7 @@ void main() {
                             // line 92
                             float c_35 = ok_fma_f32(residual_33, v_signs.data[lid_2], v_levels.data[(((lid_2 % 2u) == 0u) ? (code_34 & 15u) : (code_34 >> 4u))]);
                             // line 93
-                            r_26 = (c_35 * (ok_f16_to_f32(((v.data[(base_32 / 4u)] >> ((base_32 % 4u) * 8u)) & 65535u)) * 0.0078125));
+                            r_26 = (c_35 * (ok_f16_to_f32((v.data[(base_32 / 4u)] >> ((base_32 % 4u) * 8u))) * 0.0078125));
                         }
                         // line 95
                         acc_6 = ok_fma_f32(w_24, r_26, acc_6);

@@ -46,6 +46,13 @@ float ok_f16_to_f32(uint h) {
     }
     return unpackHalf2x16(h & 0xffffu).x;
 }
+float ok_f16_hi_to_f32(uint w) {
+    // ok_f16_to_f32(w >> 16), reading the high half in place.
+    if ((w & 0x7c000000u) == 0u) {
+        return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
+    }
+    return unpackHalf2x16(w).y;
+}
 uint ok_f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -102,7 +109,7 @@ void main() {
     // line 196
     uint base_1 = (r_0 * 82u);
     // line 197
-    float d_2 = ok_f16_to_f32(((k.data[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)) & 65535u));
+    float d_2 = ok_f16_to_f32((k.data[(base_1 / 4u)] >> ((base_1 % 4u) * 8u)));
     // line 198
     float residual_3 = ((pc.use_qjl != 0u) ? (((((k.data[((base_1 + 66u) / 4u)] >> (((base_1 + 66u) % 4u) * 8u)) & 255u) & 1u) == 1u) ? 0.044194173 : -0.044194173) : 0.0);
     // line 199

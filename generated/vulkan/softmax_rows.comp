@@ -48,6 +48,13 @@ float ok_f16_to_f32(uint h) {
     }
     return unpackHalf2x16(h & 0xffffu).x;
 }
+float ok_f16_hi_to_f32(uint w) {
+    // ok_f16_to_f32(w >> 16), reading the high half in place.
+    if ((w & 0x7c000000u) == 0u) {
+        return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
+    }
+    return unpackHalf2x16(w).y;
+}
 uint ok_f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;

@@ -66,6 +66,13 @@ float ok_f16_to_f32(uint h) {
     }
     return unpackHalf2x16(h & 0xffffu).x;
 }
+float ok_f16_hi_to_f32(uint w) {
+    // ok_f16_to_f32(w >> 16), reading the high half in place.
+    if ((w & 0x7c000000u) == 0u) {
+        return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
+    }
+    return unpackHalf2x16(w).y;
+}
 uint ok_f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint sign = (b >> 16) & 0x8000u;
@@ -306,7 +313,7 @@ void main() {
                                 // line 143
                                 if ((!single_norm_9)) {
                                     // line 144
-                                    d_47 = ok_f16_to_f32(((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)) & 65535u));
+                                    d_47 = ok_f16_to_f32((sh_tile[(db_46 / 4u)] >> ((db_46 % 4u) * 8u)));
                                 }
                                 // line 148
                                 uint a_48 = (wb_45 / 4u);
@@ -512,7 +519,7 @@ void main() {
                                     // line 225
                                     uint ro_81 = (off_33 + (r_77 * rb_2));
                                     // line 226
-                                    score_79 = (score_79 * ok_f16_to_f32(((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u)) & 65535u)));
+                                    score_79 = (score_79 * ok_f16_to_f32((sh_tile[(ro_81 / 4u)] >> ((ro_81 % 4u) * 8u))));
                                 }
                                 // line 228
                                 scores.data[((((head0_13 + hh_78) * pc.n_tokens) + tb_31) + r_77)] = score_79;

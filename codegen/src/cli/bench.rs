@@ -1,8 +1,8 @@
 //! `onekernel bench`: decode attention on the GPU machine over ANCHORS.md's shapes
 //! (Hq 32, Hkv 8, D 128, f16 K/V; B × L ∈ {1×4096, 1×32768, 16×4096, 64×4096,
-//! 16×32768, 128×8192}), paged (pages of 16, random permutation) and contiguous, fast and
-//! deterministic: median device time of `--runs` dispatches of the chunk and the combine
-//! kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
+//! 16×32768, 128×8192}; `--shape BxL`, repeatable, measures others instead), paged (pages
+//! of 16, random permutation) and contiguous, fast and deterministic: median device time
+//! of `--runs` dispatches of the chunk and the combine kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
 //! bandwidth is measured in the same run. Writes a markdown table and JSON.
 
 use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
@@ -64,8 +64,8 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick } = BenchOptions::parse(args, true)?;
-    let shapes: &[(u32, u32)] = if quick { &QUICK } else { &SHAPES };
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen } = BenchOptions::parse(args, true)?;
+    let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
     let mut r = SeqRng::new(0xbe4c);

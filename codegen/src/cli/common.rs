@@ -95,12 +95,14 @@ pub struct BenchOptions {
     pub evidence: Option<PathBuf>,
     /// `--quick` was given.
     pub quick: bool,
+    /// `--shape BxL` (repeatable): measure only these (batch, length) shapes.
+    pub shapes: Vec<(u32, u32)>,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new() };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -110,6 +112,14 @@ impl BenchOptions {
                 "--out" => o.out = PathBuf::from(value("--out")?),
                 "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
                 "--quick" if quick_allowed => o.quick = true,
+                "--shape" if quick_allowed => {
+                    let v = value("--shape")?;
+                    let parsed = v.split_once('x').and_then(|(b, l)| Some((b.parse::<u32>().ok()?, l.parse::<u32>().ok()?)));
+                    match parsed {
+                        Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
+                        _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
+                    }
+                }
                 other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),
             }
         }

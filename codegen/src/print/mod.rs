@@ -339,6 +339,13 @@ impl<'a> Printer<'a> {
             ExprKind::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
             ExprKind::Cast(a) => d.cast(a.ty, e.ty, &self.expr(a)),
             ExprKind::BitCast(a) => d.bitcast(a.ty, e.ty, &self.expr(a)),
+            ExprKind::Intrinsic(Intrinsic::F16BitsToF32, args) if args.len() == 1 && half_of_word(&args[0]).is_some() => {
+                // `f16_bits_to_f32(w >> 16)` / `(w & 65535)`: the helpers read the half
+                // from the word directly (one conversion instruction on NVIDIA, no shift
+                // or mask); both only look at the low 16 bits of their argument otherwise.
+                let (w, high) = half_of_word(&args[0]).unwrap_or((&args[0], false));
+                format!("ok_f16_{}to_f32({})", if high { "hi_" } else { "" }, self.expr(w))
+            }
             ExprKind::Intrinsic(op, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 let suffix = match op {
@@ -358,6 +365,19 @@ impl<'a> Printer<'a> {
                 format!("ok_{func}({})", args.join(", "))
             }
         }
+    }
+}
+
+/// `w >> 16` → `(w, true)`, `w & 65535` → `(w, false)` for a `u32` word `w`: which
+/// half of a 32-bit word a half-precision conversion reads.
+fn half_of_word(e: &Expr) -> Option<(&Expr, bool)> {
+    match &e.kind {
+        ExprKind::Binary(op, w, k) if w.ty == Scalar::U32 => match (op, &k.kind) {
+            (BinaryOp::Shr, ExprKind::Lit(Literal::U32(16))) => Some((w, true)),
+            (BinaryOp::BitAnd, ExprKind::Lit(Literal::U32(65535))) => Some((w, false)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -32,10 +32,10 @@ use onekernel_macros::kernel;
 /// memory with coalesced loads (16 in flight per invocation); then eight invocations
 /// share a token, each dotting one eighth of the dimensions against the query slice it
 /// holds in registers, for four query heads at once, and the eight partial dots are
-/// added in slice order. V is read row by row, two 32-bit words (four f16 dimensions) per
-/// invocation, eight rows in flight beside the eight in use (the first eight requested
-/// before the softmax); invocations beyond the row's words take the later tokens, and
-/// their partial sums are added in token order.
+/// added in slice order. V is read row by row, one 16-byte quad (eight f16 dimensions)
+/// per invocation, eight rows in flight beside the eight in use (the first eight
+/// requested before the softmax); the `128 / (D/8)` token groups' partial sums are added
+/// in group order.
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
@@ -65,9 +65,11 @@ pub fn attn_decode_chunk(
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
-    // Staged K rows, `stride` words apart (see the staging geometry below).
+    // Staged K rows, `stride` words apart (see the staging geometry below); after the
+    // q·k pass, the V partial sums [groups][4 heads][head_dim] as f32 bits (at most
+    // 128 / units · 4 · head_dim = 4096 words, since units = head_dim / vd, vd ≤ 8).
     let ktile = shared::<u32, 4352>();
-    // q·k partials [4 heads][64 tokens][8 slices], later V partials [groups][4][head_dim].
+    // q·k partials [4 heads][64 tokens][8 slices], then the softmax's per-lane values.
     let part = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
@@ -143,14 +145,23 @@ pub fn attn_decode_chunk(
     while tile * stride > 4352 {
         tile -= 16;
     }
+    // f16 staging roles: quad `qx / 4` of rows row0, row0 + rp, … (stored at word `qs`
+    // of the staged row); invocations beyond rp · quads only wait.
+    let quads = head_dim / 8;
+    let rp = WORKGROUP_X / max(quads, 1u32);
+    let row0 = t0 / max(quads, 1u32);
+    let qx = 4 * (t0 % max(quads, 1u32));
+    let qs = qx + select(qx >= head_dim / 4, 4u32, 0u32);
     // q·k roles: token j of 16, dimension slice s of 8 (`ds` dimensions each).
     let s = t0 % 8;
     let j = t0 / 8;
     let ds = (head_dim + 7) / 8;
-    // V roles: dimensions [u·vd, u·vd + vd) of the row (two f16 words, or one pair of
-    // elements of the other formats), token group g of `groups`.
-    let f16_v = v_type == 1 && head_dim % 4 == 0;
-    let vd = select(f16_v, 4u32, 2u32);
+    // Word of slice s in a staged f16 row (the second half is four words further).
+    let slice_at = s * (head_dim / 16) + select(s >= 4, 4u32, 0u32);
+    // V roles: dimensions [u·vd, u·vd + vd) of the row (one 16-byte quad of f16, or one
+    // pair of elements of the other formats), token group g of `groups`.
+    let f16_v = v_type == 1 && head_dim % 8 == 0;
+    let vd = select(f16_v, 8u32, 2u32);
     let units = head_dim / vd;
     let groups = WORKGROUP_X / units;
     let u = t0 % units;
@@ -178,24 +189,23 @@ pub fn attn_decode_chunk(
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
             if f16_rows {
-                let quads = head_dim / 8;
-                let nq = tn * quads;
-                for base in (0..nq).step_by(4 * WORKGROUP_X) {
+                // Each invocation keeps one quad position `x` and takes every `rp`-th
+                // row from `row0`, four rows per batch: no division per quad.
+                for r0 in (row0..select(row0 < rp, tn, 0u32)).step_by(4 * rp) {
                     let mut r = [0u32; 16];
                     for uu in 0..4u32 {
-                        let f = base + uu * WORKGROUP_X + t0;
-                        if f < nq {
-                            let at = cells[tb + f / quads] * (head_dim / 2) + 4 * (f % quads);
+                        let row = r0 + uu * rp;
+                        if row < tn {
+                            let at = cells[tb + row] * (head_dim / 2) + qx;
                             for e in 0..4u32 {
                                 r[4 * uu + e] = k[at + e];
                             }
                         }
                     }
                     for uu in 0..4u32 {
-                        let f = base + uu * WORKGROUP_X + t0;
-                        if f < nq {
-                            let x = 4 * (f % quads);
-                            let at = (f / quads) * (head_dim / 2 + 4) + x + select(x >= head_dim / 4, 4u32, 0u32);
+                        let row = r0 + uu * rp;
+                        if row < tn {
+                            let at = row * (head_dim / 2 + 4) + qs;
                             for e in 0..4u32 {
                                 ktile[at + e] = r[4 * uu + e];
                             }
@@ -233,8 +243,7 @@ pub fn attn_decode_chunk(
                     let mut dots = [0.0; 4];
                     if f16_rows {
                         // f16: two elements per staged word.
-                        let sw = head_dim / 16;
-                        let so = jj * (head_dim / 2 + 4) + s * sw + select(s >= 4, 4u32, 0u32);
+                        let so = jj * (head_dim / 2 + 4) + slice_at;
                         for w in 0..head_dim / 16 {
                             let word = ktile[so + w];
                             let lo = f16_bits_to_f32(word & 65535);
@@ -277,10 +286,10 @@ pub fn attn_decode_chunk(
                             }
                         }
                     }
+                    // All four heads are stored (a missing head's dot is 0 and never
+                    // read): unguarded stores at fixed offsets from one address.
                     for hh in 0..4u32 {
-                        if hh < hn {
-                            part[(hh * 64 + jj) * 8 + s] = dots[hh];
-                        }
+                        part[(hh * 64 + jj) * 8 + s] = dots[hh];
                     }
                 }
             }
@@ -312,14 +321,16 @@ pub fn attn_decode_chunk(
                 scores[i * 4 + hh] = sc;
             }
         }
-        // The first f16 V words are requested now and arrive during the softmax.
-        let mut vw = [0u32; 16];
+        // The first eight rows' f16 V quads are requested now and arrive during the
+        // softmax.
+        let mut vw = [0u32; 32];
         if g < groups && f16_v {
             for uu in 0..8u32 {
                 if ilo + uu < ihi {
-                    let at = cells[ilo + uu] * (head_dim / 2) + 2 * u;
-                    vw[2 * uu] = v[at];
-                    vw[2 * uu + 1] = v[at + 1];
+                    let at = cells[ilo + uu] * (head_dim / 2) + 4 * u;
+                    for e in 0..4u32 {
+                        vw[4 * uu + e] = v[at + e];
+                    }
                 }
             }
         }
@@ -369,36 +380,36 @@ pub fn attn_decode_chunk(
         }
         barrier();
         if g < groups {
-            let mut acc = [0.0; 16];
+            // [4 heads][8 dimensions]; the other formats use the first two of each head.
+            let mut acc = [0.0; 32];
             for i0 in (ilo..ihi).step_by(8u32) {
                 if f16_v {
-                    // f16: the next eight rows' words are in flight while these eight
-                    // are used.
-                    let mut nx = [0u32; 16];
+                    // f16: the next eight rows' quads are in flight while these eight
+                    // are used; each quad gives eight dimensions for four heads.
+                    let mut nx = [0u32; 32];
                     for uu in 0..8u32 {
                         if i0 + 8 + uu < ihi {
-                            let at = cells[i0 + 8 + uu] * (head_dim / 2) + 2 * u;
-                            nx[2 * uu] = v[at];
-                            nx[2 * uu + 1] = v[at + 1];
+                            let at = cells[i0 + 8 + uu] * (head_dim / 2) + 4 * u;
+                            for e in 0..4u32 {
+                                nx[4 * uu + e] = v[at + e];
+                            }
                         }
                     }
                     for uu in 0..8u32 {
                         let i = i0 + uu;
                         if i < ihi {
-                            let x0 = f16_bits_to_f32(vw[2 * uu] & 65535);
-                            let x1 = f16_bits_to_f32(vw[2 * uu] >> 16);
-                            let x2 = f16_bits_to_f32(vw[2 * uu + 1] & 65535);
-                            let x3 = f16_bits_to_f32(vw[2 * uu + 1] >> 16);
-                            for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
-                                acc[4 * hh] = fma(p, x0, acc[4 * hh]);
-                                acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
-                                acc[4 * hh + 2] = fma(p, x2, acc[4 * hh + 2]);
-                                acc[4 * hh + 3] = fma(p, x3, acc[4 * hh + 3]);
+                            for e in 0..4u32 {
+                                let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
+                                let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
+                                for hh in 0..4u32 {
+                                    let p = scores[i * 4 + hh];
+                                    acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
+                                    acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
+                                }
                             }
                         }
                     }
-                    for uu in 0..16u32 {
+                    for uu in 0..32u32 {
                         vw[uu] = nx[uu];
                     }
                 } else {
@@ -410,8 +421,8 @@ pub fn attn_decode_chunk(
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
                                 let p = scores[i * 4 + hh];
-                                acc[4 * hh] = fma(p, x0, acc[4 * hh]);
-                                acc[4 * hh + 1] = fma(p, x1, acc[4 * hh + 1]);
+                                acc[8 * hh] = fma(p, x0, acc[8 * hh]);
+                                acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
                             }
                         }
                     }
@@ -419,9 +430,9 @@ pub fn attn_decode_chunk(
             }
             for hh in 0..4u32 {
                 if hh < hn {
-                    for e in 0..4u32 {
+                    for e in 0..8u32 {
                         if e < vd {
-                            part[(g * 4 + hh) * head_dim + vd * u + e] = acc[4 * hh + e];
+                            ktile[(g * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e].to_bits();
                         }
                     }
                 }
@@ -431,9 +442,9 @@ pub fn attn_decode_chunk(
         for idx in (t0..hn * head_dim).step_by(WORKGROUP_X) {
             let hh = idx / head_dim;
             let d = idx % head_dim;
-            let mut a = part[hh * head_dim + d];
+            let mut a = f32::from_bits(ktile[hh * head_dim + d]);
             for g2 in 1..groups {
-                a += part[(g2 * 4 + hh) * head_dim + d];
+                a += f32::from_bits(ktile[(g2 * 4 + hh) * head_dim + d]);
             }
             part_acc[((b * n_heads + head0 + hh) * n_chunks + c) * head_dim + d] = a;
         }
