@@ -182,3 +182,36 @@ fn cli_bench_quick_prints_the_table() {
     }
     assert!(out.contains("| B × L | paged fast |") && out.contains("| 1 × 100 |"), "{out}");
 }
+
+/// `onekernel vk-stats`: the driver compiler's statistics where the driver offers
+/// VK_KHR_pipeline_executable_properties (NVIDIA: `generated/evidence/vk-stats-*.json`),
+/// otherwise an error that says why (lavapipe of Mesa 22 lacks the extension).
+#[test]
+fn cli_vk_stats_reports_statistics_or_says_why_not() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, _, err) = onekernel(&["vk-stats", "--kernel", "no_such_kernel", "--out", gen]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no kernel `no_such_kernel`"), "{err}");
+    let (code, out, err) = onekernel(&["vk-stats", "--kernel", "copy_words", "--out", gen]);
+    if code == 0 {
+        assert!(out.contains("copy_words") && out.contains("defaults") && out.contains("(subgroup "), "{out}{err}");
+    } else {
+        assert_eq!(code, 2, "{out}{err}");
+        if err.contains("needs a Vulkan device") {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+            println!("SKIPPED (no Vulkan device)");
+            return;
+        }
+        assert!(err.contains("does not offer VK_KHR_pipeline_executable_properties"), "{err}");
+    }
+}
+
+#[test]
+fn cli_bench_rejects_a_malformed_shape() {
+    let (code, _, err) = onekernel(&["bench", "--shape", "16by4096"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--shape takes BATCHxLENGTH"), "{err}");
+    let (code, _, err) = onekernel(&["bench-kvquant", "--shape", "1x16384"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bench-kvquant has no --shape"), "{err}");
+}

@@ -11,6 +11,7 @@
 //!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--out DIR] [--evidence DIR]
+//! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
 
 mod bench;
@@ -18,6 +19,7 @@ mod bench_kvquant;
 mod common;
 mod fixture;
 mod grid;
+mod vk_stats;
 
 use anyhow::{anyhow, bail, Context, Result};
 use common::{command_line, load_kernels, open_backends, read_manifest};
@@ -41,7 +43,7 @@ struct Options {
     evidence: Option<PathBuf>,
 }
 
-pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant> [--out DIR] [--kernel NAME]... [--threads N]
+pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -57,6 +59,8 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
+  vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
+         driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
@@ -252,6 +256,7 @@ fn main() {
         Some("attention-grid") => grid::grid_cmd(&args[1..]),
         Some("bench") => bench::bench_cmd(&args[1..]),
         Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
+        Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(true)

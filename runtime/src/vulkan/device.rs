@@ -37,6 +37,9 @@ pub struct Vulkan {
     pub validation_layer: bool,
     /// Bytes of scratch filled before each timed dispatch (benchmarks' L2 flush).
     pub(super) flush_bytes: u64,
+    /// `VK_KHR_pipeline_executable_properties`, when the driver has it: pipelines are
+    /// then created with statistics capture (`Vulkan::pipeline_statistics`).
+    pub(super) executable_properties: Option<ash::khr::pipeline_executable_properties::Device>,
 }
 
 unsafe extern "system" fn on_message(
@@ -200,6 +203,17 @@ impl Vulkan {
             .storage_buffer8_bit_access(f12.storage_buffer8_bit_access == vk::TRUE)
             .shader_int8(f12.shader_int8 == vk::TRUE);
         let mut e16 = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(s16.storage_buffer16_bit_access == vk::TRUE);
+        // The compiler's own resource report (registers, shared memory, …) where the driver
+        // offers it: a diagnostic only, so its absence changes nothing else.
+        let dev_exts = unsafe { instance.enumerate_device_extension_properties(phys) }.unwrap_or_default();
+        let mut pep = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+        let has_pep = dev_exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::khr::pipeline_executable_properties::NAME)) && {
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut pep);
+            unsafe { instance.get_physical_device_features2(phys, &mut f2) };
+            pep.pipeline_executable_info == vk::TRUE
+        };
+        let mut e_pep = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true);
+        let device_exts = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
 
         let families = unsafe { instance.get_physical_device_queue_family_properties(phys) };
         let (qfi, family) = families
@@ -211,7 +225,11 @@ impl Vulkan {
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(qfi as u32).queue_priorities(&prio)];
         let mut dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).enabled_features(&core);
         dci = if has12 { dci.push_next(&mut e11).push_next(&mut e12) } else { dci.push_next(&mut e16) };
+        if has_pep {
+            dci = dci.enabled_extension_names(&device_exts).push_next(&mut e_pep);
+        }
         let device = unsafe { instance.create_device(phys, &dci, None) }.map_err(|e| unavailable(format!("vkCreateDevice: {e}")))?;
+        let executable_properties = has_pep.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
         let queue = unsafe { device.get_device_queue(qfi as u32, 0) };
         let pool_ci = vk::CommandPoolCreateInfo::default().queue_family_index(qfi as u32).flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
         let command_pool = unsafe { device.create_command_pool(&pool_ci, None) }.map_err(|e| unavailable(format!("vkCreateCommandPool: {e}")))?;
@@ -234,6 +252,7 @@ impl Vulkan {
             flush_bytes: 0,
             validation_layer,
             pipelines: std::collections::HashMap::new(),
+            executable_properties,
         })
     }
 

@@ -75,16 +75,7 @@ impl Vulkan {
             }
         }
         let push = push_bytes(k, args);
-        let mut spec_data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
-        if k.vulkan.fma_spec_id.is_some() {
-            spec_data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
-        }
-        let key = (k.vulkan.spirv.sha256.clone(), spec_data, push.len());
-        if !self.pipelines.contains_key(&key) {
-            let p = self.create_pipeline(l, &key.1, push.len())?;
-            self.pipelines.insert(key.clone(), p);
-        }
-        let Some(cached) = self.pipelines.get(&key) else { return Err(api("pipeline cache", vk::Result::ERROR_UNKNOWN)) };
+        let cached = self.pipeline(l, push.len())?;
         let (set_layout, layout, pipeline) = (cached.set_layout, cached.layout, cached.pipeline);
         let d = &self.device;
         let mut r = Resources {
@@ -257,10 +248,31 @@ impl Vulkan {
         }
     }
 
+    /// The cached pipeline of `l` (kernel, specialization) with `push_len` bytes of push
+    /// constants, created on first use.
+    fn pipeline(&mut self, l: &Launch, push_len: usize) -> Result<&CachedPipeline, BackendError> {
+        let key = (l.kernel.vulkan.spirv.sha256.clone(), self.spec_data(l), push_len);
+        if !self.pipelines.contains_key(&key) {
+            let p = self.create_pipeline(l, &key.1, push_len, false)?;
+            self.pipelines.insert(key.clone(), p);
+        }
+        self.pipelines.get(&key).ok_or_else(|| BackendError::Api { kernel: l.kernel.name.clone(), backend: "vulkan", message: "pipeline cache lost an entry".into() })
+    }
+
+    /// The specialization data of `l`: 4 bytes per constant, the kernel's spec constants
+    /// in id order, then the fma switch if the module has one.
+    pub(super) fn spec_data(&self, l: &Launch) -> Vec<u8> {
+        let mut spec_data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
+        if l.kernel.vulkan.fma_spec_id.is_some() {
+            spec_data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
+        }
+        spec_data
+    }
+
     /// Creates the descriptor-set layout, pipeline layout, shader module and pipeline of
-    /// one kernel with one specialization (`spec_data`: 4 bytes per constant, the kernel's
-    /// spec constants in id order, then the fma switch if the module has one).
-    fn create_pipeline(&self, l: &Launch, spec_data: &[u8], push_len: usize) -> Result<CachedPipeline, BackendError> {
+    /// one kernel with one specialization ([`Vulkan::spec_data`]); `capture_statistics`
+    /// asks the driver to keep its compiler statistics (`VK_KHR_pipeline_executable_properties`).
+    pub(super) fn create_pipeline(&self, l: &Launch, spec_data: &[u8], push_len: usize, capture_statistics: bool) -> Result<CachedPipeline, BackendError> {
         let k = l.kernel;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let path = l.artifacts.join(&k.vulkan.spirv.path);
@@ -298,7 +310,8 @@ impl Vulkan {
                 if !entries.is_empty() {
                     stage = stage.specialization_info(&spec);
                 }
-                let pci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(p.layout)];
+                let flags = if capture_statistics { vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { vk::PipelineCreateFlags::empty() };
+                let pci = [vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(p.layout)];
                 p.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
                 Ok(())
             })()

@@ -8,5 +8,7 @@
 
 mod device;
 mod launch;
+mod stats;
 
 pub use device::Vulkan;
+pub use stats::{ExecutableStatistics, Statistic};
