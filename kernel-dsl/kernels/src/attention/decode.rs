@@ -323,14 +323,14 @@ pub fn attn_decode_chunk(
         }
         // The first eight rows' f16 V quads are requested now and arrive during the
         // softmax.
+        // Rows past the group's last are clamped to it here and below: those loads repeat
+        // a cached row and are never used, so the hot loop has no guards.
         let mut vw = [0u32; 32];
-        if g < groups && f16_v {
+        if g < groups && f16_v && ilo < ihi {
             for uu in 0..8u32 {
-                if ilo + uu < ihi {
-                    let at = cells[ilo + uu] * (head_dim / 2) + 4 * u;
-                    for e in 0..4u32 {
-                        vw[4 * uu + e] = v[at + e];
-                    }
+                let at = cells[min(ilo + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
+                for e in 0..4u32 {
+                    vw[4 * uu + e] = v[at + e];
                 }
             }
         }
@@ -382,37 +382,52 @@ pub fn attn_decode_chunk(
         if g < groups {
             // [4 heads][8 dimensions]; the other formats use the first two of each head.
             let mut acc = [0.0; 32];
-            for i0 in (ilo..ihi).step_by(8u32) {
-                if f16_v {
-                    // f16: the next eight rows' quads are in flight while these eight
-                    // are used; each quad gives eight dimensions for four heads.
+            if f16_v {
+                // Whole blocks of eight rows: the next eight rows' quads are in flight
+                // while these eight are used; each quad gives eight dimensions for four
+                // heads.
+                let full = ilo + (ihi - ilo) / 8 * 8;
+                for i0 in (ilo..full).step_by(8u32) {
                     let mut nx = [0u32; 32];
                     for uu in 0..8u32 {
-                        if i0 + 8 + uu < ihi {
-                            let at = cells[i0 + 8 + uu] * (head_dim / 2) + 4 * u;
-                            for e in 0..4u32 {
-                                nx[4 * uu + e] = v[at + e];
-                            }
+                        let at = cells[min(i0 + 8 + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
+                        for e in 0..4u32 {
+                            nx[4 * uu + e] = v[at + e];
                         }
                     }
                     for uu in 0..8u32 {
                         let i = i0 + uu;
-                        if i < ihi {
-                            for e in 0..4u32 {
-                                let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
-                                let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
-                                for hh in 0..4u32 {
-                                    let p = scores[i * 4 + hh];
-                                    acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
-                                    acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
-                                }
+                        for e in 0..4u32 {
+                            let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
+                            let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
+                            for hh in 0..4u32 {
+                                let p = scores[i * 4 + hh];
+                                acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
+                                acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
                         }
                     }
                     for uu in 0..32u32 {
                         vw[uu] = nx[uu];
                     }
-                } else {
+                }
+                // The last (ihi − full) < 8 rows, already in `vw`.
+                for uu in 0..8u32 {
+                    let i = full + uu;
+                    if i < ihi {
+                        for e in 0..4u32 {
+                            let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
+                            let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
+                            for hh in 0..4u32 {
+                                let p = scores[i * 4 + hh];
+                                acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
+                                acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
+                            }
+                        }
+                    }
+                }
+            } else {
+                for i0 in (ilo..ihi).step_by(8u32) {
                     for uu in 0..8u32 {
                         let i = i0 + uu;
                         if i < ihi {
