@@ -25,6 +25,15 @@ pub struct DeviceInfo {
     pub fma: String,
 }
 
+impl DeviceInfo {
+    /// The device name for file names: lower-case alphanumeric runs joined by `-`
+    /// ("NVIDIA H200" → `nvidia-h200`).
+    pub fn slug(&self) -> String {
+        let s: String = self.device.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+        s.split('-').filter(|s| !s.is_empty()).collect::<Vec<_>>().join("-")
+    }
+}
+
 /// One launch: a kernel's manifest entry, the spec values of a variant, the grid.
 #[derive(Clone, Debug)]
 pub struct Launch<'a> {
@@ -190,4 +199,17 @@ pub fn push_bytes(k: &KernelManifest, args: &Args) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DeviceInfo;
+
+    #[test]
+    fn device_slugs_are_lower_case_runs_joined_by_dashes() {
+        let slug = |d: &str| DeviceInfo { device: d.into(), ..Default::default() }.slug();
+        assert_eq!(slug("NVIDIA H200"), "nvidia-h200");
+        assert_eq!(slug("llvmpipe (LLVM 15.0.6, 256 bits)"), "llvmpipe-llvm-15-0-6-256-bits");
+        assert_eq!(slug(" -- "), "");
+    }
 }

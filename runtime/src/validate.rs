@@ -199,9 +199,7 @@ impl Evidence {
     /// Writes `<dir>/<backend>-<device>.json`; returns the path.
     pub fn write(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
         std::fs::create_dir_all(dir)?;
-        let slug: String = self.device.device.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-        let slug = slug.split('-').filter(|s| !s.is_empty()).collect::<Vec<_>>().join("-");
-        let path = dir.join(format!("validate-{}-{slug}.json", self.device.backend));
+        let path = dir.join(format!("validate-{}-{}.json", self.device.backend, self.device.slug()));
         let mut json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         json.push('\n');
         std::fs::write(&path, json)?;

@@ -52,8 +52,7 @@ pub fn vk_stats_cmd(args: &[String]) -> Result<bool> {
     }
     if let Some(dir) = evidence {
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let slug: String = device.device.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-        let path = dir.join(format!("vk-stats-{}.json", slug.trim_matches('-')));
+        let path = dir.join(format!("vk-stats-{}.json", device.slug()));
         let doc = serde_json::json!({"command": command_line(), "unix_time": unix_time(), "device": device, "pipelines": records});
         std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("evidence written to {}", path.display());

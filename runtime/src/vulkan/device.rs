@@ -68,7 +68,8 @@ fn unavailable(reason: impl std::fmt::Display) -> BackendError {
     BackendError::Unavailable { backend: "vulkan", reason: reason.to_string() }
 }
 
-fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
+/// A fixed-size, NUL-terminated string field of a Vulkan structure.
+pub(super) fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
     let bytes: Vec<u8> = bytes.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

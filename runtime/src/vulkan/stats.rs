@@ -2,7 +2,7 @@
 //! per executable, named statistics such as register count or shared memory — the
 //! Vulkan counterpart of `ptxas --resource-usage`, for explaining performance.
 
-use super::device::Vulkan;
+use super::device::{cstr_field, Vulkan};
 use crate::backend::{BackendError, Launch};
 use ash::vk;
 use std::ffi::c_char;
@@ -30,8 +30,7 @@ pub struct ExecutableStatistics {
 }
 
 fn text(bytes: &[c_char]) -> String {
-    let bytes: Vec<u8> = bytes.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    String::from_utf8_lossy(&bytes).trim().to_string()
+    cstr_field(bytes).trim().to_string()
 }
 
 impl Vulkan {
