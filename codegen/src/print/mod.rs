@@ -339,14 +339,15 @@ impl<'a> Printer<'a> {
             ExprKind::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
             ExprKind::Cast(a) => d.cast(a.ty, e.ty, &self.expr(a)),
             ExprKind::BitCast(a) => d.bitcast(a.ty, e.ty, &self.expr(a)),
-            ExprKind::Intrinsic(Intrinsic::F16BitsToF32, args) if args.len() == 1 && half_of_word(&args[0]).is_some() => {
+            ExprKind::Intrinsic(op, args) => {
                 // `f16_bits_to_f32(w >> 16)` / `(w & 65535)`: the helpers read the half
                 // from the word directly (one conversion instruction on NVIDIA, no shift
                 // or mask); both only look at the low 16 bits of their argument otherwise.
-                let (w, high) = half_of_word(&args[0]).unwrap_or((&args[0], false));
-                format!("ok_f16_{}to_f32({})", if high { "hi_" } else { "" }, self.expr(w))
-            }
-            ExprKind::Intrinsic(op, args) => {
+                if let (Intrinsic::F16BitsToF32, [a]) = (op, args.as_slice()) {
+                    if let Some((w, high)) = half_of_word(a) {
+                        return format!("ok_f16_{}to_f32({})", if high { "hi_" } else { "" }, self.expr(w));
+                    }
+                }
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 let suffix = match op {
                     Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => String::new(),

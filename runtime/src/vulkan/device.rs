@@ -13,6 +13,21 @@ pub(super) struct CachedPipeline {
     pub pipeline: vk::Pipeline,
 }
 
+impl CachedPipeline {
+    /// Destroys the four objects (null handles are skipped by Vulkan).
+    ///
+    /// # Safety
+    /// They were created on `device` and no pending work uses them.
+    pub unsafe fn destroy(&self, device: &ash::Device) {
+        unsafe {
+            device.destroy_pipeline(self.pipeline, None);
+            device.destroy_shader_module(self.module, None);
+            device.destroy_pipeline_layout(self.layout, None);
+            device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
 /// A Vulkan device ready to run kernels.
 pub struct Vulkan {
     /// Pipelines by (SPIR-V SHA-256, specialization data, push-constant size).
@@ -270,10 +285,7 @@ impl Drop for Vulkan {
         unsafe {
             let _ = self.device.device_wait_idle();
             for (_, p) in self.pipelines.drain() {
-                self.device.destroy_pipeline(p.pipeline, None);
-                self.device.destroy_shader_module(p.module, None);
-                self.device.destroy_pipeline_layout(p.layout, None);
-                self.device.destroy_descriptor_set_layout(p.set_layout, None);
+                p.destroy(&self.device);
             }
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_device(None);

@@ -318,12 +318,7 @@ impl Vulkan {
         };
         if let Err(e) = r {
             // SAFETY: as above.
-            unsafe {
-                d.destroy_pipeline(p.pipeline, None);
-                d.destroy_shader_module(p.module, None);
-                d.destroy_pipeline_layout(p.layout, None);
-                d.destroy_descriptor_set_layout(p.set_layout, None);
-            }
+            unsafe { p.destroy(d) };
             return Err(e);
         }
         Ok(p)

@@ -54,15 +54,9 @@ impl Vulkan {
         let kernel = l.kernel.name.clone();
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: kernel.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let p = self.create_pipeline(l, &self.spec_data(l), l.kernel.push_constant_bytes as usize, true)?;
-        let pipeline = p.pipeline;
-        let result = self.query(ext, pipeline, &api);
+        let result = self.query(ext, p.pipeline, &api);
         // SAFETY: objects of our device, used by nothing else (no launch saw them).
-        unsafe {
-            self.device.destroy_pipeline(p.pipeline, None);
-            self.device.destroy_shader_module(p.module, None);
-            self.device.destroy_pipeline_layout(p.layout, None);
-            self.device.destroy_descriptor_set_layout(p.set_layout, None);
-        }
+        unsafe { p.destroy(&self.device) };
         result
     }
 
