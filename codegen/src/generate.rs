@@ -92,6 +92,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             entry: "main".into(),
             target_env: spirv::TARGET_ENV.into(),
             fma_spec_id: templates::uses_fma(k).then_some(templates::FMA_SPEC_ID),
+            f16_spec_id: Some(templates::F16_SPEC_ID),
             reflection,
         },
         metal: MetalEntry {
@@ -128,6 +129,7 @@ pub fn cross_check_interface(k: &Kernel, r: &spirv::Reflection, n_buffers: usize
     if templates::uses_fma(k) {
         want_specs.push(templates::FMA_SPEC_ID);
     }
+    want_specs.push(templates::F16_SPEC_ID);
     if r.spec_ids != want_specs {
         return err(format!("spec ids {:?}, expected {:?}", r.spec_ids, want_specs));
     }

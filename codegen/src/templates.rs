@@ -152,6 +152,10 @@ pub fn instances(k: &Kernel) -> Vec<Instance> {
 /// above the kernel's own spec ids.
 pub const FMA_SPEC_ID: u32 = 1000;
 
+/// Vulkan `constant_id` of the `ok_f16_unpack_exact` switch (see `docs/CODEGEN.md`),
+/// declared by every module.
+pub const F16_SPEC_ID: u32 = 1001;
+
 /// Whether a kernel (or a library function it carries) uses `fma`.
 pub fn uses_fma(k: &Kernel) -> bool {
     use onekernel_dsl::ir::{ExprKind, Intrinsic};
@@ -231,6 +235,7 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     ctx.insert("shared", &shared);
     ctx.insert("uses_fma", &uses_fma(k));
     ctx.insert("fma_spec_id", &FMA_SPEC_ID);
+    ctx.insert("f16_spec_id", &F16_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();
     ctx.insert("functions", &functions);
     ctx.insert("body", &Printer::new(d, k, 1).body());

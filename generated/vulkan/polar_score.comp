@@ -39,6 +39,10 @@ shared float sh_ps[128];
 shared float sh_psum[16];
 shared float sh_part[1024];
 
+// Whether the driver's unpackHalf2x16 widens subnormal halves exactly: the runtime sets
+// it per device (docs/CODEGEN.md) and the validator's all-subnormal cases prove it;
+// false builds subnormal halves by hand.
+layout(constant_id = 1001) const bool ok_f16_unpack_exact = false;
 // onekernel helpers: each spells out the DSL meaning exactly (see docs/CODEGEN.md).
 float ok_min_f32(float a, float b) { return a < b ? a : b; }
 int ok_min_i32(int a, int b) { return a < b ? a : b; }
@@ -58,17 +62,18 @@ uint ok_f32_to_bf16(float f) {
     return ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16) & 0xffffu;
 }
 float ok_f16_to_f32(uint h) {
-    // Subnormal halves by hand (m * 2^-24 is exact and normal in f32), since a driver
-    // that flushes denormals may flush them in the conversion; the rest converts exactly
-    // in hardware (NaN payloads are outside the contract, docs/DSL.md).
-    if ((h & 0x7c00u) == 0u) {
+    // Subnormal halves by hand (m * 2^-24 is exact and normal in f32) unless the device's
+    // conversion is known to be exact, since a driver that flushes denormals may flush
+    // them in the conversion; the rest converts exactly in hardware (NaN payloads are
+    // outside the contract, docs/DSL.md).
+    if (!ok_f16_unpack_exact && (h & 0x7c00u) == 0u) {
         return uintBitsToFloat(floatBitsToUint(float(h & 0x3ffu) * 5.9604644775390625e-8) | ((h & 0x8000u) << 16));
     }
     return unpackHalf2x16(h & 0xffffu).x;
 }
 float ok_f16_hi_to_f32(uint w) {
     // ok_f16_to_f32(w >> 16), reading the high half in place.
-    if ((w & 0x7c000000u) == 0u) {
+    if (!ok_f16_unpack_exact && (w & 0x7c000000u) == 0u) {
         return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
     }
     return unpackHalf2x16(w).y;

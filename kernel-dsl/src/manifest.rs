@@ -112,6 +112,10 @@ pub struct VulkanEntry {
     /// `constant_id` of the bool `ok_native_fma` switch, when the kernel uses `fma`:
     /// true where the device's `fma` is fused, false selects the exact emulation.
     pub fma_spec_id: Option<u32>,
+    /// `constant_id` of the bool `ok_f16_unpack_exact` switch: true where the driver's
+    /// `unpackHalf2x16` widens subnormal halves exactly, false builds them by hand.
+    #[serde(default)]
+    pub f16_spec_id: Option<u32>,
     /// The module's interface as reflected (cross-checked at generation).
     pub reflection: Reflection,
 }

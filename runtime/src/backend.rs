@@ -23,6 +23,9 @@ pub struct DeviceInfo {
     pub denormals: String,
     /// How `fma` is computed: native fused, or exactly emulated.
     pub fma: String,
+    /// How f16 halves widen to f32: the hardware conversion, or subnormal halves built
+    /// by hand where the driver's conversion is not known to keep them.
+    pub f16_widening: String,
 }
 
 impl DeviceInfo {

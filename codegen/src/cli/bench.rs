@@ -64,7 +64,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -87,7 +87,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            for split in [Split::Fast { chunk_tokens: fast_chunk(&p) }, Split::Deterministic] {
+            for split in [Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p)) }, Split::Deterministic] {
                 for (i, b) in opened.iter_mut().enumerate() {
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));

@@ -72,7 +72,7 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
         match opened {
             Ok(b) => {
                 let i = b.info();
-                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}", i.device, i.driver, i.subgroup_size, i.fma);
+                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}", i.device, i.driver, i.subgroup_size, i.fma, i.f16_widening);
                 out.push(b);
             }
             Err(e) => eprintln!("{n}: skipped — {e}"),
@@ -97,12 +97,14 @@ pub struct BenchOptions {
     pub quick: bool,
     /// `--shape BxL` (repeatable): measure only these (batch, length) shapes.
     pub shapes: Vec<(u32, u32)>,
+    /// `--fast-chunk N`: the fast mode's chunk length instead of the scheduler's choice.
+    pub fast_chunk: Option<u32>,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new() };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -118,6 +120,13 @@ impl BenchOptions {
                     match parsed {
                         Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
                         _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
+                    }
+                }
+                "--fast-chunk" if quick_allowed => {
+                    let v = value("--fast-chunk")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if (1..=256).contains(&n) => o.fast_chunk = Some(n),
+                        _ => bail!("--fast-chunk takes a chunk length of 1 … 256 tokens (got `{v}`)"),
                     }
                 }
                 other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),

@@ -107,6 +107,24 @@ fn attention_combine() -> Case {
         .scalar("has_sinks", Literal::U32(1))
 }
 
+/// More than one 1024-chunk block of weights, and chunk lanes with several batches of
+/// sixteen chunks and a partial one.
+fn attention_combine_long() -> Case {
+    let (b, hq, d, n_chunks) = (2u32, 2u32, 128usize, 1100u32);
+    let parts = (b * hq * n_chunks) as usize;
+    Case::new("2 seqs x 2 heads x 1100 chunks, no sinks", [hq, b, 1])
+        .buffer("part_m", parts, Fill::Uniform { lo: -5.0, hi: 5.0 })
+        .buffer("part_l", parts, Fill::Uniform { lo: 0.5, hi: 50.0 })
+        .buffer("part_acc", parts * d, Fill::Uniform { lo: -20.0, hi: 20.0 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: 66_000, hi: 70_400 })
+        .buffer("sinks", 1, Fill::Zeros)
+        .buffer("out", (b * hq) as usize * d, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(hq))
+        .scalar("n_chunks", Literal::U32(n_chunks))
+        .scalar("chunk_tokens", Literal::U32(64))
+        .scalar("has_sinks", Literal::U32(0))
+}
+
 /// Block images: every 16-bit half a safe f16 or bf16 (|x| in [1/8, 2) as f16; normal as
 /// bf16), every other bit random, so codes, indices and sign bits cover their range.
 const BLOCK_WORDS: Fill = Fill::Bits { and: 0x8fff_8fff, or: 0x3000_3000 };
@@ -190,7 +208,7 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
     Some(match kernel {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
-        "attn_decode_combine" => vec![attention_combine()],
+        "attn_decode_combine" => vec![attention_combine(), attention_combine_long()],
         "attn_decode_chunk" => {
             use CacheFormat::*;
             vec![

@@ -24,6 +24,7 @@ impl CpuBackend {
                 subgroup_size: None,
                 denormals: "preserved (IEEE-754)".into(),
                 fma: "f32::mul_add (fused, one rounding)".into(),
+                f16_widening: "exact (IEEE-754)".into(),
             },
         }
     }

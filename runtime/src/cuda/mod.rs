@@ -101,6 +101,7 @@ impl Cuda {
             subgroup_size: Some(32),
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
+            f16_widening: "cvt.f32.f16 (exact)".into(),
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
     }

@@ -48,6 +48,8 @@ pub struct Vulkan {
     pub(super) info: DeviceInfo,
     /// Value of the `ok_native_fma` specialization constant.
     pub(super) native_fma: bool,
+    /// Value of the `ok_f16_unpack_exact` specialization constant.
+    pub(super) f16_unpack_exact: bool,
     /// Whether the validation layer is active.
     pub validation_layer: bool,
     /// Bytes of scratch filled before each timed dispatch (benchmarks' L2 flush).
@@ -195,6 +197,14 @@ impl Vulkan {
             Ok("1") => true,
             _ => fused_vendor,
         };
+        // NVIDIA's unpackHalf2x16 widens subnormal halves exactly (validate's all-subnormal
+        // cases, bitwise on the H200); other drivers build them by hand, which costs a
+        // test and a branch per element. ONEKERNEL_VK_F16_UNPACK=0/1 overrides.
+        let f16_unpack_exact = match std::env::var("ONEKERNEL_VK_F16_UNPACK").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => p.vendor_id == 0x10de,
+        };
         let info = DeviceInfo {
             backend: "vulkan".into(),
             device: cstr_field(&p.device_name),
@@ -202,6 +212,7 @@ impl Vulkan {
             subgroup_size: Some(subgroup.subgroup_size),
             denormals,
             fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
+            f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
         };
 
         // Features the generated modules may use: 8/16-bit storage and small integers.
@@ -265,6 +276,7 @@ impl Vulkan {
             max_groups: p.limits.max_compute_work_group_count,
             info,
             native_fma,
+            f16_unpack_exact,
             flush_bytes: 0,
             validation_layer,
             pipelines: std::collections::HashMap::new(),

@@ -260,13 +260,21 @@ impl Vulkan {
     }
 
     /// The specialization data of `l`: 4 bytes per constant, the kernel's spec constants
-    /// in id order, then the fma switch if the module has one.
+    /// in id order, then the fma and f16 switches the module has ([`helper_switches`]).
     pub(super) fn spec_data(&self, l: &Launch) -> Vec<u8> {
         let mut spec_data: Vec<u8> = l.spec.iter().flat_map(|(_, v)| v.bits().to_le_bytes()).collect();
-        if l.kernel.vulkan.fma_spec_id.is_some() {
-            spec_data.extend_from_slice(&(self.native_fma as u32).to_le_bytes());
+        for (_, on) in self.helper_switches(l.kernel) {
+            spec_data.extend_from_slice(&(on as u32).to_le_bytes());
         }
         spec_data
+    }
+
+    /// The helper switches the module of `k` declares, as (`constant_id`, value), in the
+    /// order [`Vulkan::spec_data`] appends them.
+    fn helper_switches(&self, k: &onekernel_dsl::manifest::KernelManifest) -> Vec<(u32, bool)> {
+        let fma = k.vulkan.fma_spec_id.map(|id| (id, self.native_fma));
+        let f16 = k.vulkan.f16_spec_id.map(|id| (id, self.f16_unpack_exact));
+        fma.into_iter().chain(f16).collect()
     }
 
     /// Creates the descriptor-set layout, pipeline layout, shader module and pipeline of
@@ -302,8 +310,8 @@ impl Vulkan {
                 p.layout = d.create_pipeline_layout(&lci, None).map_err(|e| api("vkCreatePipelineLayout", e))?;
                 p.module = d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
                 let mut entries: Vec<vk::SpecializationMapEntry> = (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
-                if let Some(id) = k.vulkan.fma_spec_id {
-                    entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(4 * l.spec.len() as u32).size(4));
+                for (n, (id, _)) in self.helper_switches(k).into_iter().enumerate() {
+                    entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(4 * (l.spec.len() + n) as u32).size(4));
                 }
                 let spec = vk::SpecializationInfo::default().map_entries(&entries).data(spec_data);
                 let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(p.module).name(c"main");

@@ -29,10 +29,10 @@ use onekernel_macros::kernel;
 /// every backend's variants.
 ///
 /// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
-/// memory with coalesced loads (16 in flight per invocation); then eight invocations
-/// share a token, each dotting one eighth of the dimensions against the query slice it
-/// holds in registers, for four query heads at once, and the eight partial dots are
-/// added in slice order. V is read row by row, one 16-byte quad (eight f16 dimensions)
+/// memory with coalesced loads (eight 16-byte quads in flight per invocation); then
+/// eight invocations share a token, each dotting one eighth of the dimensions against
+/// the query slice it holds in registers, for four query heads at once, and the eight
+/// partial dots are added in slice order. V is read row by row, one 16-byte quad (eight f16 dimensions)
 /// per invocation, eight rows in flight beside the eight in use (the first eight
 /// requested before the softmax); the `128 / (D/8)` token groups' partial sums are added
 /// in group order.
@@ -190,10 +190,10 @@ pub fn attn_decode_chunk(
             let tn = min(tile, n - tb);
             if f16_rows {
                 // Each invocation keeps one quad position `x` and takes every `rp`-th
-                // row from `row0`, four rows per batch: no division per quad.
-                for r0 in (row0..select(row0 < rp, tn, 0u32)).step_by(4 * rp) {
-                    let mut r = [0u32; 16];
-                    for uu in 0..4u32 {
+                // row from `row0`, eight rows per batch: no division per quad.
+                for r0 in (row0..select(row0 < rp, tn, 0u32)).step_by(8 * rp) {
+                    let mut r = [0u32; 32];
+                    for uu in 0..8u32 {
                         let row = r0 + uu * rp;
                         if row < tn {
                             let at = cells[tb + row] * (head_dim / 2) + qx;
@@ -202,7 +202,7 @@ pub fn attn_decode_chunk(
                             }
                         }
                     }
-                    for uu in 0..4u32 {
+                    for uu in 0..8u32 {
                         let row = r0 + uu * rp;
                         if row < tn {
                             let at = row * (head_dim / 2 + 4) + qs;
@@ -467,11 +467,14 @@ pub fn attn_decode_chunk(
     }
 }
 
-/// Merges the chunks of each (sequence, head) in chunk order and normalizes.
+/// Merges the chunks of each (sequence, head) and normalizes, in a fixed order.
 ///
 /// The chunk weights `exp(m_c − max)` are computed once per chunk into shared memory
-/// (blocks of 1024 chunks); each invocation then adds its dimension's partial sums in
-/// chunk order with sixteen loads in flight.
+/// (blocks of 1024 chunks). Each invocation owns four dimensions (one 16-byte load per
+/// chunk) and one of `128 / (D/4)` chunk lanes: a lane adds its contiguous share of a
+/// block's chunks in chunk order, sixteen chunks in flight, and the lanes' sums are
+/// added in lane order at the end. The order depends only on the number of chunks, so
+/// a sequence's result does not depend on the batch.
 #[kernel(workgroup = 128, variants(deterministic = [false, true]))]
 pub fn attn_decode_combine(
     #[len(num_groups().y * n_heads * n_chunks)] part_m: &[f32],
@@ -504,9 +507,14 @@ pub fn attn_decode_combine(
         sink = sinks[h];
     }
     big = max(big, sink);
+    // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
+    // lanes · head_dim ≤ 512 partial sums fit `weights` at the end).
+    let units = (head_dim + 3) / 4;
+    let lanes = WORKGROUP_X / units;
+    let qd = t0 % units;
+    let cl = t0 / units;
     let mut total = 0.0;
-    // Dimensions t0 and t0 + 128 (head_dim ≤ 256).
-    let mut acc = [0.0; 2];
+    let mut acc = [0.0; 4];
     for blk in (0..used).step_by(1024u32) {
         let nb = min(1024u32, used - blk);
         for c in (t0..nb).step_by(WORKGROUP_X) {
@@ -518,19 +526,25 @@ pub fn attn_decode_combine(
         for c in 0..nb {
             total = fma(sums[c], weights[c], total);
         }
-        for slot in 0..2u32 {
-            let d = t0 + slot * WORKGROUP_X;
-            if d < head_dim {
-                for c0 in (0..nb).step_by(16u32) {
-                    let mut pa = [0.0; 16];
-                    for e in 0..16u32 {
-                        if c0 + e < nb {
-                            pa[e] = part_acc[(row + blk + c0 + e) * head_dim + d];
+        if cl < lanes {
+            let span = (nb + lanes - 1) / lanes;
+            let clo = min(cl * span, nb);
+            let chi = min(clo + span, nb);
+            for c0 in (clo..chi).step_by(16u32) {
+                let mut pa = [0.0; 64];
+                for e in 0..16u32 {
+                    if c0 + e < chi {
+                        for x in 0..4u32 {
+                            if 4 * qd + x < head_dim {
+                                pa[4 * e + x] = part_acc[(row + blk + c0 + e) * head_dim + 4 * qd + x];
+                            }
                         }
                     }
-                    for e in 0..16u32 {
-                        if c0 + e < nb {
-                            acc[slot] = fma(pa[e], weights[c0 + e], acc[slot]);
+                }
+                for e in 0..16u32 {
+                    if c0 + e < chi {
+                        for x in 0..4u32 {
+                            acc[x] = fma(pa[4 * e + x], weights[c0 + e], acc[x]);
                         }
                     }
                 }
@@ -538,14 +552,23 @@ pub fn attn_decode_combine(
         }
         barrier();
     }
+    if cl < lanes {
+        for x in 0..4u32 {
+            if 4 * qd + x < head_dim {
+                weights[cl * head_dim + 4 * qd + x] = acc[x];
+            }
+        }
+    }
+    barrier();
     if has_sinks != 0 {
         total += exp(sink - big);
     }
     let inv = recip(total);
-    for slot in 0..2u32 {
-        let d = t0 + slot * WORKGROUP_X;
-        if d < head_dim {
-            out[(b * n_heads + h) * head_dim + d] = acc[slot] * inv;
+    for d in (t0..head_dim).step_by(WORKGROUP_X) {
+        let mut a = weights[d];
+        for l2 in 1..lanes {
+            a += weights[l2 * head_dim + d];
         }
+        out[(b * n_heads + h) * head_dim + d] = a * inv;
     }
 }
