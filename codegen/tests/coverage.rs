@@ -93,8 +93,10 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         let m = &out.manifest;
         assert_eq!(m.variants.len(), 6, "flag × mode");
         assert!(m.variants.iter().any(|v| v.cuda_entry == format!("{}__flag_true__mode_4", k.name)));
-        assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3, onekernel_codegen::templates::FMA_SPEC_ID], "kernel specs plus the fma switch");
-        assert_eq!(m.vulkan.fma_spec_id, Some(onekernel_codegen::templates::FMA_SPEC_ID));
+        let (fma, f16) = (onekernel_codegen::templates::FMA_SPEC_ID, onekernel_codegen::templates::F16_SPEC_ID);
+        assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3, fma, f16], "kernel specs plus the fma and f16 switches");
+        assert_eq!(m.vulkan.fma_spec_id, Some(fma));
+        assert_eq!(m.vulkan.f16_spec_id, Some(f16));
         assert_eq!(m.vulkan.reflection.push_size, 12);
         assert!(m.buffers.iter().any(|b| b.name == "signed"), "the manifest uses DSL names");
         assert!(m.push_constants.iter().any(|p| p.name == "input"));
