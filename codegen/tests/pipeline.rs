@@ -207,6 +207,19 @@ fn cli_vk_stats_reports_statistics_or_says_why_not() {
 }
 
 #[test]
+fn cli_bench_takes_a_fast_chunk_of_1_to_256_tokens_and_only_for_attention() {
+    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--fast-chunk takes a chunk length of 1 … 256 tokens"), "{err}");
+    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "257"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--fast-chunk takes a chunk length"), "{err}");
+    let (code, _, err) = onekernel(&["bench-kvquant", "--fast-chunk", "64"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--fast-chunk is an option of `onekernel bench`"), "{err}");
+}
+
+#[test]
 fn cli_bench_rejects_a_malformed_shape() {
     let (code, _, err) = onekernel(&["bench", "--shape", "16by4096"]);
     assert_eq!(code, 2);
