@@ -6,31 +6,21 @@
 //! with the generated module. (Its own test binary: it sets an environment variable the
 //! Vulkan backend reads at start.)
 
-use onekernel_dsl::manifest::Manifest;
-use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, ValidateOptions};
-use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
-use std::path::PathBuf;
+use onekernel_tests::harness;
 
 #[test]
 fn a_flushing_half_conversion_fails_the_all_subnormal_case() {
     std::env::set_var("ONEKERNEL_VK_F16_UNPACK", "1");
-    let mut vk = match Vulkan::new() {
-        Ok(v) => v,
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(mut vk) = harness::vulkan_or_skip() else { return };
     assert!(vk.info().f16_widening.starts_with("unpackHalf2x16 (subnormals exact"), "the override is read: {}", vk.info().f16_widening);
-    let generated = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
-    let m: Manifest = serde_json::from_slice(&std::fs::read(generated.join("manifest.json")).unwrap()).unwrap();
+    let generated = harness::root().join("generated");
+    let m = harness::manifest();
     let k = m.kernel("attn_decode_chunk").unwrap();
     let cases = onekernel_kernels::cases::validation_cases("attn_decode_chunk").unwrap();
     let case = cases.iter().find(|c| c.label.contains("subnormal")).expect("the all-subnormal case");
-    let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
+    let mut cpu = harness::cpu();
 
     let good = validate(&mut vk, &mut cpu, k, &generated, &k.variants[0], case, 7, ValidateOptions::default()).unwrap();
     assert!(good.passed, "the generated module with the switch on: {good:#?}");

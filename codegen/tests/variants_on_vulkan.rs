@@ -10,7 +10,6 @@ use onekernel_dsl::types::Literal;
 use onekernel_macros::kernel;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, ValidateOptions};
-use onekernel_runtime::vulkan::Vulkan;
 
 /// Mixes every storage type and spec-constant kind into one output per invocation.
 #[kernel(workgroup = 64, variants(negate = [false, true], shift = [0, 3], T = [f32, f16, bf16]))]
@@ -51,14 +50,7 @@ fn variant_mix(
 
 #[test]
 fn every_variant_is_bitwise_equal_to_the_interpreter_on_vulkan() {
-    let mut vk = match Vulkan::new() {
-        Ok(v) => v,
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
+    let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
     let kernels = variant_mix().unwrap();
     let dir = std::env::temp_dir().join(format!("onekernel-variants-{}", std::process::id()));
     let g = Builder::new().kernels(kernels.clone()).out_dir(&dir).write().unwrap();

@@ -23,16 +23,25 @@ pub fn cpu() -> CpuBackend {
     CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().expect("catalogue kernel")))
 }
 
+/// The Vulkan device, or `None` after a SKIPPED line where there is none (never in CI,
+/// which has lavapipe).
+pub fn vulkan_or_skip() -> Option<Vulkan> {
+    match Vulkan::new() {
+        Ok(vk) => Some(vk),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
+            println!("SKIPPED on Vulkan: {e}");
+            None
+        }
+    }
+}
+
 /// The GPU backends present: Vulkan (lavapipe, required in CI) and CUDA (the GPU
 /// machine); each absent one prints a SKIPPED line.
 pub fn gpu_backends() -> Vec<Box<dyn Backend>> {
     let mut v: Vec<Box<dyn Backend>> = Vec::new();
-    match Vulkan::new() {
-        Ok(vk) => v.push(Box::new(vk)),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {e}");
-            println!("SKIPPED on Vulkan: {e}");
-        }
+    if let Some(vk) = vulkan_or_skip() {
+        v.push(Box::new(vk));
     }
     match Cuda::new() {
         Ok(c) => v.push(Box::new(c)),

@@ -91,38 +91,23 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
         .scalar("v_type", Literal::U32(vf.code()))
 }
 
-fn attention_combine() -> Case {
-    let (b, hq, d, n_chunks) = (2u32, 8u32, 128usize, 5u32);
+/// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
+/// `kv_len`, with or without sinks.
+fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) -> Case {
+    let (b, d) = (2u32, 128usize);
     let parts = (b * hq * n_chunks) as usize;
-    Case::new("2 seqs x 8 heads x 5 chunks, sinks", [hq, b, 1])
+    let (sink_len, sink_fill) = if sinks { (hq as usize, Fill::Uniform { lo: -3.0, hi: 3.0 }) } else { (1, Fill::Zeros) };
+    Case::new(format!("2 seqs x {hq} heads x {n_chunks} chunks, {}", if sinks { "sinks" } else { "no sinks" }), [hq, b, 1])
         .buffer("part_m", parts, Fill::Uniform { lo: -5.0, hi: 5.0 })
         .buffer("part_l", parts, Fill::Uniform { lo: 0.5, hi: 50.0 })
         .buffer("part_acc", parts * d, Fill::Uniform { lo: -20.0, hi: 20.0 })
-        .buffer("kv_len", b as usize, Fill::Ints { lo: 1, hi: 300 })
-        .buffer("sinks", hq as usize, Fill::Uniform { lo: -3.0, hi: 3.0 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
+        .buffer("sinks", sink_len, sink_fill)
         .buffer("out", (b * hq) as usize * d, Fill::Zeros)
         .scalar("n_heads", Literal::U32(hq))
         .scalar("n_chunks", Literal::U32(n_chunks))
         .scalar("chunk_tokens", Literal::U32(64))
-        .scalar("has_sinks", Literal::U32(1))
-}
-
-/// More than one 1024-chunk block of weights, and chunk lanes with several batches of
-/// sixteen chunks and a partial one.
-fn attention_combine_long() -> Case {
-    let (b, hq, d, n_chunks) = (2u32, 2u32, 128usize, 1100u32);
-    let parts = (b * hq * n_chunks) as usize;
-    Case::new("2 seqs x 2 heads x 1100 chunks, no sinks", [hq, b, 1])
-        .buffer("part_m", parts, Fill::Uniform { lo: -5.0, hi: 5.0 })
-        .buffer("part_l", parts, Fill::Uniform { lo: 0.5, hi: 50.0 })
-        .buffer("part_acc", parts * d, Fill::Uniform { lo: -20.0, hi: 20.0 })
-        .buffer("kv_len", b as usize, Fill::Ints { lo: 66_000, hi: 70_400 })
-        .buffer("sinks", 1, Fill::Zeros)
-        .buffer("out", (b * hq) as usize * d, Fill::Zeros)
-        .scalar("n_heads", Literal::U32(hq))
-        .scalar("n_chunks", Literal::U32(n_chunks))
-        .scalar("chunk_tokens", Literal::U32(64))
-        .scalar("has_sinks", Literal::U32(0))
+        .scalar("has_sinks", Literal::U32(sinks as u32))
 }
 
 /// Block images: every 16-bit half a safe f16 or bf16 (|x| in [1/8, 2) as f16; normal as
@@ -208,7 +193,12 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
     Some(match kernel {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
-        "attn_decode_combine" => vec![attention_combine(), attention_combine_long()],
+        "attn_decode_combine" => vec![
+            attention_combine(8, 5, (1, 300), true),
+            // More than one 1024-chunk block of weights; chunk lanes with several batches
+            // of sixteen chunks and a partial one.
+            attention_combine(2, 1100, (66_000, 70_400), false),
+        ],
         "attn_decode_chunk" => {
             use CacheFormat::*;
             vec![
