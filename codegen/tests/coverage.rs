@@ -24,8 +24,16 @@ pub fn everything(
     #[spec(default = 0.5)] sample: f32,
 ) {
     let s = shared::<f32, 32>();
+    let cw = shared::<i32, 256>();
     let t = local_id().x + local_id().y * WORKGROUP_X;
     let g = global_id().x;
+    async_copy(cw, 2 * t, counts, 2 * t, 2);
+    async_commit();
+    async_copy(cw, 64 + t, counts, t, 1);
+    async_copy(cw, 128 + 4 * t, counts, 4 * t, 4);
+    async_commit();
+    async_wait(1);
+    async_wait(0);
     let mut table = [0.5, 1.5, -2.0, 4.0];
     let mut acc = [0.0f32; 2];
     let mut sum = 0.0;
@@ -50,7 +58,7 @@ pub fn everything(
     }
     let bits = acc[1].to_bits() ^ 0x8000_0000;
     let back = f32::from_bits(bits >> 1 << 1);
-    s[t] = back + (mode as f32) + table[1] * 0.0;
+    s[t] = back + (mode as f32) + table[1] * 0.0 + (cw[2 * t] + cw[64 + t] + cw[128 + 4 * t]) as f32;
     barrier();
     let total = workgroup_sum(s[t]);
     let top = workgroup_max(s[31 - t]);

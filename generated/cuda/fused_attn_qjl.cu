@@ -37,6 +37,27 @@ static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
     asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }" : "=f"(x) : "r"(w));
     return x;
 }
+// async_copy / async_commit / async_wait (docs/DSL.md): cp.async from global to shared
+// memory, 4, 8 or 16 bytes; the DSL requires aligned indices (the interpreter checks
+// them). Before sm_80 the copies are synchronous and waiting is a no-op.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define OK_ASYNC_COPY(BYTES, CACHE) \
+    static __device__ __forceinline__ void ok_async_copy##BYTES(void* dst, const void* src) { \
+        asm volatile("cp.async." #CACHE ".shared.global [%0], [%1], " #BYTES ";" \
+                     :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory"); \
+    }
+OK_ASYNC_COPY(4, ca)
+OK_ASYNC_COPY(8, ca)
+OK_ASYNC_COPY(16, cg)
+static __device__ __forceinline__ void ok_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> static __device__ __forceinline__ void ok_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+#else
+static __device__ __forceinline__ void ok_async_copy4(void* dst, const void* src) { *(unsigned int*)dst = *(const unsigned int*)src; }
+static __device__ __forceinline__ void ok_async_copy8(void* dst, const void* src) { *(uint2*)dst = *(const uint2*)src; }
+static __device__ __forceinline__ void ok_async_copy16(void* dst, const void* src) { *(uint4*)dst = *(const uint4*)src; }
+static __device__ __forceinline__ void ok_async_commit() {}
+template <int N> static __device__ __forceinline__ void ok_async_wait() {}
+#endif
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;

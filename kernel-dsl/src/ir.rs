@@ -340,6 +340,33 @@ pub enum StmtKind {
     Return,
     /// `barrier();`: workgroup execution and shared-memory barrier.
     Barrier,
+    /// `async_copy(dst, dst_index, src, src_index, words);`: starts copying `words`
+    /// (1, 2 or 4) consecutive 32-bit elements of buffer `src` from `src_index` into
+    /// shared array `dst` from `dst_index` (both indices multiples of `words`), without
+    /// waiting for them (docs/DSL.md, "Asynchronous copies"). The destination is
+    /// undefined until this invocation's [`StmtKind::AsyncWait`] retires the copy;
+    /// other invocations see it after a `barrier()` that follows that wait.
+    AsyncCopy {
+        /// The shared array written.
+        dst: SharedId,
+        /// Its first element (u32).
+        dst_index: Expr,
+        /// The buffer read (32-bit elements of the same type as `dst`).
+        src: ParamId,
+        /// Its first element (u32).
+        src_index: Expr,
+        /// Elements per copy: 1, 2 or 4.
+        words: u32,
+    },
+    /// `async_commit();`: closes this invocation's group of copies started since the
+    /// last commit; [`StmtKind::AsyncWait`] counts groups.
+    AsyncCommit,
+    /// `async_wait(pending);`: waits until at most `pending` of this invocation's
+    /// committed groups (the newest) are still in flight; the older ones are complete.
+    AsyncWait {
+        /// Groups that may stay in flight (a literal, 0…7).
+        pending: u32,
+    },
     /// `var = workgroup_sum(value);` (or max / min): every invocation gets the result
     /// of the fixed stride-halving tree over the local linear index.
     Reduce {

@@ -26,6 +26,10 @@ pub struct DeviceInfo {
     /// How f16 halves widen to f32: the hardware conversion, or subnormal halves built
     /// by hand where the driver's conversion is not known to keep them.
     pub f16_widening: String,
+    /// Whether the DSL's `async_copy` overlaps the copy with later work (CUDA on sm_80
+    /// and newer: `cp.async`). Elsewhere it is a plain load and store, and kernels
+    /// choose their register-staged variants (`async_k = false` for decode attention).
+    pub async_copies: bool,
 }
 
 impl DeviceInfo {

@@ -443,3 +443,66 @@ fn kernel_closures_are_inlined_per_call() {
         assert_eq!(y[i as usize].to_bits(), (window(i, 3) - window(i / 2, 5)).to_bits(), "y[{i}]");
     }
 }
+
+/// Double-buffered staging with asynchronous copies: each invocation copies one 4-word
+/// quad of the next tile while the tile before it is read. `mode` plants the mistakes
+/// the interpreter must report: 1 reads a tile before waiting for it, 2 drops the
+/// barrier after the wait, 3 copies from an index that is not a multiple of 4.
+#[kernel(workgroup = 32)]
+fn async_tiles(x: &[u32], y: &mut [u32], #[push] tiles: u32, #[push] mode: u32) {
+    let buf = shared::<u32, 256>();
+    let t = local_id().x;
+    let skew = select(mode == 3, 1u32, 0u32);
+    async_copy(buf, 4 * t, x, 4 * t + skew, 4);
+    async_commit();
+    for i in 0..tiles {
+        let cur = (i % 2) * 128;
+        if i + 1 < tiles {
+            async_copy(buf, 128 - cur + 4 * t, x, (i + 1) * 128 + 4 * t, 4);
+            async_commit();
+            if mode != 1 {
+                async_wait(1);
+            }
+        } else {
+            async_wait(0);
+        }
+        if mode != 2 {
+            barrier();
+        }
+        // Invocation t reads the quad invocation 31 − t copied.
+        for e in 0..4u32 {
+            y[i * 128 + 4 * t + e] = buf[cur + 4 * (31 - t) + e] + 1;
+        }
+        barrier();
+    }
+}
+
+#[test]
+fn async_copies_land_at_the_wait_and_misuse_is_reported() {
+    let k = async_tiles().unwrap();
+    let tiles = 5u32;
+    let x: Vec<u32> = (0..tiles * 128).map(|i| i.wrapping_mul(2654435761)).collect();
+    let run = |mode: u32| {
+        let mut args = Args::new()
+            .buffer("x", HostBuffer::from_u32(&x))
+            .buffer("y", HostBuffer::zeros(StorageType::U32, (tiles * 128) as usize))
+            .scalar("tiles", tiles)
+            .scalar("mode", mode);
+        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_u32())
+    };
+    let y = run(0).unwrap();
+    for i in 0..tiles as usize {
+        for t in 0..32 {
+            for e in 0..4 {
+                assert_eq!(y[i * 128 + 4 * t + e], x[i * 128 + 4 * (31 - t) + e] + 1, "tile {i}, invocation {t}");
+            }
+        }
+    }
+    let err = run(1).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::AsyncPending { array, .. }, .. } if array == "buf"), "{err}");
+    assert!(err.to_string().contains("async_tiles") && err.to_string().contains("in flight"), "{err}");
+    let err = run(2).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::DataRace { kind: "written then read", .. }, .. }), "{err}");
+    let err = run(3).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::MisalignedCopy { words: 4, dst: 0, src: 1 }, .. }), "{err}");
+}

@@ -72,7 +72,15 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
         match opened {
             Ok(b) => {
                 let i = b.info();
-                eprintln!("{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}", i.device, i.driver, i.subgroup_size, i.fma, i.f16_widening);
+                eprintln!(
+                    "{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}, async copies {}",
+                    i.device,
+                    i.driver,
+                    i.subgroup_size,
+                    i.fma,
+                    i.f16_widening,
+                    if i.async_copies { "cp.async" } else { "synchronous" }
+                );
                 out.push(b);
             }
             Err(e) => eprintln!("{n}: skipped — {e}"),

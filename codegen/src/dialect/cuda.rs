@@ -92,6 +92,18 @@ impl Dialect for Cuda {
         }
     }
 
+    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
+        vec![format!("ok_async_copy{}(&{dst}[{dst_index}], &{src}[{src_index}]);", 4 * words)]
+    }
+
+    fn async_commit(&self) -> Option<&'static str> {
+        Some("ok_async_commit();")
+    }
+
+    fn async_wait(&self, pending: u32) -> Option<String> {
+        Some(format!("ok_async_wait<{pending}>();"))
+    }
+
     fn unroll_hint(&self) -> Option<&'static str> {
         Some("#pragma unroll")
     }

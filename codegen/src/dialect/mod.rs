@@ -123,6 +123,34 @@ pub trait Dialect {
     /// `barrier()`: workgroup execution barrier ordering shared memory.
     fn barrier(&self) -> &'static str;
 
+    /// `async_copy`: the lines that copy `words` elements of buffer `src` from `src_index`
+    /// into shared array `dst` from `dst_index`. By default a synchronous copy (the
+    /// language has no asynchronous one), which completes before any `async_wait`.
+    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
+        if words == 1 {
+            return vec![format!("{dst}[{dst_index}] = {};", self.buffer_element(src, src_index))];
+        }
+        let u = self.scalar(Scalar::U32);
+        let mut body = format!("{{ const {u} ok_cd = {dst_index}; const {u} ok_cs = {src_index};");
+        for w in 0..words {
+            let s = self.buffer_element(src, &format!("ok_cs + {w}u"));
+            body.push_str(&format!(" {dst}[ok_cd + {w}u] = {s};"));
+        }
+        body.push_str(" }");
+        vec![body]
+    }
+
+    /// `async_commit`: the line that closes a group of copies, if the language has one.
+    fn async_commit(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// `async_wait(pending)`: the line that waits for the older groups, if the language
+    /// has asynchronous copies.
+    fn async_wait(&self, _pending: u32) -> Option<String> {
+        None
+    }
+
     /// The line that asks the compiler to unroll the `for` loop after it, if the language
     /// has one (see `Printer`'s rule for which loops get it).
     fn unroll_hint(&self) -> Option<&'static str> {

@@ -222,6 +222,24 @@ impl<'a> Printer<'a> {
             StmtKind::Return => self.line("return;"),
             StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
             StmtKind::Reduce { var, op, value } => self.reduce(*var, *op, value),
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
+                let sh = shared_name(&self.k.shared[dst.0 as usize].name);
+                let buf = ident(&self.k.params[src.0 as usize].name);
+                let (di, si) = (self.expr(dst_index), self.expr(src_index));
+                for line in self.d.async_copy(&sh, &di, &buf, &si, *words) {
+                    self.line(&line);
+                }
+            }
+            StmtKind::AsyncCommit => {
+                if let Some(line) = self.d.async_commit() {
+                    self.line(line);
+                }
+            }
+            StmtKind::AsyncWait { pending } => {
+                if let Some(line) = self.d.async_wait(*pending) {
+                    self.line(&line);
+                }
+            }
         }
     }
 

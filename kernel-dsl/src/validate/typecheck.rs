@@ -2,11 +2,11 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamKind, Place,
-    ReduceOp, SpanId, Stmt, StmtKind,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId, ParamKind,
+    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind,
 };
 use crate::typing;
-use crate::types::{Scalar, VarType};
+use crate::types::{Scalar, StorageType, VarType};
 
 /// What names a body can see.
 struct Scope<'a> {
@@ -197,7 +197,21 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
                 d.error(s.span, ErrorKind::Unsupported, "`break` / `continue` outside of a loop");
             }
         }
-        StmtKind::Return | StmtKind::Barrier => {}
+        StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit => {}
+        StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
+            let it = check_expr(sc, dst_index, d);
+            expect(d, dst_index.span, it, Scalar::U32, "an `async_copy` destination index");
+            let it = check_expr(sc, src_index, d);
+            expect(d, src_index.span, it, Scalar::U32, "an `async_copy` source index");
+            check_async_copy(sc, *dst, *src, *words, s.span, d);
+        }
+        StmtKind::AsyncWait { pending } => {
+            if *pending > MAX_ASYNC_PENDING {
+                d.error(s.span, ErrorKind::Unsupported, format!(
+                    "`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"
+                ));
+            }
+        }
         StmtKind::Reduce { var, op, value } => {
             let vt = check_expr(sc, value, d);
             if let Some(decl) = local(sc, *var, s.span, d) {
@@ -234,6 +248,39 @@ fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
 }
 
 /// Element value type, whether it can be written, and its name.
+/// The largest `async_wait` argument (CUDA's `cp.async.wait_group` takes 0…7).
+pub const MAX_ASYNC_PENDING: u32 = 7;
+
+/// `async_copy`: a shared array of 32-bit elements filled from a buffer of the same
+/// type, 1, 2 or 4 elements at a time (the sizes every backend copies natively).
+fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: SpanId, d: &mut Diagnostics) {
+    if sc.in_function.is_some() {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return;
+    }
+    if !matches!(words, 1 | 2 | 4) {
+        d.error(span, ErrorKind::Unsupported, format!("`async_copy` moves 1, 2 or 4 elements, not {words}"));
+    }
+    let Some(shared) = sc.kernel.shared.get(dst.0 as usize) else {
+        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", dst.0));
+        return;
+    };
+    let Some(param) = sc.kernel.params.get(src.0 as usize) else {
+        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", src.0));
+        return;
+    };
+    let ParamKind::Buffer { elem, .. } = &param.kind else {
+        d.error(span, ErrorKind::Type, format!("`async_copy` reads a buffer; `{}` is a scalar parameter", param.name));
+        return;
+    };
+    if !matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32) || elem.value_type() != shared.elem {
+        d.error(span, ErrorKind::Type, format!(
+            "`async_copy` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
+            shared.name, shared.elem, param.name, elem.name()
+        ));
+    }
+}
+
 fn place_info(sc: &Scope, place: Place, span: SpanId, d: &mut Diagnostics) -> Option<(Scalar, bool, String)> {
     if sc.in_function.is_some() && !matches!(place, Place::Local(_)) {
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");

@@ -104,6 +104,8 @@ impl Analysis<'_> {
                 }
                 true
             }
+            // Per-invocation operations: nothing to synchronize, no local written.
+            StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
             StmtKind::If { cond, then_body, else_body } => {
                 let inner = uniform && self.uniform(cond);
                 let t = self.block(then_body, inner, d);

@@ -25,6 +25,7 @@ impl CpuBackend {
                 denormals: "preserved (IEEE-754)".into(),
                 fma: "f32::mul_add (fused, one rounding)".into(),
                 f16_widening: "exact (IEEE-754)".into(),
+                async_copies: false,
             },
         }
     }

@@ -95,6 +95,25 @@ pub enum Fault {
         /// Cell index.
         index: usize,
     },
+    /// An access to shared memory that an `async_copy` is still filling.
+    #[error("shared `{array}`[{index}] is accessed while an `async_copy` into it is in flight (no `async_wait` of the copying invocation has retired it)")]
+    AsyncPending {
+        /// Shared array name.
+        array: String,
+        /// Cell index.
+        index: usize,
+    },
+    /// An `async_copy` whose indices are not multiples of its element count (the
+    /// backends copy 8 and 16 bytes only between aligned addresses).
+    #[error("`async_copy` of {words} elements needs indices that are multiples of {words}; found destination {dst}, source {src}")]
+    MisalignedCopy {
+        /// Elements per copy.
+        words: u32,
+        /// Destination index.
+        dst: u32,
+        /// Source index.
+        src: u32,
+    },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
     NonUniform {

@@ -4,13 +4,14 @@
 //! workgroup. Divergence is a list of active lanes; `break`, `continue` and `return`
 //! park lanes in a per-lane status until their loop or the kernel ends.
 
+use super::async_copy::{AsyncCopies, PendingCopy};
 use super::error::{Fault, InterpError, Site};
 use super::ops;
 use super::shared::SharedArray;
 use onekernel_dsl::half::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Kernel, LocalDecl, Place,
-    ReduceOp, SpanId, Stmt, StmtKind,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId,
+    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind,
 };
 use onekernel_dsl::types::{Scalar, StorageType, VarType};
 
@@ -61,6 +62,7 @@ pub(crate) struct Machine<'k> {
     pub bindings: Vec<Binding>,
     pub buffers: Vec<DeviceBuffer>,
     pub shared: Vec<SharedArray>,
+    copies: AsyncCopies,
     pub status: Vec<u8>,
     pub epoch: u32,
     exit_events: u64,
@@ -93,6 +95,7 @@ impl<'k> Machine<'k> {
             bindings,
             buffers,
             shared,
+            copies: AsyncCopies::new(n),
             status: vec![RUNNING; n],
             epoch: 1,
             exit_events: 0,
@@ -124,6 +127,7 @@ impl<'k> Machine<'k> {
         for s in &mut self.shared {
             s.reset();
         }
+        self.copies.reset();
         let all: Vec<u16> = (0..self.n as u16).collect();
         self.exec_block(frame, &self.kernel.body, &all)
     }
@@ -267,6 +271,34 @@ impl<'k> Machine<'k> {
             StmtKind::Barrier => {
                 self.check_all_present(s.span, lanes, "barrier()")?;
                 self.epoch += 1;
+                Ok(())
+            }
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
+                let mut di = self.tmp();
+                let mut si = self.tmp();
+                self.eval(frame, dst_index, lanes, &mut di)?;
+                self.eval(frame, src_index, lanes, &mut si)?;
+                let r = self.start_copies(frame, *dst, *src, *words, s.span, lanes, &di, &si);
+                self.give(di);
+                self.give(si);
+                r
+            }
+            StmtKind::AsyncCommit => {
+                for &l in lanes {
+                    self.copies.commit(l);
+                }
+                Ok(())
+            }
+            StmtKind::AsyncWait { pending } => {
+                let epoch = self.epoch;
+                for &l in lanes {
+                    for c in self.copies.retire(l, *pending) {
+                        self.ops += 1;
+                        if let Err(f) = self.shared[c.shared].finish_async(c.index, l, epoch, c.value) {
+                            return Err(self.fault(s.span, l, f));
+                        }
+                    }
+                }
                 Ok(())
             }
             StmtKind::Reduce { var, op, value } => {
@@ -440,6 +472,40 @@ impl<'k> Machine<'k> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `async_copy`: reads the source now and marks the destination cells pending
+    /// until the invocation's `async_wait` (see `async_copy.rs`).
+    #[allow(clippy::too_many_arguments)]
+    fn start_copies(&mut self, frame: &Frame, dst: SharedId, src: ParamId, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
+        let sh = dst.0 as usize;
+        let Binding::Buffer(b) = self.bindings[src.0 as usize] else { return Ok(()) };
+        let (src_len, dst_len) = (self.buffers[b].vals.len(), self.shared[sh].len());
+        let epoch = self.epoch;
+        for &l in lanes {
+            let (d0, s0) = (di[l as usize], si[l as usize]);
+            if d0 % words != 0 || s0 % words != 0 {
+                return Err(self.fault(span, l, Fault::MisalignedCopy { words, dst: d0, src: s0 }));
+            }
+            for w in 0..words as u64 {
+                let (d, s) = (d0 as u64 + w, s0 as u64 + w);
+                if s >= src_len as u64 {
+                    let target = self.buffers[b].name.clone();
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: s as i64, len: src_len }));
+                }
+                if d >= dst_len as u64 {
+                    let target = self.place_name(frame, Place::Shared(dst));
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: d as i64, len: dst_len }));
+                }
+                if let Err(f) = self.shared[sh].start_async(d as usize, l, epoch) {
+                    return Err(self.fault(span, l, f));
+                }
+                let value = self.buffers[b].vals[s as usize];
+                self.copies.start(l, PendingCopy { shared: sh, index: d as usize, value });
+            }
+        }
+        self.ops += (lanes.len() * words as usize) as u64;
         Ok(())
     }
 

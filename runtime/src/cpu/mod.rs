@@ -12,6 +12,7 @@
 //! shifts ≥ 32, out-of-range float→int conversion, racing shared-memory accesses) is a
 //! reported [`InterpError`], never undefined behaviour or a panic.
 
+mod async_copy;
 mod backend;
 mod error;
 mod machine;

@@ -18,6 +18,8 @@ pub(crate) struct SharedArray {
     w_lane: Vec<u16>,
     r_epoch: Vec<u32>,
     r_lane: Vec<u16>,
+    /// Cells an `async_copy` is filling (see `async_copy.rs`).
+    pending: Vec<bool>,
 }
 
 impl SharedArray {
@@ -29,6 +31,7 @@ impl SharedArray {
             w_lane: vec![0; len],
             r_epoch: vec![0; len],
             r_lane: vec![0; len],
+            pending: vec![false; len],
         }
     }
 
@@ -40,9 +43,11 @@ impl SharedArray {
     pub fn reset(&mut self) {
         self.w_epoch.fill(0);
         self.r_epoch.fill(0);
+        self.pending.fill(false);
     }
 
     pub fn read(&mut self, idx: usize, lane: u16, epoch: u32) -> Result<u32, Fault> {
+        self.check_settled(idx)?;
         if self.w_epoch[idx] == 0 {
             return Err(Fault::UninitializedShared { array: self.name.clone(), index: idx });
         }
@@ -61,6 +66,37 @@ impl SharedArray {
     }
 
     pub fn write(&mut self, idx: usize, lane: u16, epoch: u32, v: u32) -> Result<(), Fault> {
+        self.check_settled(idx)?;
+        self.check_write(idx, lane, epoch)?;
+        self.w_epoch[idx] = epoch;
+        self.w_lane[idx] = lane;
+        self.data[idx] = v;
+        Ok(())
+    }
+
+    /// An `async_copy` into the cell starts: it conflicts like a write, and the cell is
+    /// pending until [`SharedArray::finish_async`].
+    pub fn start_async(&mut self, idx: usize, lane: u16, epoch: u32) -> Result<(), Fault> {
+        self.check_settled(idx)?;
+        self.check_write(idx, lane, epoch)?;
+        self.pending[idx] = true;
+        Ok(())
+    }
+
+    /// The copy's `async_wait`: the value lands as the invocation's write.
+    pub fn finish_async(&mut self, idx: usize, lane: u16, epoch: u32, v: u32) -> Result<(), Fault> {
+        self.pending[idx] = false;
+        self.write(idx, lane, epoch, v)
+    }
+
+    fn check_settled(&self, idx: usize) -> Result<(), Fault> {
+        if self.pending[idx] {
+            return Err(Fault::AsyncPending { array: self.name.clone(), index: idx });
+        }
+        Ok(())
+    }
+
+    fn check_write(&self, idx: usize, lane: u16, epoch: u32) -> Result<(), Fault> {
         if self.w_epoch[idx] == epoch && self.w_lane[idx] != lane {
             return Err(self.race(idx, "written twice", self.w_lane[idx], lane));
         }
@@ -68,9 +104,6 @@ impl SharedArray {
             let reader = self.r_lane[idx];
             return Err(self.race(idx, "read then written", reader, lane));
         }
-        self.w_epoch[idx] = epoch;
-        self.w_lane[idx] = lane;
-        self.data[idx] = v;
         Ok(())
     }
 

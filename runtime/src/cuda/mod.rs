@@ -102,6 +102,7 @@ impl Cuda {
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
+            async_copies: major >= 8,
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
     }

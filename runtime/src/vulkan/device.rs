@@ -213,6 +213,7 @@ impl Vulkan {
             denormals,
             fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
             f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
+            async_copies: false,
         };
 
         // Features the generated modules may use: 8/16-bit storage and small integers.

@@ -8,6 +8,8 @@
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __align__(n) __attribute__((aligned(n)))
 struct ok_shim_uint3 { unsigned int x, y, z; };
+struct uint2 { unsigned int x, y; };
+struct uint4 { unsigned int x, y, z, w; };
 extern const __device__ ok_shim_uint3 threadIdx, blockIdx, blockDim, gridDim;
 __device__ void __syncthreads();
 __device__ unsigned int __float_as_uint(float);
@@ -16,3 +18,4 @@ __device__ int __float_as_int(float);
 __device__ float __int_as_float(int);
 __device__ float fmaf(float, float, float);
 __device__ int __popc(unsigned int);
+__device__ unsigned long __cvta_generic_to_shared(const void*);

@@ -28,15 +28,18 @@ use onekernel_macros::kernel;
 /// costs little next to the loads, and 25 format pairs as specializations would multiply
 /// every backend's variants.
 ///
-/// Work split (docs/PERFORMANCE.md): K rows of up to 64 tokens are staged in shared
-/// memory with coalesced loads (eight 16-byte quads in flight per invocation); then
-/// eight invocations share a token, each dotting one eighth of the dimensions against
-/// the query slice it holds in registers, for four query heads at once, and the eight
-/// partial dots are added in slice order. V is read row by row, one 16-byte quad (eight f16 dimensions)
-/// per invocation, eight rows in flight beside the eight in use (the first eight
-/// requested before the softmax); the `128 / (D/8)` token groups' partial sums are added
-/// in group order.
-#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true]))]
+/// Work split (docs/PERFORMANCE.md): K rows are staged in shared memory with coalesced
+/// loads — tiles of up to 64 tokens through registers (eight 16-byte quads in flight
+/// per invocation), or, with `async_k` (the variant the runtime picks where
+/// `async_copy` is truly asynchronous), f16 tiles of 32 tokens copied straight into two
+/// buffers, the next tile while this one is scored. Then eight invocations share a
+/// token, each dotting one eighth of the dimensions against the query slice it holds in
+/// registers, for four query heads at once, and the eight partial dots are added in
+/// slice order. V is read row by row, one 16-byte quad (eight f16 dimensions) per
+/// invocation, eight rows in flight beside the eight in use (the first eight requested
+/// before the softmax); the `128 / (D/8)` token groups' partial sums are added in group
+/// order. Staging moves data only, so both `async_k` variants give the same bits.
+#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], async_k = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
     #[len((n_kv_heads * select(k_type == 0, head_dim * 4, select(k_type <= 2, head_dim * 2, head_dim / 32 * select(k_type == 3, 34, 18))) + 3) / 4)] k: &[u32],
@@ -65,9 +68,12 @@ pub fn attn_decode_chunk(
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
-    // Staged K rows, `stride` words apart (see the staging geometry below); after the
-    // q·k pass, the V partial sums [groups][4 heads][head_dim] as f32 bits (at most
+    // Staged K rows, `stride` words apart (see the staging geometry below), in one
+    // buffer, or two of `kbuf` words when they are copied asynchronously; after the q·k
+    // pass, the V partial sums [groups][4 heads][head_dim] as f32 bits (at most
     // 128 / units · 4 · head_dim = 4096 words, since units = head_dim / vd, vd ≤ 8).
+    // With `scores`, `cells` and `part` that is 30 KiB, inside the 32 KiB of shared
+    // memory lavapipe offers.
     let ktile = shared::<u32, 4352>();
     // q·k partials [4 heads][64 tokens][8 slices], then the softmax's per-lane values.
     let part = shared::<f32, 2048>();
@@ -141,13 +147,18 @@ pub fn attn_decode_chunk(
     while (1u32 << kwl) < kw {
         kwl += 1;
     }
+    // `async_k` (chosen where copies are truly asynchronous, CUDA): f16 tiles of 32
+    // rows are copied straight into two buffers, the next while this one is scored.
+    // Otherwise tiles of 64 rows go through registers, eight rows in flight.
+    let quads = head_dim / 8;
+    let copy_k = async_k && f16_rows;
+    let kbuf = select(copy_k, 2176u32, 4352u32);
     let mut tile = 64u32;
-    while tile * stride > 4352 {
+    while tile * stride > kbuf {
         tile -= 16;
     }
     // f16 staging roles: quad `qx / 4` of rows row0, row0 + rp, … (stored at word `qs`
-    // of the staged row); invocations beyond rp · quads only wait.
-    let quads = head_dim / 8;
+    // of the staged row); invocations beyond rp · quads copy nothing.
     let rp = WORKGROUP_X / max(quads, 1u32);
     let row0 = t0 / max(quads, 1u32);
     let qx = 4 * (t0 % max(quads, 1u32));
@@ -186,9 +197,30 @@ pub fn attn_decode_chunk(
                 }
             }
         }
+        // Asynchronous K: the first tile now, each later one while the tile before it is
+        // scored.
+        if copy_k {
+            for row in (row0..select(row0 < rp, min(tile, n), 0u32)).step_by(rp) {
+                async_copy(ktile, row * stride + qs, k, cells[row] * (head_dim / 2) + qx, 4);
+            }
+            async_commit();
+        }
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
-            if f16_rows {
+            // This tile's buffer.
+            let kb = select(copy_k, ((tb / tile) % 2) * kbuf, 0u32);
+            if copy_k {
+                if tb + tile < n {
+                    let tb2 = tb + tile;
+                    for row in (row0..select(row0 < rp, min(tile, n - tb2), 0u32)).step_by(rp) {
+                        async_copy(ktile, kbuf - kb + row * stride + qs, k, cells[tb2 + row] * (head_dim / 2) + qx, 4);
+                    }
+                    async_commit();
+                    async_wait(1);
+                } else {
+                    async_wait(0);
+                }
+            } else if f16_rows {
                 // Each invocation keeps one quad position `x` and takes every `rp`-th
                 // row from `row0`, eight rows per batch: no division per quad.
                 for r0 in (row0..select(row0 < rp, tn, 0u32)).step_by(8 * rp) {
@@ -243,7 +275,7 @@ pub fn attn_decode_chunk(
                     let mut dots = [0.0; 4];
                     if f16_rows {
                         // f16: two elements per staged word.
-                        let so = jj * (head_dim / 2 + 4) + slice_at;
+                        let so = kb + jj * (head_dim / 2 + 4) + slice_at;
                         for w in 0..head_dim / 16 {
                             let word = ktile[so + w];
                             let lo = f16_bits_to_f32(word & 65535);

@@ -1,11 +1,12 @@
 //! Statements: `let` (scalars, arrays, shared arrays, reductions), assignment and
 //! compound assignment, stores, `if`, `for`, `while`, `break`, `continue`, `return`,
-//! `barrier()` and plain blocks.
+//! `barrier()`, the asynchronous copies (`async_copy`, `async_commit`, `async_wait`) and
+//! plain blocks.
 
 use super::closure::closure_call;
 use super::expr::{compound_op, is_untyped_literal};
 use super::{err, Lowerer, Name};
-use onekernel_dsl::ir::{ArrayInit, Init, ReduceOp, SharedDecl, Stmt, StmtKind};
+use onekernel_dsl::ir::{ArrayInit, Init, Place, ReduceOp, SharedDecl, Stmt, StmtKind};
 use onekernel_dsl::types::{Scalar, VarType};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -255,6 +256,21 @@ impl Lowerer {
                 self.push(out, StmtKind::Barrier, span);
                 Ok(())
             }
+            syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, out),
+            syn::Expr::Call(c) if is_call_to(e, "async_commit") => {
+                if !c.args.is_empty() {
+                    return Err(err(span, "`async_commit()` takes no arguments"));
+                }
+                self.push(out, StmtKind::AsyncCommit, span);
+                Ok(())
+            }
+            syn::Expr::Call(c) if is_call_to(e, "async_wait") => {
+                let usage = "`async_wait(n)` takes one integer literal: the copy groups that may stay in flight";
+                let [arg] = c.args.iter().collect::<Vec<_>>()[..] else { return Err(err(span, usage)) };
+                let pending = int_literal(arg).ok_or_else(|| err(arg.span(), usage))?;
+                self.push(out, StmtKind::AsyncWait { pending }, span);
+                Ok(())
+            }
             syn::Expr::Block(b) => {
                 let stmts = self.block(&b.block.stmts)?;
                 out.extend(stmts);
@@ -262,7 +278,7 @@ impl Lowerer {
             }
             syn::Expr::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
             syn::Expr::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
-            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return` and `barrier()`")),
+            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()` and the `async_*` copies")),
         }
     }
 
@@ -356,6 +372,35 @@ impl Lowerer {
             }
             _ => Err(err(left.span(), "the left side of an assignment is a variable or `buffer[index]`")),
         }
+    }
+
+    /// `async_copy(dst, dst_index, src, src_index, words)`: a shared array, a buffer, and
+    /// the element count as a literal.
+    fn async_copy(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = c.span();
+        let usage = "`async_copy(shared_array, index, buffer, index, words)` copies 1, 2 or 4 elements";
+        let [dst, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(span, usage));
+        };
+        let Place::Shared(dst) = self.place(dst)? else {
+            return Err(err(dst.span(), "the destination of `async_copy` is a shared array"));
+        };
+        let Place::Buffer(src) = self.place(src)? else {
+            return Err(err(src.span(), "the source of `async_copy` is a buffer parameter"));
+        };
+        let dst_index = self.index_u32(dst_index)?;
+        let src_index = self.index_u32(src_index)?;
+        let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
+        self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, span);
+        Ok(())
+    }
+
+    fn index_u32(&mut self, e: &syn::Expr) -> syn::Result<onekernel_dsl::ir::Expr> {
+        let v = self.expr(e, Some(Scalar::U32))?;
+        if v.ty != Scalar::U32 {
+            return Err(err(e.span(), format!("an `async_copy` index is u32, found {}", v.ty)));
+        }
+        Ok(v)
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop, out: &mut Vec<Stmt>) -> syn::Result<()> {
