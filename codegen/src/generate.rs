@@ -74,7 +74,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
         param_names: k.params.iter().map(|p| p.name.clone()).collect(),
         dispatch: "caller chooses the workgroup count; each workgroup runs workgroup[0]*workgroup[1]*workgroup[2] invocations".into(),
         push_constant_bytes: 4 * push.len() as u32,
-        variants: manifest::variants(&instances, k),
+        variants: manifest::variants(&instances, k, scratch),
         buffers,
         push_constants: push,
         spec_constants: specs,

@@ -40,13 +40,22 @@ pub fn interface(k: &Kernel) -> (Vec<BufferEntry>, Vec<PushEntry>, Vec<SpecEntry
     (buffers, push, specs)
 }
 
-/// The variants of a kernel (one per combination of variant-axis values).
-pub fn variants(instances: &[Instance], k: &Kernel) -> Vec<VariantEntry> {
+/// The variants of a kernel (one per combination of variant-axis values), each with its
+/// shared memory in bytes.
+pub fn variants(instances: &[Instance], k: &Kernel, scratch_bytes: u32) -> Vec<VariantEntry> {
+    // Shared memory of the variant with spec values `values` (arrays sized by axes).
+    let shared = |values: &[(String, Literal)]| -> u32 {
+        let param = |p: onekernel_dsl::ir::ParamId| {
+            let name = &k.params.get(p.0 as usize)?.name;
+            values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        };
+        k.shared.iter().map(|s| 4 * s.len_for(&param)).sum::<u32>() + scratch_bytes
+    };
     if instances.is_empty() {
-        return vec![VariantEntry { label: "defaults".into(), spec: vec![], cuda_entry: k.name.clone() }];
+        return vec![VariantEntry { label: "defaults".into(), spec: vec![], cuda_entry: k.name.clone(), shared_bytes: shared(&[]) }];
     }
     instances
         .iter()
-        .map(|i| VariantEntry { label: i.label.clone(), spec: i.values.clone(), cuda_entry: i.entry.clone() })
+        .map(|i| VariantEntry { label: i.label.clone(), spec: i.values.clone(), cuda_entry: i.entry.clone(), shared_bytes: shared(&i.values) })
         .collect()
 }

@@ -228,9 +228,14 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     ctx.insert("needs_8bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 1));
     ctx.insert("needs_16bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 2));
 
-    let mut shared: Vec<String> = k.shared.iter().map(|s| d.shared_decl(s.elem, &shared_name(&s.name), s.len)).collect();
+    let sizes = Printer::new(d, k, 0);
+    let mut shared: Vec<String> = k
+        .shared
+        .iter()
+        .map(|s| d.shared_decl(s.elem, &shared_name(&s.name), &d.shared_len(s.len, s.size.as_ref().map(|e| sizes.expr(e)))))
+        .collect();
     for ty in reduction_types(k) {
-        shared.push(d.shared_decl(ty, &scratch_name(ty), k.workgroup_invocations() as u32));
+        shared.push(d.shared_decl(ty, &scratch_name(ty), &k.workgroup_invocations().to_string()));
     }
     ctx.insert("shared", &shared);
     ctx.insert("uses_fma", &uses_fma(k));

@@ -134,10 +134,25 @@ pub struct SharedDecl {
     pub name: String,
     /// Element type.
     pub elem: Scalar,
-    /// Number of elements.
+    /// Number of elements: the largest over the kernel's variants when `size` is given.
     pub len: u32,
+    /// `shared::<T, { expr }>()`: the length per variant, an expression over variant
+    /// axes (docs/DSL.md, "Shared memory"); `None` for a literal length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Expr>,
     /// Where it is declared.
     pub span: SpanId,
+}
+
+impl SharedDecl {
+    /// Elements of this array for a launch whose variant axes have the values `param`
+    /// gives (`len` when the length is a literal, or cannot be evaluated).
+    pub fn len_for(&self, param: &dyn Fn(ParamId) -> Option<crate::types::Literal>) -> u32 {
+        match &self.size {
+            None => self.len,
+            Some(e) => crate::shapes::eval(e, param, [1; 3], [1; 3]).ok().and_then(|v| u32::try_from(v).ok()).unwrap_or(self.len),
+        }
+    }
 }
 
 /// A local variable (one per `let`, so shadowing gives a new id).

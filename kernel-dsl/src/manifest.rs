@@ -74,6 +74,10 @@ pub struct VariantEntry {
     pub spec: Vec<(String, Literal)>,
     /// The `extern "C"` CUDA entry point of this instance.
     pub cuda_entry: String,
+    /// Workgroup shared memory of this variant in bytes (arrays sized by variant axes
+    /// differ between variants; ≤ [`KernelManifest::shared_bytes`]).
+    #[serde(default)]
+    pub shared_bytes: u32,
 }
 
 /// A generated file.
@@ -160,7 +164,8 @@ pub struct KernelManifest {
     pub spec_constants: Vec<SpecEntry>,
     /// Every variant the catalogue builds and validates.
     pub variants: Vec<VariantEntry>,
-    /// Workgroup shared memory in bytes: declared arrays plus reduction scratch.
+    /// Workgroup shared memory in bytes: declared arrays plus reduction scratch (the
+    /// largest variant's).
     pub shared_bytes: u32,
     /// Library functions the kernel carries.
     pub functions: Vec<String>,
@@ -199,5 +204,16 @@ impl KernelManifest {
     /// (the first variant when `axes` is empty).
     pub fn variant_with(&self, axes: &[(&str, Literal)]) -> Option<&VariantEntry> {
         self.variants.iter().find(|v| axes.iter().all(|(n, want)| v.spec.iter().any(|(name, val)| name == n && val == want)))
+    }
+
+    /// Shared memory in bytes of a launch with spec values `spec`: that of the variant
+    /// with the same variant-axis values, else the largest.
+    pub fn shared_bytes_for(&self, spec: &[(String, Literal)]) -> u32 {
+        let axes: Vec<&str> = self.spec_constants.iter().filter(|s| s.values.is_some()).map(|s| s.name.as_str()).collect();
+        let value = |list: &[(String, Literal)], n: &str| list.iter().find(|(name, _)| name == n).map(|(_, v)| *v);
+        self.variants
+            .iter()
+            .find(|v| v.shared_bytes > 0 && axes.iter().all(|a| value(&v.spec, a) == value(spec, a)))
+            .map_or(self.shared_bytes, |v| v.shared_bytes)
     }
 }

@@ -92,6 +92,19 @@ pub enum BackendError {
         /// The API's message.
         message: String,
     },
+    /// The device cannot run this variant (e.g. it declares more shared memory than the
+    /// device offers); callers such as the validator report it as skipped.
+    #[error("kernel `{kernel}` variant `{variant}` ({backend}): not supported on this device: {reason}")]
+    Unsupported {
+        /// Kernel.
+        kernel: String,
+        /// Variant label.
+        variant: String,
+        /// Backend.
+        backend: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// The Khronos validation layer reported a problem.
     #[error("kernel `{kernel}` (vulkan): the validation layer reported:\n{}", .messages.join("\n"))]
     ValidationLayer {

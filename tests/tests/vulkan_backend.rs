@@ -7,7 +7,7 @@ use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, ValidateOptions};
 use onekernel_runtime::vulkan::Vulkan;
-use onekernel_runtime::Backend;
+use onekernel_runtime::{Backend, BackendError};
 use std::path::PathBuf;
 
 fn generated() -> PathBuf {
@@ -40,17 +40,27 @@ fn every_kernel_variant_and_case_is_bitwise_equal_to_the_interpreter() {
     let mut cpu = reference();
     let m = manifest();
     let mut checked = 0;
+    let mut skipped = Vec::new();
     for k in &m.kernels {
         let cases = onekernel_kernels::cases::validation_cases(&k.name).unwrap_or_else(|| panic!("no validation cases for `{}`", k.name));
         for v in &k.variants {
             for (i, case) in cases.iter().enumerate() {
-                let verdict = validate(&mut vk, &mut cpu, k, &generated(), v, case, 1000 + i as u64, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-                assert!(verdict.passed, "{verdict:#?}");
+                match validate(&mut vk, &mut cpu, k, &generated(), v, case, 1000 + i as u64, ValidateOptions::default()) {
+                    Ok(verdict) => assert!(verdict.passed, "{verdict:#?}"),
+                    // Only a variant that needs more shared memory than the device has
+                    // may be left out (lavapipe: 32 KiB), and never silently.
+                    Err(BackendError::Unsupported { kernel, variant, reason, .. }) => {
+                        assert!(v.shared_bytes > 32 * 1024, "{kernel} {variant}: {reason}");
+                        eprintln!("SKIPPED on this device: {kernel} {variant}: {reason}");
+                        skipped.push(format!("{kernel} {variant}"));
+                    }
+                    Err(e) => panic!("{e}"),
+                }
                 checked += 1;
             }
         }
     }
-    assert!(checked >= 9, "checked {checked} kernel × variant × case combinations");
+    assert!(checked - skipped.len() >= 9, "checked {checked} kernel × variant × case combinations, skipped {}", skipped.len());
 }
 
 #[test]

@@ -112,7 +112,7 @@ impl Dialect for Cuda {
         "__syncthreads()"
     }
 
-    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String {
+    fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         // 16-byte aligned, so that adjacent accesses at provably aligned indices can be
         // vectorized by the compiler (docs/CODEGEN.md).
         format!("__shared__ __align__(16) {} {name}[{len}]", self.scalar(elem))

@@ -90,7 +90,7 @@ impl Dialect for Glsl {
         "barrier()"
     }
 
-    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String {
+    fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         format!("shared {} {name}[{len}]", self.scalar(elem))
     }
 

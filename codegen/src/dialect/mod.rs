@@ -157,8 +157,15 @@ pub trait Dialect {
         None
     }
 
-    /// Declaration of a workgroup-shared array (without `;`).
-    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String;
+    /// Declaration of a workgroup-shared array of `len` elements (without `;`).
+    fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String;
+
+    /// The length text of a shared array: its per-variant expression `size` where the
+    /// language sizes arrays by spec constants (CUDA template parameters, GLSL
+    /// specialization constants), otherwise the largest length `len`.
+    fn shared_len(&self, len: u32, size: Option<String>) -> String {
+        size.unwrap_or_else(|| len.to_string())
+    }
 
     /// Declaration of a local array with the given element values (without `;`).
     fn array_decl(&self, elem: Scalar, name: &str, len: u32, elems: &[String]) -> String;

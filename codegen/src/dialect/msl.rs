@@ -81,8 +81,14 @@ impl Dialect for Msl {
         "threadgroup_barrier(mem_flags::mem_threadgroup)"
     }
 
-    fn shared_decl(&self, elem: Scalar, name: &str, len: u32) -> String {
+    fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         format!("threadgroup {} {name}[{len}]", self.scalar(elem))
+    }
+
+    fn shared_len(&self, len: u32, _size: Option<String>) -> String {
+        // Function constants cannot size threadgroup arrays: every variant gets the
+        // largest length.
+        len.to_string()
     }
 
     fn array_decl(&self, elem: Scalar, name: &str, len: u32, elems: &[String]) -> String {

@@ -85,7 +85,15 @@ impl<'k> Machine<'k> {
             lin.iter().map(|i| (i / wx) % wy).collect(),
             lin.iter().map(|i| i / (wx * wy)).collect(),
         ];
-        let shared = kernel.shared.iter().map(|s| SharedArray::new(&s.name, s.len as usize)).collect();
+        // Each array as long as this launch's variant declares it.
+        let param = |p: ParamId| -> Option<onekernel_dsl::types::Literal> {
+            let ty = kernel.params.get(p.0 as usize)?.kind.scalar_type()?;
+            match bindings.get(p.0 as usize)? {
+                Binding::Scalar(bits) => Some(onekernel_dsl::types::Literal::from_bits(ty, *bits)),
+                Binding::Buffer(_) => None,
+            }
+        };
+        let shared = kernel.shared.iter().map(|s| SharedArray::new(&s.name, s.len_for(&param) as usize)).collect();
         Machine {
             kernel,
             n,

@@ -94,6 +94,9 @@ impl Cuda {
         let (major, minor) = ctx.compute_capability().map_err(|e| unavailable(e.to_string()))?;
         let stream = ctx.default_stream();
         let arch = arch(major, minor);
+        // cp.async exists from sm_80; ONEKERNEL_CUDA_ASYNC=0 makes kernels take their
+        // register-staged variants instead (for comparisons).
+        let async_copies = major >= 8 && std::env::var("ONEKERNEL_CUDA_ASYNC").as_deref() != Ok("0");
         let info = DeviceInfo {
             backend: "cuda".into(),
             device: name,
@@ -102,7 +105,7 @@ impl Cuda {
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
-            async_copies: major >= 8,
+            async_copies,
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
     }

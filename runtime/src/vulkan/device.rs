@@ -45,6 +45,8 @@ pub struct Vulkan {
     pub(super) memory: vk::PhysicalDeviceMemoryProperties,
     pub(super) timestamp_period_ns: Option<f64>,
     pub(super) max_groups: [u32; 3],
+    /// `maxComputeSharedMemorySize` in bytes.
+    pub(super) max_shared_bytes: u32,
     pub(super) info: DeviceInfo,
     /// Value of the `ok_native_fma` specialization constant.
     pub(super) native_fma: bool,
@@ -275,6 +277,7 @@ impl Vulkan {
             memory,
             timestamp_period_ns,
             max_groups: p.limits.max_compute_work_group_count,
+            max_shared_bytes: p.limits.max_compute_shared_memory_size,
             info,
             native_fma,
             f16_unpack_exact,

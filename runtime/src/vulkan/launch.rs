@@ -65,6 +65,16 @@ impl Vulkan {
         let k = l.kernel;
         check_args("vulkan", l, args)?;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
+        let shared = k.shared_bytes_for(l.spec);
+        if shared > self.max_shared_bytes {
+            let variant = k.variants.iter().find(|v| v.spec == l.spec).map_or_else(|| format!("{:?}", l.spec), |v| v.label.clone());
+            return Err(BackendError::Unsupported {
+                kernel: k.name.clone(),
+                variant,
+                backend: "vulkan",
+                reason: format!("it declares {shared} bytes of shared memory; the device offers {}", self.max_shared_bytes),
+            });
+        }
         for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
             if g > max {
                 return Err(BackendError::Arguments {

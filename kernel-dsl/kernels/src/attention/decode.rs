@@ -69,12 +69,12 @@ pub fn attn_decode_chunk(
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
     // Staged K rows, `stride` words apart (see the staging geometry below), in one
-    // buffer, or two of `kbuf` words when they are copied asynchronously; after the q·k
+    // buffer of `kbuf` words, or two when they are copied asynchronously; after the q·k
     // pass, the V partial sums [groups][4 heads][head_dim] as f32 bits (at most
     // 128 / units · 4 · head_dim = 4096 words, since units = head_dim / vd, vd ≤ 8).
-    // With `scores`, `cells` and `part` that is 30 KiB, inside the 32 KiB of shared
-    // memory lavapipe offers.
-    let ktile = shared::<u32, 4352>();
+    // With `scores`, `cells` and `part` that is 30 KiB (inside the 32 KiB lavapipe
+    // offers), or 47 KiB with `async_k`.
+    let ktile = shared::<u32, { select(async_k, 8704u32, 4352u32) }>();
     // q·k partials [4 heads][64 tokens][8 slices], then the softmax's per-lane values.
     let part = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
@@ -147,15 +147,21 @@ pub fn attn_decode_chunk(
     while (1u32 << kwl) < kw {
         kwl += 1;
     }
-    // `async_k` (chosen where copies are truly asynchronous, CUDA): f16 tiles of 32
-    // rows are copied straight into two buffers, the next while this one is scored.
-    // Otherwise tiles of 64 rows go through registers, eight rows in flight.
+    // `async_k` (chosen where copies are truly asynchronous, CUDA): f16 tiles are
+    // copied straight into two buffers, the next while this one is scored. Otherwise
+    // tiles go through registers, eight rows in flight. Either way a tile holds up to
+    // 64 rows.
     let quads = head_dim / 8;
     let copy_k = async_k && f16_rows;
-    let kbuf = select(copy_k, 2176u32, 4352u32);
+    let kbuf = 4352u32;
+    // A power of two, so per-tile indices are shifts and masks.
     let mut tile = 64u32;
     while tile * stride > kbuf {
-        tile -= 16;
+        tile = tile / 2;
+    }
+    let mut tile_log = 0u32;
+    while (1u32 << tile_log) < tile {
+        tile_log += 1;
     }
     // f16 staging roles: quad `qx / 4` of rows row0, row0 + rp, … (stored at word `qs`
     // of the staged row); invocations beyond rp · quads copy nothing.
@@ -199,21 +205,34 @@ pub fn attn_decode_chunk(
         }
         // Asynchronous K: the first tile now, each later one while the tile before it is
         // scored.
+        // Four rows per batch, unrolled: the copies' addresses do not wait on a loop.
         if copy_k {
-            for row in (row0..select(row0 < rp, min(tile, n), 0u32)).step_by(rp) {
-                async_copy(ktile, row * stride + qs, k, cells[row] * (head_dim / 2) + qx, 4);
+            let lim = select(row0 < rp, min(tile, n), 0u32);
+            for r0 in (row0..lim).step_by(4 * rp) {
+                for uu in 0..4u32 {
+                    let row = r0 + uu * rp;
+                    if row < lim {
+                        async_copy(ktile, row * stride + qs, k, cells[row] * (head_dim / 2) + qx, 4);
+                    }
+                }
             }
             async_commit();
         }
+        // This tile's buffer (the other one receives the next tile).
+        let mut kb = 0u32;
         for tb in (0..n).step_by(tile) {
             let tn = min(tile, n - tb);
-            // This tile's buffer.
-            let kb = select(copy_k, ((tb / tile) % 2) * kbuf, 0u32);
             if copy_k {
                 if tb + tile < n {
                     let tb2 = tb + tile;
-                    for row in (row0..select(row0 < rp, min(tile, n - tb2), 0u32)).step_by(rp) {
-                        async_copy(ktile, kbuf - kb + row * stride + qs, k, cells[tb2 + row] * (head_dim / 2) + qx, 4);
+                    let lim = select(row0 < rp, min(tile, n - tb2), 0u32);
+                    for r0 in (row0..lim).step_by(4 * rp) {
+                        for uu in 0..4u32 {
+                            let row = r0 + uu * rp;
+                            if row < lim {
+                                async_copy(ktile, kbuf - kb + row * stride + qs, k, cells[tb2 + row] * (head_dim / 2) + qx, 4);
+                            }
+                        }
                     }
                     async_commit();
                     async_wait(1);
@@ -328,30 +347,33 @@ pub fn attn_decode_chunk(
             barrier();
             // Scores of the heads this block lacks (hn < 4) are zeros, so that the V
             // pass reads all four with one load.
-            for idx in (t0..4 * tn).step_by(WORKGROUP_X) {
-                let hh = idx / tn;
-                let jj = idx % tn;
-                let i = tb + jj;
-                let mut sc = 0.0;
-                if hh < hn {
-                    let mut dot = part[(hh * 64 + jj) * 8];
-                    for s2 in 1..8u32 {
-                        dot += part[(hh * 64 + jj) * 8 + s2];
+            for idx in (t0..4 * tile).step_by(WORKGROUP_X) {
+                let hh = idx >> tile_log;
+                let jj = idx & (tile - 1);
+                if jj < tn {
+                    let i = tb + jj;
+                    let mut sc = 0.0;
+                    if hh < hn {
+                        let mut dot = part[(hh * 64 + jj) * 8];
+                        for s2 in 1..8u32 {
+                            dot += part[(hh * 64 + jj) * 8 + s2];
+                        }
+                        let h = head0 + hh;
+                        sc = dot * scale;
+                        if softcap > 0.0 {
+                            sc = softcap * tanh(sc / softcap);
+                        }
+                        if has_mask != 0 {
+                            let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
+                            let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
+                            let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
+                            sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
+                        }
                     }
-                    let h = head0 + hh;
-                    sc = dot * scale;
-                    if softcap > 0.0 {
-                        sc = softcap * tanh(sc / softcap);
-                    }
-                    if has_mask != 0 {
-                        let slope_lo = exp2(-(max_bias / nf) * ((h + 1) as f32));
-                        let slope_hi = exp2(-(max_bias / 2.0 / nf) * ((2 * (h - min(h, n2)) + 1) as f32));
-                        let slope = select(max_bias > 0.0, select(h < n2, slope_lo, slope_hi), 1.0);
-                        sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
-                    }
+                    scores[i * 4 + hh] = sc;
                 }
-                scores[i * 4 + hh] = sc;
             }
+            kb = select(copy_k, kbuf - kb, 0u32);
         }
         // The first eight rows' f16 V quads are requested now and arrive during the
         // softmax.

@@ -167,7 +167,7 @@ impl Lowerer {
         if mutable {
             return Err(err(span, "write `let s = shared::<T, N>();` (no `mut`): shared arrays are always writable"));
         }
-        let usage = "write `shared::<T, N>()` with T in f32, i32, u32 and N an integer literal";
+        let usage = "write `shared::<T, N>()` with T in f32, i32, u32 and N an integer literal or `{ expression over variant axes }`";
         let syn::Expr::Call(c) = value else { return Err(err(value.span(), usage)) };
         let syn::Expr::Path(p) = &*c.func else { return Err(err(value.span(), usage)) };
         let args = match p.path.segments.last().map(|s| &s.arguments) {
@@ -182,17 +182,64 @@ impl Lowerer {
             }),
             _ => None,
         };
-        let len = match it.next() {
-            Some(syn::GenericArgument::Const(e)) => int_literal(e),
-            Some(syn::GenericArgument::Type(syn::Type::Path(_))) => None,
-            _ => None,
+        let (len, size) = match it.next() {
+            Some(syn::GenericArgument::Const(syn::Expr::Block(b))) => match &b.block.stmts[..] {
+                [syn::Stmt::Expr(e, None)] => {
+                    let size = self.expr(e, Some(Scalar::U32))?;
+                    (Some(self.largest_shared_len(&size, e.span())?), Some(size))
+                }
+                _ => return Err(err(b.span(), usage)),
+            },
+            Some(syn::GenericArgument::Const(e)) => (int_literal(e), None),
+            _ => (None, None),
         };
         let (Some(elem), Some(len), true, true) = (elem, len, it.next().is_none(), c.args.is_empty()) else {
             return Err(err(value.span(), usage));
         };
         let span = self.span_id(span);
-        self.declare_shared(SharedDecl { name: name.to_string(), elem, len, span });
+        self.declare_shared(SharedDecl { name: name.to_string(), elem, len, size, span });
         Ok(())
+    }
+
+    /// The largest value of a shared array's length expression over every combination of
+    /// the variant axes it reads (it may read nothing else).
+    fn largest_shared_len(&self, size: &onekernel_dsl::ir::Expr, span: Span) -> syn::Result<u32> {
+        use onekernel_dsl::ir::{ExprKind, ParamId, ParamKind};
+        use onekernel_dsl::types::Literal;
+        let rule = "a shared array's length is an integer literal or an expression over variant axes \
+                    (integer arithmetic, min, max, select): each variant compiles with its own length";
+        onekernel_dsl::shapes::check(size).map_err(|_| err(span, rule))?;
+        let mut axes: Vec<(ParamId, Vec<Literal>)> = Vec::new();
+        let mut bad = false;
+        onekernel_dsl::visit::walk_expr(size, &mut |x| match &x.kind {
+            ExprKind::Param(p) => match &self.params[p.0 as usize].kind {
+                ParamKind::Spec { values: Some(values), .. } => {
+                    if !axes.iter().any(|(q, _)| q == p) {
+                        axes.push((*p, values.clone()));
+                    }
+                }
+                _ => bad = true,
+            },
+            ExprKind::Builtin { .. } => bad = true,
+            _ => {}
+        });
+        if bad || size.ty != Scalar::U32 {
+            return Err(err(span, rule));
+        }
+        let combos = axes.iter().map(|(_, v)| v.len()).product::<usize>();
+        let mut largest = 0u32;
+        for mut n in 0..combos {
+            let mut pick: Vec<(ParamId, Literal)> = Vec::new();
+            for (p, values) in &axes {
+                pick.push((*p, values[n % values.len()]));
+                n /= values.len();
+            }
+            let lookup = |q: ParamId| pick.iter().find(|(p, _)| *p == q).map(|(_, v)| *v);
+            let v = onekernel_dsl::shapes::eval(size, &lookup, [1; 3], [1; 3]).map_err(|m| err(span, format!("shared array length: {m}")))?;
+            let v = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| err(span, "a shared array's length must be between 1 and 2^32 − 1 in every variant"))?;
+            largest = largest.max(v);
+        }
+        Ok(largest)
     }
 
     fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Vec<Stmt>) -> syn::Result<()> {
