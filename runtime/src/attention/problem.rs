@@ -224,8 +224,11 @@ impl DecodeProblem {
             .scalar("v_type", self.v_format.code());
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits; validate proves each on every backend).
-        let async_k = Literal::Bool(backend.info().async_copies);
-        let chunk_spec = variant_spec(chunk, &[("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic)), ("async_k", async_k)], d)?;
+        let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
+        if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
+            axes.push(("async_k", Literal::Bool(backend.info().async_copies)));
+        }
+        let chunk_spec = variant_spec(chunk, &axes, d)?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, self.n_kv_heads, b] };
         let chunk_times = match runs {
             Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
