@@ -25,6 +25,7 @@ pub fn everything(
 ) {
     let s = shared::<f32, 32>();
     let cw = shared::<i32, 256>();
+    let sized = shared::<f32, { select(flag, 64u32, 32u32) * mode }>();
     let t = local_id().x + local_id().y * WORKGROUP_X;
     let g = global_id().x;
     async_copy(cw, 2 * t, counts, 2 * t, 2);
@@ -58,7 +59,8 @@ pub fn everything(
     }
     let bits = acc[1].to_bits() ^ 0x8000_0000;
     let back = f32::from_bits(bits >> 1 << 1);
-    s[t] = back + (mode as f32) + table[1] * 0.0 + (cw[2 * t] + cw[64 + t] + cw[128 + 4 * t]) as f32;
+    sized[t] = back;
+    s[t] = sized[t] + (mode as f32) + table[1] * 0.0 + (cw[2 * t] + cw[64 + t] + cw[128 + 4 * t]) as f32;
     barrier();
     let total = workgroup_sum(s[t]);
     let top = workgroup_max(s[31 - t]);
@@ -101,6 +103,9 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         let m = &out.manifest;
         assert_eq!(m.variants.len(), 6, "flag × mode");
         assert!(m.variants.iter().any(|v| v.cuda_entry == format!("{}__flag_true__mode_4", k.name)));
+        let bytes = |entry: &str| m.variants.iter().find(|v| v.cuda_entry == format!("{}{entry}", k.name)).unwrap().shared_bytes;
+        assert_eq!(bytes("__flag_true__mode_4") - bytes("__flag_false__mode_1"), 4 * (256 - 32), "`sized` is 64·4 vs 32·1 floats");
+        assert_eq!(bytes("__flag_true__mode_4"), m.shared_bytes, "the largest variant is the kernel's");
         let (fma, f16) = (onekernel_codegen::templates::FMA_SPEC_ID, onekernel_codegen::templates::F16_SPEC_ID);
         assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3, fma, f16], "kernel specs plus the fma and f16 switches");
         assert_eq!(m.vulkan.fma_spec_id, Some(fma));

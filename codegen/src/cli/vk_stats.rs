@@ -39,7 +39,13 @@ pub fn vk_stats_cmd(args: &[String]) -> Result<bool> {
     for k in manifest.kernels.iter().filter(|k| kernels.is_empty() || kernels.contains(&k.name)) {
         for v in &k.variants {
             let launch = Launch { kernel: k, artifacts: &out, spec: &v.spec, groups: [1, 1, 1] };
-            let exes = vk.pipeline_statistics(&launch).with_context(|| format!("kernel `{}` variant `{}` on vulkan", k.name, v.label))?;
+            let exes = match vk.pipeline_statistics(&launch) {
+                Err(onekernel_runtime::BackendError::Unsupported { reason, .. }) => {
+                    println!("{:<22} {:<38} SKIPPED: {reason}", k.name, v.label);
+                    continue;
+                }
+                r => r.with_context(|| format!("kernel `{}` variant `{}` on vulkan", k.name, v.label))?,
+            };
             for x in &exes {
                 let line: Vec<String> = x.statistics.iter().map(|s| format!("{} {}", s.name, s.value)).collect();
                 println!("{:<22} {:<38} {} (subgroup {}): {}", k.name, v.label, x.name, x.subgroup_size, line.join(", "));

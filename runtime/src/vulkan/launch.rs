@@ -65,16 +65,7 @@ impl Vulkan {
         let k = l.kernel;
         check_args("vulkan", l, args)?;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
-        let shared = k.shared_bytes_for(l.spec);
-        if shared > self.max_shared_bytes {
-            let variant = k.variants.iter().find(|v| v.spec == l.spec).map_or_else(|| format!("{:?}", l.spec), |v| v.label.clone());
-            return Err(BackendError::Unsupported {
-                kernel: k.name.clone(),
-                variant,
-                backend: "vulkan",
-                reason: format!("it declares {shared} bytes of shared memory; the device offers {}", self.max_shared_bytes),
-            });
-        }
+        self.check_shared_memory(l)?;
         for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
             if g > max {
                 return Err(BackendError::Arguments {
@@ -256,6 +247,23 @@ impl Vulkan {
             d.bind_buffer_memory(buf, mem, 0).map_err(|e| ("vkBindBufferMemory", e))?;
             Ok((buf, mem))
         }
+    }
+
+    /// `Unsupported` when the variant of `l` declares more shared memory than the device
+    /// offers (checked before any pipeline is built).
+    pub(super) fn check_shared_memory(&self, l: &Launch) -> Result<(), BackendError> {
+        let k = l.kernel;
+        let shared = k.shared_bytes_for(l.spec);
+        if shared <= self.max_shared_bytes {
+            return Ok(());
+        }
+        let variant = k.variants.iter().find(|v| v.spec == l.spec).map_or_else(|| format!("{:?}", l.spec), |v| v.label.clone());
+        Err(BackendError::Unsupported {
+            kernel: k.name.clone(),
+            variant,
+            backend: "vulkan",
+            reason: format!("it declares {shared} bytes of shared memory; the device offers {}", self.max_shared_bytes),
+        })
     }
 
     /// The cached pipeline of `l` (kernel, specialization) with `push_len` bytes of push
