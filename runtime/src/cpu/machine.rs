@@ -41,6 +41,16 @@ impl DeviceBuffer {
     }
 }
 
+/// The value a push or spec constant is bound to (`None` for buffers), typed: what
+/// length expressions evaluate against.
+pub(crate) fn bound_literal(kernel: &Kernel, bindings: &[Binding], p: ParamId) -> Option<onekernel_dsl::types::Literal> {
+    let ty = kernel.params.get(p.0 as usize)?.kind.scalar_type()?;
+    match bindings.get(p.0 as usize)? {
+        Binding::Scalar(bits) => Some(onekernel_dsl::types::Literal::from_bits(ty, *bits)),
+        Binding::Buffer(_) => None,
+    }
+}
+
 /// How a parameter is bound for this launch.
 pub(crate) enum Binding {
     Buffer(usize),
@@ -86,13 +96,7 @@ impl<'k> Machine<'k> {
             lin.iter().map(|i| i / (wx * wy)).collect(),
         ];
         // Each array as long as this launch's variant declares it.
-        let param = |p: ParamId| -> Option<onekernel_dsl::types::Literal> {
-            let ty = kernel.params.get(p.0 as usize)?.kind.scalar_type()?;
-            match bindings.get(p.0 as usize)? {
-                Binding::Scalar(bits) => Some(onekernel_dsl::types::Literal::from_bits(ty, *bits)),
-                Binding::Buffer(_) => None,
-            }
-        };
+        let param = |p: ParamId| bound_literal(kernel, &bindings, p);
         let shared = kernel.shared.iter().map(|s| SharedArray::new(&s.name, s.len_for(&param) as usize)).collect();
         Machine {
             kernel,

@@ -88,13 +88,7 @@ pub fn run_with(kernel: &Kernel, args: &mut Args, groups: [u32; 3], opts: RunOpt
 
 /// Every buffer at least as long as its `#[len(…)]` declares for this launch.
 fn check_lengths(kernel: &Kernel, bindings: &[Binding], buffers: &[DeviceBuffer], groups: [u32; 3]) -> Result<(), InterpError> {
-    let param = |p: onekernel_dsl::ir::ParamId| -> Option<onekernel_dsl::types::Literal> {
-        let ty = kernel.params.get(p.0 as usize)?.kind.scalar_type()?;
-        match bindings.get(p.0 as usize)? {
-            Binding::Scalar(bits) => Some(onekernel_dsl::types::Literal::from_bits(ty, *bits)),
-            Binding::Buffer(_) => None,
-        }
-    };
+    let param = |p: onekernel_dsl::ir::ParamId| machine::bound_literal(kernel, bindings, p);
     for (p, b) in kernel.params.iter().zip(bindings) {
         if let (ParamKind::Buffer { len: Some(len), .. }, Binding::Buffer(i)) = (&p.kind, b) {
             let err = |message: String| InterpError::Arguments { kernel: kernel.name.clone(), message };
