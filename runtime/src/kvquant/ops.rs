@@ -95,9 +95,12 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
 const SCORE_TILE_ROWS: u32 = 64;
 /// Keys per tile of `qjl_score`.
 const QJL_TILE_KEYS: u32 = 128;
-/// Workgroups a score launch aims at: a few per SM on current GPUs, so each takes
-/// several tiles and overlaps one tile's loads with the previous tile's arithmetic.
-const SCORE_TARGET_GROUPS: u32 = 1024;
+/// Workgroups a score launch aims at: one wave on an H100/H200 (132 SMs × 4 resident
+/// groups at ≤ 128 registers = 528), so each takes several tiles and overlaps one tile's
+/// loads with the previous tile's arithmetic, and no second wave pays the prologue
+/// again. Measured on the H200 against 1024 (two waves): +7 % for TBQ4 and Polar, +6 % for
+/// QJL at L = 65536 (docs/KVQUANT.md).
+const SCORE_TARGET_GROUPS: u32 = 512;
 
 /// `(tiles_per_group, groups along x)` for `n_tokens` rows in tiles of `tile` rows per
 /// KV head.
