@@ -95,18 +95,20 @@ fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Re
 const SCORE_TILE_ROWS: u32 = 64;
 /// Keys per tile of `qjl_score`.
 const QJL_TILE_KEYS: u32 = 128;
-/// Workgroups a score launch aims at: one wave on an H100/H200 (132 SMs × 4 resident
-/// groups at ≤ 128 registers = 528), so each takes several tiles and overlaps one tile's
-/// loads with the previous tile's arithmetic, and no second wave pays the prologue
-/// again. Measured on the H200 against 1024 (two waves): +7 % for TBQ4 and Polar, +6 % for
-/// QJL at L = 65536 (docs/KVQUANT.md).
-const SCORE_TARGET_GROUPS: u32 = 512;
+/// Workgroups `turbo_score` and `polar_score` launches aim at: a few per SM on current
+/// GPUs, so each takes several tiles and overlaps one tile's loads with the previous
+/// tile's arithmetic. 512 (one wave at four groups per SM on 132 SMs) measured within
+/// ±2 % on CUDA but 10 % slower for TBQ4 on NVIDIA Vulkan (docs/KVQUANT.md).
+const SCORE_TARGET_GROUPS: u32 = 1024;
+/// Workgroups `qjl_score` launches aim at: one wave at four groups per SM on 132 SMs;
+/// against 1024, +6 % on CUDA and +11 % on NVIDIA Vulkan at L = 65536 (docs/KVQUANT.md).
+const QJL_TARGET_GROUPS: u32 = 512;
 
 /// `(tiles_per_group, groups along x)` for `n_tokens` rows in tiles of `tile` rows per
-/// KV head.
-fn score_tiling(n_tokens: u32, tile: u32, n_kv_heads: u32) -> (u32, u32) {
+/// KV head, about `target` workgroups in all.
+fn score_tiling(n_tokens: u32, tile: u32, n_kv_heads: u32, target: u32) -> (u32, u32) {
     let tiles = n_tokens.div_ceil(tile);
-    let per = (tiles * n_kv_heads).div_ceil(SCORE_TARGET_GROUPS).max(1);
+    let per = (tiles * n_kv_heads).div_ceil(target).max(1);
     (per, tiles.div_ceil(per))
 }
 
@@ -238,7 +240,7 @@ impl Device<'_> {
             .scalar("n_kv_heads", n_kv_heads)
             .scalar("n_tokens", n)
             .scalar("real_domain", real_domain as u32);
-        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads);
+        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads, SCORE_TARGET_GROUPS);
         self.run_variant_f32(K, &[("format", Literal::U32(format as u32))], args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
@@ -263,7 +265,7 @@ impl Device<'_> {
             .scalar("n_kv_heads", n_kv_heads)
             .scalar("n_tokens", n)
             .scalar("project", prj.is_some() as u32);
-        let (per, groups) = score_tiling(n, QJL_TILE_KEYS, n_kv_heads);
+        let (per, groups) = score_tiling(n, QJL_TILE_KEYS, n_kv_heads, QJL_TARGET_GROUPS);
         self.run(K, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
@@ -302,7 +304,7 @@ impl Device<'_> {
             .scalar("n_tokens", n)
             .scalar("use_qjl", use_qjl as u32)
             .scalar("preht", preht as u32);
-        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads);
+        let (per, groups) = score_tiling(n, SCORE_TILE_ROWS, n_kv_heads, SCORE_TARGET_GROUPS);
         self.run(K, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
@@ -363,5 +365,25 @@ impl Device<'_> {
         let args = Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::zeros(StorageType::U32, words.len())).scalar("n", n);
         let bytes = self.run_bytes(K, args, [n.div_ceil(256 * 4), 1, 1], "dst")?;
         Ok(bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::score_tiling;
+
+    #[test]
+    fn score_tiling_covers_every_tile_with_about_the_target_groups() {
+        for (n_tokens, tile, heads, target) in [(65536, 64, 8, 1024), (65536, 128, 8, 512), (16384, 128, 8, 512), (300, 64, 1, 1024), (1, 64, 3, 512)] {
+            let (per, groups) = score_tiling(n_tokens, tile, heads, target);
+            let tiles = n_tokens.div_ceil(tile);
+            assert!(per >= 1 && groups * per >= tiles, "{n_tokens} rows: {groups} groups × {per} tiles miss some of {tiles}");
+            assert!((groups - 1) * per < tiles, "{n_tokens} rows: a workgroup without tiles");
+            assert!(groups * heads <= target.max(heads), "{n_tokens} rows: {groups} × {heads} groups over {target}");
+        }
+        // L = 65536, 8 KV heads: 8 tiles of 64 rows per group (1024 groups); 8 tiles of
+        // 128 keys per QJL group (512 groups).
+        assert_eq!(score_tiling(65536, 64, 8, 1024), (8, 128));
+        assert_eq!(score_tiling(65536, 128, 8, 512), (8, 64));
     }
 }
