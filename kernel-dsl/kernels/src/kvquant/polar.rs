@@ -93,6 +93,7 @@ pub fn polar_score(
         let nw0 = (first0 + min(64u32, n_tokens - tile0 * 64) * 82 + 3) / 4 - first0 / 4;
         for u in 0..12u32 {
             let w = u * WORKGROUP_X + lid;
+            staged[u] = 0u32;
             if w < nw0 {
                 staged[u] = k[first0 / 4 + w];
             }
@@ -101,14 +102,16 @@ pub fn polar_score(
             let tb = ti * 64;
             let tn = min(64u32, n_tokens - tb);
             let off = ((kvh * n_tokens + tb) * 82) % 4;
-            // Words a full tile's slice windows may touch (zeros past the blocks).
-            let nw = (off + tn * 82 + 3) / 4;
+            // Words a full tile's slice windows may touch; the staged words past this
+            // tile's blocks are zeros (zero-filled when loaded). Every tile's window holds
+            // the first `full` words, so those stores need no test (as in `turbo_score`).
             let nwt = (off + 64 * 82) / 4 + 3;
+            let full = 16u32 * 82 + 3;
             barrier();
             for u in 0..12u32 {
                 let w = u * WORKGROUP_X + lid;
-                if w < nwt {
-                    tile[w] = select(w < nw, staged[u], 0u32);
+                if (u + 1) * WORKGROUP_X <= full || w < nwt {
+                    tile[w] = staged[u];
                 }
             }
             barrier();
@@ -117,6 +120,7 @@ pub fn polar_score(
                 let nwn = (first + min(64u32, n_tokens - tb - 64) * 82 + 3) / 4 - first / 4;
                 for u in 0..12u32 {
                     let w = u * WORKGROUP_X + lid;
+                    staged[u] = 0u32;
                     if w < nwn {
                         staged[u] = k[first / 4 + w];
                     }

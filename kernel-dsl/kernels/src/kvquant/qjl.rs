@@ -66,6 +66,7 @@ pub fn qjl_score(
         let nw0 = (first0 + min(128u32, n_tokens - tile0 * 128) * 34 + 3) / 4 - first0 / 4;
         for u in 0..9u32 {
             let w = u * WORKGROUP_X + lid;
+            staged[u] = 0u32;
             if w < nw0 {
                 staged[u] = k[first0 / 4 + w];
             }
@@ -96,13 +97,16 @@ pub fn qjl_score(
             let tb = ti * 128;
             let tn = min(128u32, n_tokens - tb);
             let off = ((kvh * n_tokens + tb) * 34) % 4;
-            let nw = (off + tn * 34 + 3) / 4;
+            // Words a full tile may touch; the staged words past this tile's keys are
+            // zeros (zero-filled when loaded). Every tile's window holds the first `full`
+            // words, so those stores need no test (as in `turbo_score`).
             let nwt = (off + 128 * 34) / 4 + 2;
+            let full = 32u32 * 34 + 2;
             barrier();
             for u in 0..9u32 {
                 let w = u * WORKGROUP_X + lid;
-                if w < nwt {
-                    tile[w] = select(w < nw, staged[u], 0u32);
+                if (u + 1) * WORKGROUP_X <= full || w < nwt {
+                    tile[w] = staged[u];
                 }
             }
             barrier();
@@ -111,6 +115,7 @@ pub fn qjl_score(
                 let nwn = (first + min(128u32, n_tokens - tb - 128) * 34 + 3) / 4 - first / 4;
                 for u in 0..9u32 {
                     let w = u * WORKGROUP_X + lid;
+                    staged[u] = 0u32;
                     if w < nwn {
                         staged[u] = k[first / 4 + w];
                     }

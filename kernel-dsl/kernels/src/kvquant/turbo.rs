@@ -103,6 +103,7 @@ pub fn turbo_score(
         let nw0 = (first0 + min(64u32, n_tokens - tile0 * 64) * rb + 3) / 4 - first0 / 4;
         for u in 0..12u32 {
             let w = u * WORKGROUP_X + lid;
+            staged[u] = 0u32;
             if w < nw0 {
                 staged[u] = k[first0 / 4 + w];
             }
@@ -111,14 +112,17 @@ pub fn turbo_score(
             let tb = ti * 64;
             let tn = min(64u32, n_tokens - tb);
             let off = ((kvh * n_tokens + tb) * rb) % 4;
-            // Words a full tile's slice windows may touch (zeros past the rows).
-            let nw = (off + tn * rb + 3) / 4;
+            // Words a full tile's slice windows may touch; the staged words past this
+            // tile's rows are zeros (zero-filled when loaded). Every tile's window holds
+            // the first `full` words, so those stores need no test once the loop is
+            // unrolled (two compares and a select per word were 14 % of the kernel).
             let nwt = (off + 64 * rb) / 4 + 3;
+            let full = 16 * rb + 3;
             barrier();
             for u in 0..12u32 {
                 let w = u * WORKGROUP_X + lid;
-                if w < nwt {
-                    tile[w] = select(w < nw, staged[u], 0u32);
+                if (u + 1) * WORKGROUP_X <= full || w < nwt {
+                    tile[w] = staged[u];
                 }
             }
             barrier();
@@ -127,6 +131,7 @@ pub fn turbo_score(
                 let nwn = (first + min(64u32, n_tokens - tb - 64) * rb + 3) / 4 - first / 4;
                 for u in 0..12u32 {
                     let w = u * WORKGROUP_X + lid;
+                    staged[u] = 0u32;
                     if w < nwn {
                         staged[u] = k[first / 4 + w];
                     }
