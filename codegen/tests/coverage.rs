@@ -67,7 +67,7 @@ pub fn everything(
     let low = workgroup_min(j * 2 - input);
     let many = workgroup_sum(count_ones(bits));
     if g < n && t == 0 {
-        y[group_id().x] = total + top + f16_bits_to_f32(count_ones(bits) & 0xffff) + bf16_bits_to_f32(many) + tanh(bias).clamp(-0.5, 0.5);
+        y[group_id().x] = total + top + f16_bits_to_f32(count_ones(bits) & 0xffff) + bf16_bits_to_f32(many) + bf16_bits_to_f32(funnel_shr(many, bits, 16)) + tanh(bias).clamp(-0.5, 0.5);
         counts[group_id().x] = low + -(i32::MIN + 1) % 7 - (k << 2) + (-8 >> 1);
         halves[g] = many & 0xffff;
         out_t[g] = sigmoid(gelu(softplus(log(log2(exp2(log1p(rsqrt(recip(bias + 2.0)))))))));

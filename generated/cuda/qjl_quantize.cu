@@ -18,6 +18,7 @@ static __device__ __forceinline__ unsigned int ok_clamp_u32(unsigned int x, unsi
 static __device__ __forceinline__ float ok_abs_f32(float x) { return __uint_as_float(__float_as_uint(x) & 0x7fffffffu); }
 static __device__ __forceinline__ int ok_abs_i32(int x) { return x < 0 ? (int)(0u - (unsigned int)x) : x; }
 static __device__ __forceinline__ float ok_fma_f32(float a, float b, float c) { return fmaf(a, b, c); }
+static __device__ __forceinline__ unsigned int ok_funnel_shr_u32(unsigned int lo, unsigned int hi, unsigned int s) { return __funnelshift_r(lo, hi, s); }
 static __device__ __forceinline__ float ok_bf16_to_f32(unsigned int h) { return __uint_as_float((h & 0xffffu) << 16); }
 static __device__ __forceinline__ unsigned int ok_f32_to_bf16(float f) {
     unsigned int b = __float_as_uint(f);

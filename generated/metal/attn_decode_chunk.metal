@@ -39,6 +39,7 @@ static inline int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max
 static inline uint ok_clamp_u32(uint x, uint lo, uint hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
 static inline float ok_abs_f32(float x) { return as_type<float>(as_type<uint>(x) & 0x7fffffffu); }
 static inline int ok_abs_i32(int x) { return x < 0 ? int(0u - uint(x)) : x; }
+static inline uint ok_funnel_shr_u32(uint lo, uint hi, uint s) { uint k = s & 31u; return k == 0u ? lo : (lo >> k) | (hi << (32u - k)); }
 static inline float ok_fma_f32(float a, float b, float c) { return metal::fma(a, b, c); }
 static inline float ok_bf16_to_f32(uint h) { return as_type<float>((h & 0xffffu) << 16); }
 static inline uint ok_f32_to_bf16(float f) {

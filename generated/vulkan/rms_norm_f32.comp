@@ -39,6 +39,7 @@ int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), h
 uint ok_clamp_u32(uint x, uint lo, uint hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
 float ok_abs_f32(float x) { return uintBitsToFloat(floatBitsToUint(x) & 0x7fffffffu); }
 int ok_abs_i32(int x) { return x < 0 ? -x : x; }
+uint ok_funnel_shr_u32(uint lo, uint hi, uint s) { uint k = s & 31u; return k == 0u ? lo : (lo >> k) | (hi << (32u - k)); }
 float ok_bf16_to_f32(uint h) { return uintBitsToFloat((h & 0xffffu) << 16); }
 uint ok_f32_to_bf16(float f) {
     uint b = floatBitsToUint(f);

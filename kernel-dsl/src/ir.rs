@@ -553,11 +553,15 @@ pub enum Intrinsic {
     F16BitsToF32,
     /// `bf16_bits_to_f32(u)`: the bfloat16 in the low 16 bits of `u`, widened exactly.
     Bf16BitsToF32,
+    /// `funnel_shr(lo, hi, s)`: the low 32 bits of the 64-bit `hi:lo` shifted right by
+    /// `s & 31` (so `lo` itself when `s & 31 = 0`); u32. A 32-bit window of a bit stream
+    /// at any offset in one instruction on NVIDIA (`SHF.R`).
+    FunnelShr,
 }
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 8] = [
+    pub const ALL: [Intrinsic; 9] = [
         Intrinsic::Min,
         Intrinsic::Max,
         Intrinsic::Abs,
@@ -566,6 +570,7 @@ impl Intrinsic {
         Intrinsic::CountOnes,
         Intrinsic::F16BitsToF32,
         Intrinsic::Bf16BitsToF32,
+        Intrinsic::FunnelShr,
     ];
 
     /// The DSL spelling.
@@ -579,6 +584,7 @@ impl Intrinsic {
             Intrinsic::CountOnes => "count_ones",
             Intrinsic::F16BitsToF32 => "f16_bits_to_f32",
             Intrinsic::Bf16BitsToF32 => "bf16_bits_to_f32",
+            Intrinsic::FunnelShr => "funnel_shr",
         }
     }
 
@@ -590,7 +596,7 @@ impl Intrinsic {
             | Intrinsic::F16BitsToF32
             | Intrinsic::Bf16BitsToF32 => 1,
             Intrinsic::Min | Intrinsic::Max => 2,
-            Intrinsic::Clamp | Intrinsic::Fma => 3,
+            Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
         }
     }
 

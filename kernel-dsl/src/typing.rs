@@ -140,6 +140,7 @@ pub fn intrinsic_type(op: Intrinsic, args: &[Scalar]) -> Result<Scalar, String> 
         Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => {
             same(&[Scalar::U32]).map(|_| Scalar::F32)
         }
+        Intrinsic::FunnelShr => same(&[Scalar::U32]),
     }
 }
 
@@ -182,6 +183,8 @@ mod tests {
             intrinsic_type(Intrinsic::CountOnes, &[Scalar::I32]),
             Ok(Scalar::U32)
         );
+        assert_eq!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::U32; 3]), Ok(Scalar::U32));
+        assert!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::I32; 3]).is_err());
     }
 
     #[test]

@@ -209,5 +209,31 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
         Intrinsic::CountOnes => map1(lanes, args[0], out, |x| x.count_ones()),
         Intrinsic::F16BitsToF32 => map1(lanes, args[0], out, |x| f16_to_f32(x as u16).to_bits()),
         Intrinsic::Bf16BitsToF32 => map1(lanes, args[0], out, |x| bf16_to_f32(x as u16).to_bits()),
+        Intrinsic::FunnelShr => {
+            for &l in lanes {
+                let l = l as usize;
+                out[l] = funnel_shr(args[0][l], args[1][l], args[2][l]);
+            }
+        }
+    }
+}
+
+/// The DSL's `funnel_shr(lo, hi, s)`: the low 32 bits of `hi:lo >> (s & 31)`.
+pub fn funnel_shr(lo: u32, hi: u32, s: u32) -> u32 {
+    ((((hi as u64) << 32) | lo as u64) >> (s & 31)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::funnel_shr;
+
+    #[test]
+    fn funnel_shr_takes_a_window_of_hi_lo_and_wraps_the_shift() {
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 0), 0x89ab_cdef);
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 8), 0x6789_abcd);
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 16), 0x4567_89ab);
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 31), 0x0246_8acf);
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 32), 0x89ab_cdef);
+        assert_eq!(funnel_shr(0x89ab_cdef, 0x0123_4567, 40), 0x6789_abcd);
     }
 }

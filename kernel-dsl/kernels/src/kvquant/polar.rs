@@ -133,13 +133,13 @@ pub fn polar_score(
                     // σ · 0.5/√128 for the residual, 0 without it.
                     let bit = (tile[(ro + 66) / 4] >> (((ro + 66) % 4) * 8)) & 1;
                     let residual = select(use_qjl != 0, select(bit == 1, 0.044194173824159216, -0.044194173824159216), 0.0);
-                    // The slice's 16 index bytes as four words (funnel shifts below 32).
+                    // The slice's 16 index bytes as four words (funnel shifts).
                     let wb = ro + 2 + 16 * sl;
                     let a = wb / 4;
                     let s = (wb % 4) * 8;
                     let mut w = [0u32; 4];
                     for i in 0..4u32 {
-                        w[i] = (tile[a + i] >> s) | ((tile[a + i + 1] << 1) << (31 - s));
+                        w[i] = funnel_shr(tile[a + i], tile[a + i + 1], s);
                     }
                     // Byte i holds the indices of elements 2i (low nibble) and 2i + 1.
                     let mut cv = [0.0; 32];

@@ -130,7 +130,7 @@ pub fn qjl_score(
                 let s = (ro % 4) * 8;
                 let mut w = [0u32; 8];
                 for i in 0..8u32 {
-                    w[i] = (tile[a + i] >> s) | ((tile[a + i + 1] << 1) << (31 - s));
+                    w[i] = funnel_shr(tile[a + i], tile[a + i + 1], s);
                 }
                 let norm = f32::from_bits(((tile[(ro + 32) / 4] >> (((ro + 32) % 4) * 8)) & 65535) << 16);
                 // One head (no GQA) reads one table; otherwise all four are read (zeros

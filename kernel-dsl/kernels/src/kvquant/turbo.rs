@@ -148,13 +148,13 @@ pub fn turbo_score(
                     if !single_norm {
                         d = f16_bits_to_f32((tile[db / 4] >> ((db % 4) * 8)) & 65535);
                     }
-                    // Five little-endian words from byte wb (wb is even; the funnel shift
-                    // is written so that no shift reaches 32).
+                    // Five little-endian words from byte wb (wb is even): 32-bit windows of
+                    // the staged words, one funnel shift each.
                     let a = wb / 4;
                     let s = (wb % 4) * 8;
                     let mut w = [0u32; 5];
                     for i in 0..5u32 {
-                        w[i] = (tile[a + i] >> s) | ((tile[a + i + 1] << 1) << (31 - s));
+                        w[i] = funnel_shr(tile[a + i], tile[a + i + 1], s);
                     }
                     let mut cv = [0.0; 32];
                     if format == 0 {
