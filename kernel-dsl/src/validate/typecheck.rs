@@ -247,7 +247,6 @@ fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
     }
 }
 
-/// Element value type, whether it can be written, and its name.
 /// The largest `async_wait` argument (CUDA's `cp.async.wait_group` takes 0…7).
 pub const MAX_ASYNC_PENDING: u32 = 7;
 
@@ -281,6 +280,7 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
     }
 }
 
+/// Element value type, whether it can be written, and its name.
 fn place_info(sc: &Scope, place: Place, span: SpanId, d: &mut Diagnostics) -> Option<(Scalar, bool, String)> {
     if sc.in_function.is_some() && !matches!(place, Place::Local(_)) {
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
