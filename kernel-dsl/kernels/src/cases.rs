@@ -92,13 +92,12 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
 }
 
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
-/// `kv_len`, with or without sinks; `z` workgroups per (sequence, head) share its four
-/// blocks of 32 dimensions.
-fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool, z: u32) -> Case {
+/// `kv_len`, with or without sinks.
+fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) -> Case {
     let (b, d) = (2u32, 128usize);
     let parts = (b * hq * n_chunks) as usize;
     let (sink_len, sink_fill) = if sinks { (hq as usize, Fill::Uniform { lo: -3.0, hi: 3.0 }) } else { (1, Fill::Zeros) };
-    Case::new(format!("2 seqs x {hq} heads x {n_chunks} chunks, {}, {z} workgroup(s) per head", if sinks { "sinks" } else { "no sinks" }), [hq, b, z])
+    Case::new(format!("2 seqs x {hq} heads x {n_chunks} chunks, {}", if sinks { "sinks" } else { "no sinks" }), [hq, b, 1])
         .buffer("part_m", parts, Fill::Uniform { lo: -5.0, hi: 5.0 })
         .buffer("part_l", parts, Fill::Uniform { lo: 0.5, hi: 50.0 })
         .buffer("part_acc", parts * d, Fill::Uniform { lo: -20.0, hi: 20.0 })
@@ -195,12 +194,10 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
         "attn_decode_combine" => vec![
-            attention_combine(8, 5, (1, 300), true, 4),
-            // Three workgroups for four dimension blocks: the first takes two.
-            attention_combine(8, 5, (1, 300), false, 3),
-            // Chunk lanes with several batches of eight chunks and a partial one, every
-            // dimension block in one workgroup.
-            attention_combine(2, 1100, (66_000, 70_400), false, 1),
+            attention_combine(8, 5, (1, 300), true),
+            // More than one 1024-chunk block of weights; chunk lanes with several batches
+            // of sixteen chunks and a partial one.
+            attention_combine(2, 1100, (66_000, 70_400), false),
         ],
         "attn_decode_chunk" => {
             use CacheFormat::*;

@@ -15,19 +15,6 @@ pub type KernelTimes = (Vec<f64>, Vec<f64>);
 /// The chunk kernel's largest chunk, and the deterministic mode's fixed chunk.
 pub const MAX_CHUNK: u32 = 256;
 
-/// Workgroups the combine aims at: below this it splits each (sequence, head)'s
-/// dimensions over several workgroups. On the H200 (docs/PERFORMANCE.md), B = 1 over
-/// 32 heads and 256 chunks: 14.4 µs with one workgroup per head, 7.0 with four; with
-/// four per head at B = 64 and B = 128 the combine took 1.5× as long as with one.
-pub const COMBINE_TARGET_GROUPS: u32 = 512;
-
-/// The combine's workgroups per (sequence, head) (its grid's `z`): enough of them to
-/// give about [`COMBINE_TARGET_GROUPS`] workgroups, at most one per block of 32
-/// dimensions. The kernel's sums do not depend on it.
-pub fn combine_split(head_dim: u32, heads_times_seqs: u32) -> u32 {
-    COMBINE_TARGET_GROUPS.div_ceil(heads_times_seqs.max(1)).clamp(1, head_dim.div_ceil(32).max(1))
-}
-
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum AttentionError {
@@ -260,32 +247,11 @@ impl DecodeProblem {
             .scalar("chunk_tokens", chunk_tokens)
             .scalar("has_sinks", self.sinks.is_some() as u32);
         let combine_spec = variant_spec(combine, &[("deterministic", Literal::Bool(deterministic))], d)?;
-        let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, combine_split(d, hq * b)] };
+        let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] };
         let combine_times = match runs {
             Some(n) => backend.launch_repeated(&combine_launch, &mut c, n)?,
             None => vec![backend.launch(&combine_launch, &mut c)?.device_ns.unwrap_or(f64::NAN)],
         };
         Ok(((chunk_times, combine_times), c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn combine_split_spreads_small_launches_only() {
-        // B = 1, 32 heads, D = 128: four blocks of 32 dimensions, one workgroup each.
-        assert_eq!(combine_split(128, 32), 4);
-        // 128 (sequence, head) pairs: 512 / 128 = 4 still.
-        assert_eq!(combine_split(128, 128), 4);
-        assert_eq!(combine_split(128, 200), 3);
-        // Large batches keep one workgroup per (sequence, head).
-        assert_eq!(combine_split(128, 512), 1);
-        assert_eq!(combine_split(128, 4096), 1);
-        // Never more workgroups than blocks; D = 64 has two, D = 80 three.
-        assert_eq!(combine_split(64, 1), 2);
-        assert_eq!(combine_split(80, 1), 3);
-        assert_eq!(combine_split(16, 1), 1);
     }
 }

@@ -525,21 +525,12 @@ pub fn attn_decode_chunk(
 
 /// Merges the chunks of each (sequence, head) and normalizes, in a fixed order.
 ///
-/// Grid `[n_heads, n_seq, z]`: the dimensions go in blocks of 32, and the `z`
-/// workgroups of a (sequence, head) take every `z`-th block, so a single sequence can
-/// spread over `z · n_heads` workgroups while large batches keep one workgroup per
-/// (sequence, head) (the runtime picks `z`; it does not change the bits). For a block,
-/// each invocation owns four dimensions (one 16-byte load per chunk) and one of 16
-/// chunk lanes: a lane takes a contiguous share of the chunks and adds, in chunk order,
-/// both its weighted partial sums and its share of the softmax denominator; at the end
-/// the lanes' sums of every block are added in lane order, all dimensions at once. The
-/// chunk weights `exp(m_c − max)` are computed
-/// once per chunk into shared memory (up to 1024 chunks; beyond that, where they are
-/// used: the same values). A lane's first four chunks are requested before the maximum
-/// is known, and every later batch of four (across blocks too) while the one before it
-/// is used, so a short combine waits on two dependent loads (the length, then
-/// everything else). The order depends only on the number of chunks, so a sequence's
-/// result does not depend on the batch.
+/// The chunk weights `exp(m_c − max)` are computed once per chunk into shared memory
+/// (blocks of 1024 chunks). Each invocation owns four dimensions (one 16-byte load per
+/// chunk) and one of `128 / (D/4)` chunk lanes: a lane adds its contiguous share of a
+/// block's chunks in chunk order, sixteen chunks in flight, and the lanes' sums are
+/// added in lane order at the end. The order depends only on the number of chunks, so
+/// a sequence's result does not depend on the batch.
 #[kernel(workgroup = 128, variants(deterministic = [false, true]))]
 pub fn attn_decode_combine(
     #[len(num_groups().y * n_heads * n_chunks)] part_m: &[f32],
@@ -554,49 +545,14 @@ pub fn attn_decode_combine(
     #[push] has_sinks: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // Chunk weights and denominators (when at most 1024 chunks are used).
     let weights = shared::<f32, 1024>();
-    let dens = shared::<f32, 1024>();
-    // The lanes' sums [blocks][16 lanes][32 dimensions] (D ≤ 256: at most 8 blocks) and
-    // denominators [16 lanes].
-    let sums = shared::<f32, 4096>();
-    let totals = shared::<f32, 16>();
+    let sums = shared::<f32, 1024>();
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
     let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
-    let cached = used <= 1024;
-    // Roles: dimensions [32·blk + 4·qd, … + 4) of each block, chunk lane cl of 16,
-    // which takes chunks [clo, chi).
-    let qd = t0 % 8;
-    let cl = t0 / 8;
-    let span = (used + 15) / 16;
-    let clo = min(cl * span, used);
-    let chi = min(clo + span, used);
-    let blk0 = group_id().z;
-    let n_blk = (head_dim + 31) / 32;
-    let zs = num_groups().z;
-    let mut pa = [0.0; 16];
-    let mut pm = [f32::NEG_INFINITY; 4];
-    let mut pl = [0.0; 4];
-    // The lane's first four chunks, requested before the maximum is known.
-    for e in 0..4u32 {
-        let c = clo + e;
-        if c < chi {
-            if !cached {
-                pm[e] = part_m[row + c];
-                pl[e] = part_l[row + c];
-            }
-            for x in 0..4u32 {
-                let d = blk0 * 32 + 4 * qd + x;
-                if d < head_dim {
-                    pa[4 * e + x] = part_acc[(row + c) * head_dim + d];
-                }
-            }
-        }
-    }
     let mut m_local = f32::NEG_INFINITY;
     for c in (t0..used).step_by(WORKGROUP_X) {
         m_local = max(m_local, part_m[row + c]);
@@ -607,99 +563,68 @@ pub fn attn_decode_combine(
         sink = sinks[h];
     }
     big = max(big, sink);
-    if cached {
-        for c in (t0..used).step_by(WORKGROUP_X) {
-            let mc = part_m[row + c];
+    // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
+    // lanes · head_dim ≤ 512 partial sums fit `weights` at the end).
+    let units = (head_dim + 3) / 4;
+    let lanes = WORKGROUP_X / units;
+    let qd = t0 % units;
+    let cl = t0 / units;
+    let mut total = 0.0;
+    let mut acc = [0.0; 4];
+    for blk in (0..used).step_by(1024u32) {
+        let nb = min(1024u32, used - blk);
+        for c in (t0..nb).step_by(WORKGROUP_X) {
+            let mc = part_m[row + blk + c];
             weights[c] = select(mc == f32::NEG_INFINITY, 0.0, exp(mc - big));
-            dens[c] = part_l[row + c];
+            sums[c] = part_l[row + blk + c];
         }
-    }
-    barrier();
-    for blk in (blk0..n_blk).step_by(zs) {
-        let mut total = 0.0;
-        let mut acc = [0.0; 4];
-        for c0 in (clo..chi).step_by(4u32) {
-            // The next batch (this block's next chunks, else the next block's first).
-            let last = c0 + 4 >= chi;
-            let nblk = select(last, blk + zs, blk);
-            let mut na = [0.0; 16];
-            let mut nm = [f32::NEG_INFINITY; 4];
-            let mut nl = [0.0; 4];
-            if nblk < n_blk {
-                let nc = select(last, clo, c0 + 4);
-                for e in 0..4u32 {
-                    let c = nc + e;
-                    if c < chi {
-                        if !cached {
-                            nm[e] = part_m[row + c];
-                            nl[e] = part_l[row + c];
-                        }
+        barrier();
+        for c in 0..nb {
+            total = fma(sums[c], weights[c], total);
+        }
+        if cl < lanes {
+            let span = (nb + lanes - 1) / lanes;
+            let clo = min(cl * span, nb);
+            let chi = min(clo + span, nb);
+            for c0 in (clo..chi).step_by(16u32) {
+                let mut pa = [0.0; 64];
+                for e in 0..16u32 {
+                    if c0 + e < chi {
                         for x in 0..4u32 {
-                            let d = nblk * 32 + 4 * qd + x;
-                            if d < head_dim {
-                                na[4 * e + x] = part_acc[(row + c) * head_dim + d];
+                            if 4 * qd + x < head_dim {
+                                pa[4 * e + x] = part_acc[(row + blk + c0 + e) * head_dim + 4 * qd + x];
                             }
                         }
                     }
                 }
-            }
-            for e in 0..4u32 {
-                let c = c0 + e;
-                if c < chi {
-                    let mut w = 0.0;
-                    let mut l = 0.0;
-                    if cached {
-                        w = weights[c];
-                        l = dens[c];
-                    } else {
-                        w = select(pm[e] == f32::NEG_INFINITY, 0.0, exp(pm[e] - big));
-                        l = pl[e];
+                for e in 0..16u32 {
+                    if c0 + e < chi {
+                        for x in 0..4u32 {
+                            acc[x] = fma(pa[4 * e + x], weights[c0 + e], acc[x]);
+                        }
                     }
-                    total = fma(l, w, total);
-                    for x in 0..4u32 {
-                        acc[x] = fma(pa[4 * e + x], w, acc[x]);
-                    }
-                }
-            }
-            for e in 0..4u32 {
-                pm[e] = nm[e];
-                pl[e] = nl[e];
-                for x in 0..4u32 {
-                    pa[4 * e + x] = na[4 * e + x];
                 }
             }
         }
-        // This workgroup's j-th block (j = (blk − blk0) / z) at sums[j][lane][32].
-        let j = (blk - blk0) / zs;
+        barrier();
+    }
+    if cl < lanes {
         for x in 0..4u32 {
-            sums[(j * 16 + cl) * 32 + 4 * qd + x] = acc[x];
-        }
-        if qd == 0 && blk == blk0 {
-            totals[cl] = total;
+            if 4 * qd + x < head_dim {
+                weights[cl * head_dim + 4 * qd + x] = acc[x];
+            }
         }
     }
     barrier();
-    // Every dimension of this workgroup's blocks at once: the lanes' sums in lane order.
-    if blk0 < n_blk {
-        let n_own = (n_blk - blk0 + zs - 1) / zs;
-        let mut l = totals[0];
-        for l2 in 1..16u32 {
-            l += totals[l2];
+    if has_sinks != 0 {
+        total += exp(sink - big);
+    }
+    let inv = recip(total);
+    for d in (t0..head_dim).step_by(WORKGROUP_X) {
+        let mut a = weights[d];
+        for l2 in 1..lanes {
+            a += weights[l2 * head_dim + d];
         }
-        if has_sinks != 0 {
-            l += exp(sink - big);
-        }
-        let inv = recip(l);
-        for i in (t0..n_own * 32).step_by(WORKGROUP_X) {
-            let j = i / 32;
-            let d = (blk0 + j * zs) * 32 + i % 32;
-            if d < head_dim {
-                let mut a = sums[j * 512 + i % 32];
-                for l2 in 1..16u32 {
-                    a += sums[(j * 16 + l2) * 32 + i % 32];
-                }
-                out[(b * n_heads + h) * head_dim + d] = a * inv;
-            }
-        }
+        out[(b * n_heads + h) * head_dim + d] = a * inv;
     }
 }
