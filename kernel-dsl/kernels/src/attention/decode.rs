@@ -290,23 +290,46 @@ pub fn attn_decode_chunk(
                 }
             }
             barrier();
-            for sp in (0..tn).step_by(16u32) {
-                let jj = sp + j;
-                if jj < tn {
-                    let at = jj * stride;
-                    let mut dots = [0.0; 4];
-                    if f16_rows {
-                        // f16: two elements per staged word.
-                        let so = kb + jj * (head_dim / 2 + 4) + slice_at;
+            if f16_rows {
+                // f16: two tokens per pass (j and j + 16), so both rows' shared loads are
+                // in flight before the first product; the second is clamped to the
+                // tile's last row (a repeat that is not stored).
+                for sp in (0..tn).step_by(32u32) {
+                    let ja = sp + j;
+                    if ja < tn {
+                        let jb = ja + 16;
+                        let sa = kb + ja * (head_dim / 2 + 4) + slice_at;
+                        let sb = kb + min(jb, tn - 1) * (head_dim / 2 + 4) + slice_at;
+                        let mut da = [0.0; 4];
+                        let mut db = [0.0; 4];
                         for w in 0..head_dim / 16 {
-                            let word = ktile[so + w];
-                            let lo = f16_bits_to_f32(word & 65535);
-                            let hi = f16_bits_to_f32(word >> 16);
+                            let wa = ktile[sa + w];
+                            let wb = ktile[sb + w];
+                            let alo = f16_bits_to_f32(wa & 65535);
+                            let ahi = f16_bits_to_f32(wa >> 16);
+                            let blo = f16_bits_to_f32(wb & 65535);
+                            let bhi = f16_bits_to_f32(wb >> 16);
                             for hh in 0..4u32 {
-                                dots[hh] = fma(qr[hh * 32 + 2 * w + 1], hi, fma(qr[hh * 32 + 2 * w], lo, dots[hh]));
+                                da[hh] = fma(qr[hh * 32 + 2 * w + 1], ahi, fma(qr[hh * 32 + 2 * w], alo, da[hh]));
+                                db[hh] = fma(qr[hh * 32 + 2 * w + 1], bhi, fma(qr[hh * 32 + 2 * w], blo, db[hh]));
                             }
                         }
-                    } else {
+                        for hh in 0..4u32 {
+                            part[(hh * 64 + ja) * 8 + s] = da[hh];
+                        }
+                        if jb < tn {
+                            for hh in 0..4u32 {
+                                part[(hh * 64 + jb) * 8 + s] = db[hh];
+                            }
+                        }
+                    }
+                }
+            } else {
+                for sp in (0..tn).step_by(16u32) {
+                    let jj = sp + j;
+                    if jj < tn {
+                        let at = jj * stride;
+                        let mut dots = [0.0; 4];
                         let off = (cells[tb + jj] * k_bytes) % 4;
                         for e in 0..(head_dim + 7) / 8 {
                             let d = s * ds + e;
@@ -339,11 +362,11 @@ pub fn attn_decode_chunk(
                                 }
                             }
                         }
-                    }
-                    // All four heads are stored (a missing head's dot is 0 and never
-                    // read): unguarded stores at fixed offsets from one address.
-                    for hh in 0..4u32 {
-                        part[(hh * 64 + jj) * 8 + s] = dots[hh];
+                        // All four heads are stored (a missing head's dot is 0 and never
+                        // read): unguarded stores at fixed offsets from one address.
+                        for hh in 0..4u32 {
+                            part[(hh * 64 + jj) * 8 + s] = dots[hh];
+                        }
                     }
                 }
             }
