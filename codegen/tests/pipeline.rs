@@ -181,6 +181,10 @@ fn cli_bench_quick_prints_the_table() {
         return;
     }
     assert!(out.contains("| B × L | paged fast |") && out.contains("| 1 × 100 |"), "{out}");
+    // The driver's own copy is measured beside `copy_words` (a finite figure: lavapipe
+    // has timestamps).
+    let driver = out.split("driver copy ").nth(1).and_then(|t| t.split(" GB/s").next()).and_then(|v| v.parse::<f64>().ok());
+    assert!(driver.is_some_and(|v| v > 0.0), "{out}");
 }
 
 /// `onekernel vk-stats`: the driver compiler's statistics where the driver offers

@@ -151,7 +151,19 @@ pub trait Backend {
     fn launch_repeated(&mut self, launch: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
         (0..runs).map(|_| self.launch(launch, args).map(|s| s.device_ns.unwrap_or(f64::NAN))).collect()
     }
+
+    /// For benchmarks: the driver's own device-to-device copy of `bytes` (CUDA
+    /// `cuMemcpyDtoDAsync`, Vulkan `vkCmdCopyBuffer`), `runs` times, each after the L2
+    /// flush when set; each run's device time in ns. It is the ceiling the generated
+    /// `copy_words` kernel is compared with. `None` where there is no device memory.
+    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
+        let _ = (bytes, runs);
+        Ok(None)
+    }
 }
+
+/// The name errors of [`Backend::time_driver_copy`] carry in place of a kernel's.
+pub const DRIVER_COPY: &str = "driver copy";
 
 /// Checks the arguments against the manifest before anything touches a device: every
 /// buffer present with the declared element type and a non-zero length, every push

@@ -5,7 +5,7 @@
 //! of `--runs` dispatches of the chunk and the combine kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
 //! bandwidth is measured in the same run. Writes a markdown table and JSON.
 
-use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
@@ -71,6 +71,8 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     let mut r = SeqRng::new(0xbe4c);
     let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
     let mut copies = vec![f64::NAN; opened.len()];
+    let mut driver = vec![f64::NAN; opened.len()];
+    let driver_bytes = driver_copy_bytes(shapes.len() == QUICK.len());
     for (i, b) in opened.iter_mut().enumerate() {
         b.set_l2_flush(128 << 20);
         let words: Vec<u32> = (0..if shapes.len() == QUICK.len() { 1u32 << 16 } else { 24u32 << 20 }).collect();
@@ -80,6 +82,8 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let t = b.launch_repeated(&Launch { kernel: k, artifacts: &out, spec: &spec, groups: [(words.len() as u32).div_ceil(1024), 1, 1] }, &mut a, 23)?;
         copies[i] = 2.0 * (words.len() * 4) as f64 / median(&t[3..]);
         eprintln!("{}: copy bandwidth (copy_words, {:.2} MiB, read + write) {:.0} GB/s", b.name(), (words.len() * 4) as f64 / 1048576.0, copies[i]);
+        driver[i] = driver_copy_gbs(b.as_mut(), driver_bytes)?.unwrap_or(f64::NAN);
+        eprintln!("{}: driver copy ({} MiB, read + write) {:.0} GB/s", b.name(), driver_bytes >> 20, driver[i]);
     }
     for &(bsz, l) in shapes {
         let bytes = (bsz * l * HKV * D * 2) as usize;
@@ -98,7 +102,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
                         "chunk_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, Split::Deterministic => 256 },
-                        "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i],
+                        "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i], "fraction_of_driver_copy": gbs / driver[i],
                     }));
                 }
             }
@@ -107,15 +111,24 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     for (i, b) in opened.iter_mut().enumerate() {
         let name = b.name();
         let find = |bs: u32, l: u32, layout: &str, mode: &str| records[i].iter().find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode).and_then(|x| x["total_ns"].as_f64()).unwrap_or(f64::NAN);
-        println!("\n{name}: copy {:.0} GB/s (copy_words, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16", copies[i]);
-        println!("| B × L | paged fast | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
-        println!("|---|---|---|---|---|---|");
+        println!(
+            "\n{name}: copy {:.0} GB/s (copy_words, read + write), driver copy {:.0} GB/s ({} MiB, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16",
+            copies[i],
+            driver[i],
+            driver_bytes >> 20
+        );
+        println!("| B × L | paged fast | of copy_words / driver copy | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
+        println!("|---|---|---|---|---|---|---|");
         for &(bs, l) in shapes {
             let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
             let (pf, pd, cf) = (find(bs, l, "paged16", "fast"), find(bs, l, "paged16", "deterministic"), find(bs, l, "contiguous", "fast"));
             println!(
-                "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
-                pf / 1e3, bytes / pf / 1e3, pd / 1e3, bytes / pd / 1e3, cf / 1e3, bytes / cf / 1e3, 100.0 * (pf / cf - 1.0), 100.0 * (pd / pf - 1.0)
+                "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % / {:.0} % | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
+                pf / 1e3,
+                bytes / pf / 1e3,
+                100.0 * bytes / pf / copies[i],
+                100.0 * bytes / pf / driver[i],
+                pd / 1e3, bytes / pd / 1e3, cf / 1e3, bytes / cf / 1e3, 100.0 * (pf / cf - 1.0), 100.0 * (pd / pf - 1.0)
             );
         }
         if let Some(dir) = &evidence {
@@ -123,7 +136,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             let doc = serde_json::json!({
                 "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": runs, "warmup": 3, "l2_flush_bytes": 128u64 << 20,
                 "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE},
-                "copy_gb_per_s": copies[i], "quick_smoke_test": shapes.len() == QUICK.len(), "results": records[i],
+                "copy_gb_per_s": copies[i], "driver_copy": {"api": driver_copy_api(name), "bytes": driver_bytes, "gb_per_s": driver[i]}, "quick_smoke_test": shapes.len() == QUICK.len(), "results": records[i],
             });
             let p = dir.join(format!("bench-attention-{name}.json"));
             std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;

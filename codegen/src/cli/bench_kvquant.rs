@@ -9,7 +9,7 @@
 //! Vulkan-only run, 2–4× slower kernels). `--quick` measures TBQ4, QJL and Polar at
 //! L = 65536 only. Writes a table and, with --evidence, JSON.
 
-use crate::common::{command_line, median, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
@@ -107,15 +107,17 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     // storage-buffer range, so this is DRAM bandwidth (read + write).
     let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let mut copies = Vec::new();
+    let driver_bytes = driver_copy_bytes(false);
     for b in opened.iter_mut() {
         // Inputs are uploaded right before each launch; writing 128 MiB in between
         // evicts them from L2, so every timed run reads its quantized cache from DRAM.
         b.set_l2_flush(128 << 20);
+        let driver_gbs = driver_copy_gbs(b.as_mut(), driver_bytes)?.unwrap_or(f64::NAN);
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
         let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?.median;
         let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
-        eprintln!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", dev.backend_name());
-        copies.push((copy_ns, copy_gbs));
+        eprintln!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB) {driver_gbs:.1} GB/s", dev.backend_name(), driver_bytes >> 20);
+        copies.push((copy_ns, copy_gbs, driver_gbs));
     }
     let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
     let mut table = vec![String::new(); opened.len()];
@@ -132,29 +134,39 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                     let mut dev = Device::new(b.as_mut(), &manifest, &out);
                     time(&mut dev, 20, |d| d.copy_words(&words).map(|_| ()))?;
                     let t = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
-                    let copy_gbs = copies[i].1;
+                    let (_, copy_gbs, driver_gbs) = copies[i];
                     let gbs = bytes.len() as f64 / t.median;
-                    let row = format!("| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % |", p.label(), bytes.len(), t.median / 1e3, t.min / 1e3, t.max / 1e3, 100.0 * gbs / copy_gbs);
+                    let row = format!(
+                        "| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % | {:.1} % |",
+                        p.label(),
+                        bytes.len(),
+                        t.median / 1e3,
+                        t.min / 1e3,
+                        t.max / 1e3,
+                        100.0 * gbs / copy_gbs,
+                        100.0 * gbs / driver_gbs
+                    );
                     eprintln!("{row}");
                     table[i] += &(row + "\n");
-                    records[i].push(serde_json::json!({"kernel": p.label(), "rows": l, "n_heads": hq, "n_kv_heads": KV_HEADS, "bytes_read": bytes.len(), "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs}));
+                    records[i].push(serde_json::json!({"kernel": p.label(), "rows": l, "n_heads": hq, "n_kv_heads": KV_HEADS, "bytes_read": bytes.len(), "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs, "fraction_of_driver_copy": gbs / driver_gbs}));
                 }
             }
         }
     }
     for (i, b) in opened.iter_mut().enumerate() {
         let info = b.info().clone();
-        let (copy_ns, copy_gbs) = copies[i];
-        println!("\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s", info.backend);
-        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy |");
-        println!("|---|---|---|---|---|---|---|---|");
+        let (copy_ns, copy_gbs, driver_gbs) = copies[i];
+        println!("\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB, read + write) {driver_gbs:.1} GB/s", info.backend, driver_bytes >> 20);
+        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of driver copy |");
+        println!("|---|---|---|---|---|---|---|---|---|");
         print!("{}", table[i]);
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let doc = serde_json::json!({
                 "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": 3,
                 "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
-                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs}, "l2_flush_bytes": 128u64 << 20,
+                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
+                "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": 128u64 << 20,
                 "results": records[i],
             });
             let p = dir.join(format!("bench-kvquant-{}.json", info.backend));

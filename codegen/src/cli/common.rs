@@ -147,6 +147,34 @@ impl BenchOptions {
     }
 }
 
+/// Bytes of the driver copy the benchmarks measure beside `copy_words`: 1 GiB, as
+/// ANCHORS.md's device-to-device copy (1 MiB in a `--quick` smoke run).
+pub fn driver_copy_bytes(quick: bool) -> u64 {
+    if quick {
+        1 << 20
+    } else {
+        1 << 30
+    }
+}
+
+/// The driver's own device-to-device copy bandwidth in GB/s, counting bytes read and
+/// written: the median of 20 timed copies of `bytes` after 3 warm-ups. `None` where the
+/// backend has no device memory or no timestamps.
+pub fn driver_copy_gbs(b: &mut dyn Backend, bytes: u64) -> Result<Option<f64>> {
+    let Some(t) = b.time_driver_copy(bytes, 23)? else { return Ok(None) };
+    let m = median(&t[3.min(t.len())..]);
+    Ok(m.is_finite().then(|| 2.0 * bytes as f64 / m))
+}
+
+/// The API call behind [`driver_copy_gbs`] on `backend`, for evidence files.
+pub fn driver_copy_api(backend: &str) -> &'static str {
+    match backend {
+        "cuda" => "cuMemcpyDtoDAsync",
+        "vulkan" => "vkCmdCopyBuffer",
+        _ => "none",
+    }
+}
+
 /// The median of the finite values (NaN when there are none).
 pub fn median(v: &[f64]) -> f64 {
     let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();

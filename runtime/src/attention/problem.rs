@@ -15,6 +15,18 @@ pub type KernelTimes = (Vec<f64>, Vec<f64>);
 /// The chunk kernel's largest chunk, and the deterministic mode's fixed chunk.
 pub const MAX_CHUNK: u32 = 256;
 
+/// The most combine workgroups ((sequence, head) pairs) for which the combine requests
+/// its first chunks before the maximum (`early_loads`). Measured on the H200: the
+/// variant took B = 1 from 10.4 to 8.0 µs and 16 × 32 pairs from 7.8 to 7.6, but 64 × 32
+/// pairs from 14.4 to 16.5 (its extra live values cost workgroups per SM once the
+/// launch is more than a wave); docs/PERFORMANCE.md.
+pub const EARLY_COMBINE_MAX_PAIRS: u32 = 512;
+
+/// Whether a combine launch of `pairs` workgroups uses the `early_loads` variant.
+pub fn early_combine_loads(pairs: u32) -> bool {
+    pairs <= EARLY_COMBINE_MAX_PAIRS
+}
+
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum AttentionError {
@@ -246,7 +258,11 @@ impl DecodeProblem {
             .scalar("n_chunks", n_chunks)
             .scalar("chunk_tokens", chunk_tokens)
             .scalar("has_sinks", self.sinks.is_some() as u32);
-        let combine_spec = variant_spec(combine, &[("deterministic", Literal::Bool(deterministic))], d)?;
+        let mut combine_axes = vec![("deterministic", Literal::Bool(deterministic))];
+        if combine.spec_constants.iter().any(|s| s.name == "early_loads") {
+            combine_axes.push(("early_loads", Literal::Bool(early_combine_loads(b * hq))));
+        }
+        let combine_spec = variant_spec(combine, &combine_axes, d)?;
         let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] };
         let combine_times = match runs {
             Some(n) => backend.launch_repeated(&combine_launch, &mut c, n)?,

@@ -8,7 +8,7 @@
 //! reports itself unavailable; it never panics.
 
 use crate::args::{ArgValue, Args};
-use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::ir::Access;
@@ -186,6 +186,25 @@ impl Backend for Cuda {
 
     fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
         self.run(l, args, runs.max(1))
+    }
+
+    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
+        let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
+        let mut dst = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut times = Vec::with_capacity(runs as usize);
+        for _ in 0..runs {
+            if let Some(scratch) = self.flush.as_mut() {
+                self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
+            }
+            let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
+            self.stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e))?;
+            let end = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
+            self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
+            times.push(start.elapsed_ms(&end).map_err(|e| api("cuEventElapsedTime", &e))? as f64 * 1e6);
+        }
+        Ok(Some(times))
     }
 }
 

@@ -10,12 +10,12 @@ use ash::vk;
 use onekernel_dsl::ir::Access;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
-struct Resources<'a> {
-    device: &'a ash::Device,
-    buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
-    pool: vk::DescriptorPool,
-    queries: vk::QueryPool,
-    fence: vk::Fence,
+pub(super) struct Resources<'a> {
+    pub(super) device: &'a ash::Device,
+    pub(super) buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    pub(super) pool: vk::DescriptorPool,
+    pub(super) queries: vk::QueryPool,
+    pub(super) fence: vk::Fence,
 }
 
 impl Drop for Resources<'_> {
@@ -55,6 +55,10 @@ impl Backend for Vulkan {
 
     fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
         self.run(l, args, runs.max(1))
+    }
+
+    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
+        self.driver_copy(bytes, runs.max(1)).map(Some)
     }
 }
 
@@ -221,7 +225,7 @@ impl Vulkan {
 impl Vulkan {
     /// A buffer of `size` bytes bound to fresh memory of a type with `want` (any allowed
     /// type when `fallback` and none has it), recorded in `r` for destruction.
-    fn allocate(&self, r: &mut Resources, size: u64, usage: vk::BufferUsageFlags, want: vk::MemoryPropertyFlags, fallback: bool) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
+    pub(super) fn allocate(&self, r: &mut Resources, size: u64, usage: vk::BufferUsageFlags, want: vk::MemoryPropertyFlags, fallback: bool) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
         let d = &self.device;
         // SAFETY: object creation on this device; every handle is recorded in `r`, which
         // destroys it on every path.

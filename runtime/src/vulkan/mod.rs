@@ -6,6 +6,7 @@
 //! Device choice: `ONEKERNEL_VK_DEVICE` (an index or part of the name), else a discrete
 //! GPU, else an integrated one, else anything (lavapipe in CI).
 
+mod copy;
 mod device;
 mod launch;
 mod stats;

@@ -554,7 +554,12 @@ pub fn attn_decode_chunk(
 /// block's chunks in chunk order, sixteen chunks in flight, and the lanes' sums are
 /// added in lane order at the end. The order depends only on the number of chunks, so
 /// a sequence's result does not depend on the batch.
-#[kernel(workgroup = 128, variants(deterministic = [false, true]))]
+///
+/// With `early_loads` a lane's first sixteen chunks are requested before the maximum
+/// (they do not depend on it), one dependent load fewer per invocation. It holds 64
+/// more values across the maximum's barriers, which costs workgroups per SM, so the
+/// runtime picks it for small launches only (docs/PERFORMANCE.md). Same bits either way.
+#[kernel(workgroup = 128, variants(deterministic = [false, true], early_loads = [false, true]))]
 pub fn attn_decode_combine(
     #[len(num_groups().y * n_heads * n_chunks)] part_m: &[f32],
     #[len(num_groups().y * n_heads * n_chunks)] part_l: &[f32],
@@ -576,6 +581,30 @@ pub fn attn_decode_combine(
     let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
+    // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
+    // lanes · head_dim ≤ 512 partial sums fit `weights` at the end).
+    let units = (head_dim + 3) / 4;
+    let lanes = WORKGROUP_X / units;
+    let qd = t0 % units;
+    let cl = t0 / units;
+    // `early_loads`: the lane's first sixteen chunks of the first block, requested before
+    // the maximum is known.
+    let nb0 = min(1024u32, used);
+    let span0 = (nb0 + lanes - 1) / lanes;
+    let clo0 = min(cl * span0, nb0);
+    let chi0 = min(clo0 + span0, nb0);
+    let mut pa = [0.0; 64];
+    if early_loads && cl < lanes {
+        for e in 0..16u32 {
+            if clo0 + e < chi0 {
+                for x in 0..4u32 {
+                    if 4 * qd + x < head_dim {
+                        pa[4 * e + x] = part_acc[(row + clo0 + e) * head_dim + 4 * qd + x];
+                    }
+                }
+            }
+        }
+    }
     let mut m_local = f32::NEG_INFINITY;
     for c in (t0..used).step_by(WORKGROUP_X) {
         m_local = max(m_local, part_m[row + c]);
@@ -586,12 +615,6 @@ pub fn attn_decode_combine(
         sink = sinks[h];
     }
     big = max(big, sink);
-    // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
-    // lanes · head_dim ≤ 512 partial sums fit `weights` at the end).
-    let units = (head_dim + 3) / 4;
-    let lanes = WORKGROUP_X / units;
-    let qd = t0 % units;
-    let cl = t0 / units;
     let mut total = 0.0;
     let mut acc = [0.0; 4];
     for blk in (0..used).step_by(1024u32) {
@@ -610,12 +633,20 @@ pub fn attn_decode_combine(
             let clo = min(cl * span, nb);
             let chi = min(clo + span, nb);
             for c0 in (clo..chi).step_by(16u32) {
-                let mut pa = [0.0; 64];
-                for e in 0..16u32 {
-                    if c0 + e < chi {
-                        for x in 0..4u32 {
-                            if 4 * qd + x < head_dim {
-                                pa[4 * e + x] = part_acc[(row + blk + c0 + e) * head_dim + 4 * qd + x];
+                // A fresh array per batch, so that without `early_loads` nothing is
+                // carried from one batch to the next.
+                let mut pb = [0.0; 64];
+                if early_loads && blk == 0 && c0 == clo {
+                    for e in 0..64u32 {
+                        pb[e] = pa[e];
+                    }
+                } else {
+                    for e in 0..16u32 {
+                        if c0 + e < chi {
+                            for x in 0..4u32 {
+                                if 4 * qd + x < head_dim {
+                                    pb[4 * e + x] = part_acc[(row + blk + c0 + e) * head_dim + 4 * qd + x];
+                                }
                             }
                         }
                     }
@@ -623,7 +654,7 @@ pub fn attn_decode_combine(
                 for e in 0..16u32 {
                     if c0 + e < chi {
                         for x in 0..4u32 {
-                            acc[x] = fma(pa[4 * e + x], weights[c0 + e], acc[x]);
+                            acc[x] = fma(pb[4 * e + x], weights[c0 + e], acc[x]);
                         }
                     }
                 }
