@@ -192,6 +192,20 @@ impl Backend for Cuda {
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
         let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
         let mut dst = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
+        let times = self.timed_runs(runs, &api, |stream| stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e)))?;
+        Ok(Some(times))
+    }
+}
+
+impl Cuda {
+    /// `runs` times: the L2 flush when set, then `work` on the stream between two
+    /// events; each run's device time in ns.
+    fn timed_runs(
+        &mut self,
+        runs: u32,
+        api: &dyn Fn(&str, &dyn std::fmt::Display) -> BackendError,
+        mut work: impl FnMut(&Arc<CudaStream>) -> Result<(), BackendError>,
+    ) -> Result<Vec<f64>, BackendError> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
@@ -199,16 +213,14 @@ impl Backend for Cuda {
                 self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
             }
             let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
-            self.stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e))?;
+            work(&self.stream)?;
             let end = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
             self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
             times.push(start.elapsed_ms(&end).map_err(|e| api("cuEventElapsedTime", &e))? as f64 * 1e6);
         }
-        Ok(Some(times))
+        Ok(times)
     }
-}
 
-impl Cuda {
     /// Uploads once, dispatches `runs` times (each between two events, after the L2
     /// flush when set), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
@@ -234,29 +246,18 @@ impl Cuda {
             block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
             shared_mem_bytes: 0,
         };
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut times = Vec::with_capacity(runs as usize);
-        for _ in 0..runs {
-            if let Some(scratch) = self.flush.as_mut() {
-                self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
+        let times = self.timed_runs(runs, &api, |stream| {
+            let mut b = stream.launch_builder(&func);
+            for s in &slices {
+                b.arg(s);
             }
-            let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
-            {
-                let mut b = self.stream.launch_builder(&func);
-                for s in &slices {
-                    b.arg(s);
-                }
-                if !bytes.is_empty() {
-                    b.arg(&push);
-                }
-                // SAFETY: the argument list matches the generated signature (buffers in
-                // binding order, then the push struct), checked against the manifest above.
-                unsafe { b.launch(cfg) }.map_err(|e| api("cuLaunchKernel", &e))?;
+            if !bytes.is_empty() {
+                b.arg(&push);
             }
-            let end = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
-            self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
-            times.push(start.elapsed_ms(&end).map_err(|e| api("cuEventElapsedTime", &e))? as f64 * 1e6);
-        }
+            // SAFETY: the argument list matches the generated signature (buffers in
+            // binding order, then the push struct), checked against the manifest above.
+            unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| api("cuLaunchKernel", &e))
+        })?;
         for (b, s) in k.buffers.iter().zip(&slices) {
             if b.access != Access::ReadWrite {
                 continue;

@@ -136,17 +136,7 @@ impl Vulkan {
                 d.update_descriptor_sets(&writes, &[]);
                 Some(s)
             };
-            if self.timestamp_period_ns.is_some() {
-                r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * runs), None).map_err(|e| api("vkCreateQueryPool", e))?;
-            }
-            let cb = d
-                .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1))
-                .map_err(|e| api("vkAllocateCommandBuffers", e))?[0];
-            let result = (|| -> Result<(), BackendError> {
-                d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
-                if r.queries != vk::QueryPool::null() {
-                    d.cmd_reset_query_pool(cb, r.queries, 0, 2 * runs);
-                }
+            let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
                 for (dev_buf, stage_buf, size, _) in &staged {
                     d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
                 }
@@ -166,14 +156,14 @@ impl Vulkan {
                         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
                         .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
-                    if r.queries != vk::QueryPool::null() {
+                    if queries != vk::QueryPool::null() {
                         // Written once every earlier command has completed: the interval
                         // covers this dispatch only.
-                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, r.queries, 2 * run);
+                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, queries, 2 * run);
                     }
                     d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
-                    if r.queries != vk::QueryPool::null() {
-                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, r.queries, 2 * run + 1);
+                    if queries != vk::QueryPool::null() {
+                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, queries, 2 * run + 1);
                     }
                 }
                 let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
@@ -185,22 +175,8 @@ impl Vulkan {
                 }
                 let downloaded = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
-                d.end_command_buffer(cb).map_err(|e| api("vkEndCommandBuffer", e))?;
-                r.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|e| api("vkCreateFence", e))?;
-                let cbs = [cb];
-                d.queue_submit(self.queue, &[vk::SubmitInfo::default().command_buffers(&cbs)], r.fence).map_err(|e| api("vkQueueSubmit", e))?;
-                d.wait_for_fences(&[r.fence], true, u64::MAX).map_err(|e| api("vkWaitForFences", e))?;
                 Ok(())
-            })();
-            d.free_command_buffers(self.command_pool, &[cb]);
-            result?;
-            let mut times = vec![f64::NAN; runs as usize];
-            if let (Some(period), true) = (self.timestamp_period_ns, r.queries != vk::QueryPool::null()) {
-                let mut ts = vec![0u64; 2 * runs as usize];
-                if d.get_query_pool_results(r.queries, 0, &mut ts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT).is_ok() {
-                    times = ts.chunks(2).map(|t| t[1].wrapping_sub(t[0]) as f64 * period).collect();
-                }
-            }
+            })?;
             for (b, mem) in k.buffers.iter().zip(&stage_mems) {
                 if b.access != Access::ReadWrite {
                     continue;
@@ -223,6 +199,52 @@ impl Vulkan {
 }
 
 impl Vulkan {
+    /// Records one command buffer with `record` (given it and the timestamp query pool,
+    /// null where the device has no timestamps: `2 · runs` queries, already reset),
+    /// submits it, waits for it, and returns the interval of each query pair in ns (NaN
+    /// without timestamps). The pool and the fence go into `r`.
+    ///
+    /// # Safety
+    /// Every handle `record` uses must belong to this device and outlive the call.
+    pub(super) unsafe fn submit_timed(
+        &self,
+        r: &mut Resources,
+        runs: u32,
+        api: &dyn Fn(&str, vk::Result) -> BackendError,
+        record: impl FnOnce(vk::CommandBuffer, vk::QueryPool) -> Result<(), BackendError>,
+    ) -> Result<Vec<f64>, BackendError> {
+        let d = &self.device;
+        if self.timestamp_period_ns.is_some() {
+            r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * runs), None).map_err(|e| api("vkCreateQueryPool", e))?;
+        }
+        let cb = d
+            .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1))
+            .map_err(|e| api("vkAllocateCommandBuffers", e))?[0];
+        let result = (|| -> Result<(), BackendError> {
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
+            if r.queries != vk::QueryPool::null() {
+                d.cmd_reset_query_pool(cb, r.queries, 0, 2 * runs);
+            }
+            record(cb, r.queries)?;
+            d.end_command_buffer(cb).map_err(|e| api("vkEndCommandBuffer", e))?;
+            r.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|e| api("vkCreateFence", e))?;
+            let cbs = [cb];
+            d.queue_submit(self.queue, &[vk::SubmitInfo::default().command_buffers(&cbs)], r.fence).map_err(|e| api("vkQueueSubmit", e))?;
+            d.wait_for_fences(&[r.fence], true, u64::MAX).map_err(|e| api("vkWaitForFences", e))?;
+            Ok(())
+        })();
+        d.free_command_buffers(self.command_pool, &[cb]);
+        result?;
+        let mut times = vec![f64::NAN; runs as usize];
+        if let (Some(period), true) = (self.timestamp_period_ns, r.queries != vk::QueryPool::null()) {
+            let mut ts = vec![0u64; 2 * runs as usize];
+            if d.get_query_pool_results(r.queries, 0, &mut ts, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT).is_ok() {
+                times = ts.chunks(2).map(|t| t[1].wrapping_sub(t[0]) as f64 * period).collect();
+            }
+        }
+        Ok(times)
+    }
+
     /// A buffer of `size` bytes bound to fresh memory of a type with `want` (any allowed
     /// type when `fallback` and none has it), recorded in `r` for destruction.
     pub(super) fn allocate(&self, r: &mut Resources, size: u64, usage: vk::BufferUsageFlags, want: vk::MemoryPropertyFlags, fallback: bool) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
