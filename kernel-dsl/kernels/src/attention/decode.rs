@@ -64,7 +64,9 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // [256 tokens][4 heads]: scores, then softmax numerators (one 16-byte load per token).
+    // [4 heads][256 tokens]: scores, then softmax numerators. Head-major, so that the
+    // softmax's 32 invocations per head read eight consecutive tokens each without bank
+    // conflicts; the V pass gets them token-major in `part` (one 16-byte load per token).
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
@@ -75,7 +77,9 @@ pub fn attn_decode_chunk(
     // With `scores`, `cells` and `part` that is 30 KiB (inside the 32 KiB lavapipe
     // offers), or 47 KiB with `async_k`.
     let ktile = shared::<u32, { select(async_k, 8704u32, 4352u32) }>();
-    // q·k partials [4 heads][64 tokens][8 slices], then the softmax's per-lane values.
+    // q·k partials [4 heads][64 tokens][8 slices]; after the last tile the softmax's
+    // per-lane values (words 0–127) and its numerators [256 tokens][4 heads] (from word
+    // 1024).
     let part = shared::<f32, 2048>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
@@ -134,6 +138,15 @@ pub fn attn_decode_chunk(
             page = block_table[logical] as u32;
         }
         cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
+    }
+    // Score slots past the chunk's last token hold −inf for good (nothing else writes
+    // them), so the softmax reads whole eight-token runs without guards.
+    if n < 256 {
+        for idx in (t0..1024u32).step_by(WORKGROUP_X) {
+            if (idx & 255) >= n {
+                scores[idx] = f32::NEG_INFINITY;
+            }
+        }
     }
     // Staging geometry. f16 rows with D % 16 = 0 move as 16-byte quads: a staged row is
     // D/2 + 4 words, its second half four words further, so the eight slices that one
@@ -396,7 +409,7 @@ pub fn attn_decode_chunk(
                             sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
                         }
                     }
-                    scores[i * 4 + hh] = sc;
+                    scores[hh * 256 + i] = sc;
                 }
             }
         }
@@ -414,17 +427,21 @@ pub fn attn_decode_chunk(
             }
         }
         barrier();
-        // Softmax per head: 32 invocations per head, eight tokens each; their maxima and
-        // sums are combined in lane order (three barriers, not a tree per reduction).
+        // Softmax per head: 32 invocations per head, eight consecutive tokens each (held
+        // in registers between the two passes); their maxima and sums are combined in
+        // lane order (three barriers, not a tree per reduction). Slots past the last
+        // token are −inf: they leave the maximum alone and add exp-free zeros.
         let sh = t0 / 32;
         let lane = t0 % 32;
+        let srow = sh * 256 + lane * 8;
+        let mut sv = [0.0; 8];
+        for e in 0..8u32 {
+            sv[e] = scores[srow + e];
+        }
         let mut mx = f32::NEG_INFINITY;
         if sh < hn {
             for e in 0..8u32 {
-                let i = lane * 8 + e;
-                if i < n {
-                    mx = max(mx, scores[i * 4 + sh]);
-                }
+                mx = max(mx, sv[e]);
             }
         }
         part[t0] = mx;
@@ -436,17 +453,24 @@ pub fn attn_decode_chunk(
         let mut ls = 0.0;
         if sh < hn {
             for e in 0..8u32 {
-                let i = lane * 8 + e;
-                if i < n {
-                    let sc = scores[i * 4 + sh];
-                    let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
-                    scores[i * 4 + sh] = p;
-                    ls += p;
-                }
+                let sc = sv[e];
+                let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
+                ls += p;
+                // Slots past the last token stay −inf for the next heads' maximum.
+                sv[e] = select(lane * 8 + e < n, p, f32::NEG_INFINITY);
+            }
+            for e in 0..8u32 {
+                scores[srow + e] = sv[e];
             }
         }
         barrier();
         part[t0] = ls;
+        // The numerators token-major for the V pass: four heads per 16-byte load.
+        for i in (t0..n).step_by(WORKGROUP_X) {
+            for hh in 0..4u32 {
+                part[1024 + i * 4 + hh] = scores[hh * 256 + i];
+            }
+        }
         barrier();
         if lane == 0 && sh < hn {
             let mut l = 0.0;
@@ -480,7 +504,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
+                                let p = part[1024 + i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -498,7 +522,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
+                                let p = part[1024 + i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -514,7 +538,7 @@ pub fn attn_decode_chunk(
                             let x0 = elem(v, row, 2 * u, v_type);
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
+                                let p = part[1024 + i * 4 + hh];
                                 acc[8 * hh] = fma(p, x0, acc[8 * hh]);
                                 acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
                             }
