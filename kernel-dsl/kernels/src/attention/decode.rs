@@ -430,7 +430,7 @@ pub fn attn_decode_chunk(
         // Softmax per head: 32 invocations per head, eight consecutive tokens each (held
         // in registers between the two passes); their maxima and sums are combined in
         // lane order (three barriers, not a tree per reduction). Slots past the last
-        // token are −inf: they leave the maximum alone and add exp-free zeros.
+        // token are −inf: they leave the maximum alone and add zeros to the sum.
         let sh = t0 / 32;
         let lane = t0 % 32;
         let srow = sh * 256 + lane * 8;
