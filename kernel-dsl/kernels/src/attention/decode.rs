@@ -31,7 +31,7 @@ use onekernel_macros::kernel;
 /// Work split (docs/PERFORMANCE.md): K rows are staged in shared memory with coalesced
 /// loads — tiles of up to 64 tokens through registers (eight 16-byte quads in flight
 /// per invocation), or, with `async_k` (the variant the runtime picks where
-/// `async_copy` is truly asynchronous), f16 tiles of 32 tokens copied straight into two
+/// `async_copy` is truly asynchronous), f16 tiles of 64 tokens copied straight into two
 /// buffers, the next tile while this one is scored. Then eight invocations share a
 /// token, each dotting one eighth of the dimensions against the query slice it holds in
 /// registers, for four query heads at once, and the eight partial dots are added in
