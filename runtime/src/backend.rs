@@ -30,6 +30,9 @@ pub struct DeviceInfo {
     /// and newer: `cp.async`). Elsewhere it is a plain load and store, and kernels
     /// choose their register-staged variants (`async_k = false` for decode attention).
     pub async_copies: bool,
+    /// Whether storage-buffer accesses are bounds-checked by the driver (Vulkan), or
+    /// compiled without checks because sizes are checked before launch (docs/RUNTIME.md).
+    pub buffer_checks: String,
 }
 
 impl DeviceInfo {

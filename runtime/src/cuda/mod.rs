@@ -106,6 +106,7 @@ impl Cuda {
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
             async_copies,
+            buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
     }

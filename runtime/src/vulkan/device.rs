@@ -59,6 +59,9 @@ pub struct Vulkan {
     /// `VK_KHR_pipeline_executable_properties`, when the driver has it: pipelines are
     /// then created with statistics capture (`Vulkan::pipeline_statistics`).
     pub(super) executable_properties: Option<ash::khr::pipeline_executable_properties::Device>,
+    /// Whether pipelines are created with storage- and uniform-buffer robustness
+    /// disabled (`VK_EXT_pipeline_robustness` enabled on the device).
+    pub(super) unchecked_buffers: bool,
 }
 
 unsafe extern "system" fn on_message(
@@ -207,7 +210,7 @@ impl Vulkan {
             Ok("1") => true,
             _ => p.vendor_id == 0x10de,
         };
-        let info = DeviceInfo {
+        let mut info = DeviceInfo {
             backend: "vulkan".into(),
             device: cstr_field(&p.device_name),
             driver: driver_name.trim().to_string(),
@@ -216,6 +219,7 @@ impl Vulkan {
             fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
             f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
             async_copies: false,
+            buffer_checks: String::new(),
         };
 
         // Features the generated modules may use: 8/16-bit storage and small integers.
@@ -243,7 +247,33 @@ impl Vulkan {
             pep.pipeline_executable_info == vk::TRUE
         };
         let mut e_pep = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true);
-        let device_exts = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
+        // Storage buffers without the driver's bounds checks where it lets us say so
+        // (VK_EXT_pipeline_robustness): NVIDIA's driver otherwise guards every load and
+        // store with a compare and a branch, even with robustBufferAccess off, which keeps
+        // loads from being batched. Sizes are checked before every launch and the
+        // interpreter rejects out-of-bounds indices, so the checks only cost time.
+        // ONEKERNEL_VK_BUFFER_CHECKS=1 keeps the driver's default (A/B measurements).
+        let mut pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default();
+        let has_pr = std::env::var("ONEKERNEL_VK_BUFFER_CHECKS").as_deref() != Ok("1")
+            && dev_exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::pipeline_robustness::NAME))
+            && {
+                let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut pr);
+                unsafe { instance.get_physical_device_features2(phys, &mut f2) };
+                pr.pipeline_robustness == vk::TRUE
+            };
+        let mut e_pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default().pipeline_robustness(true);
+        info.buffer_checks = if has_pr {
+            "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()
+        } else {
+            "driver default (no VK_EXT_pipeline_robustness, or ONEKERNEL_VK_BUFFER_CHECKS=1)".into()
+        };
+        let mut device_exts = Vec::new();
+        if has_pep {
+            device_exts.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+        }
+        if has_pr {
+            device_exts.push(ash::ext::pipeline_robustness::NAME.as_ptr());
+        }
 
         let families = unsafe { instance.get_physical_device_queue_family_properties(phys) };
         let (qfi, family) = families
@@ -255,8 +285,12 @@ impl Vulkan {
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(qfi as u32).queue_priorities(&prio)];
         let mut dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).enabled_features(&core);
         dci = if has12 { dci.push_next(&mut e11).push_next(&mut e12) } else { dci.push_next(&mut e16) };
+        dci = dci.enabled_extension_names(&device_exts);
         if has_pep {
-            dci = dci.enabled_extension_names(&device_exts).push_next(&mut e_pep);
+            dci = dci.push_next(&mut e_pep);
+        }
+        if has_pr {
+            dci = dci.push_next(&mut e_pr);
         }
         let device = unsafe { instance.create_device(phys, &dci, None) }.map_err(|e| unavailable(format!("vkCreateDevice: {e}")))?;
         let executable_properties = has_pep.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
@@ -285,6 +319,7 @@ impl Vulkan {
             validation_layer,
             pipelines: std::collections::HashMap::new(),
             executable_properties,
+            unchecked_buffers: has_pr,
         })
     }
 

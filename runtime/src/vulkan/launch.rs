@@ -363,7 +363,14 @@ impl Vulkan {
                     stage = stage.specialization_info(&spec);
                 }
                 let flags = if capture_statistics { vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { vk::PipelineCreateFlags::empty() };
-                let pci = [vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(p.layout)];
+                let mut robustness = vk::PipelineRobustnessCreateInfoEXT::default()
+                    .storage_buffers(vk::PipelineRobustnessBufferBehaviorEXT::DISABLED)
+                    .uniform_buffers(vk::PipelineRobustnessBufferBehaviorEXT::DISABLED);
+                let mut ci = vk::ComputePipelineCreateInfo::default().flags(flags).stage(stage).layout(p.layout);
+                if self.unchecked_buffers {
+                    ci = ci.push_next(&mut robustness);
+                }
+                let pci = [ci];
                 p.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
                 Ok(())
             })()
