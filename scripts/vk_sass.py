@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -154,4 +155,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into `head`
     main()
