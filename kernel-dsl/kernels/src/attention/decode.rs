@@ -28,12 +28,12 @@ use onekernel_macros::kernel;
 /// costs little next to the loads, and 25 format pairs as specializations would multiply
 /// every backend's variants.
 ///
-/// Work split (docs/PERFORMANCE.md): K rows are staged in shared memory with coalesced
-/// loads — tiles of up to 64 tokens through registers (eight 16-byte quads in flight
-/// per invocation), or, with `async_k` (the variant the runtime picks where
-/// `async_copy` is truly asynchronous), f16 tiles of 64 tokens copied straight into two
-/// buffers, the next tile while this one is scored. Then eight invocations share a
-/// token, each dotting one eighth of the dimensions against the query slice it holds in
+/// Work split (docs/PERFORMANCE.md): with `async_k` (the variant the runtime picks
+/// where `async_copy` is truly asynchronous) K rows are staged in shared memory, f16
+/// tiles of 64 tokens copied straight into two buffers, the next tile while this one is
+/// scored; without it the rows are read where they lie, which keeps the workgroup's
+/// shared memory small (13 KiB) for drivers that size residency by it. Then eight
+/// invocations share a token, each dotting one eighth of the dimensions against the query slice it holds in
 /// registers, for four query heads at once, and the eight partial dots are added in
 /// slice order. V is read row by row, one 16-byte quad (eight f16 dimensions) per
 /// invocation, eight rows in flight beside the eight in use (the first eight requested
@@ -70,17 +70,19 @@ pub fn attn_decode_chunk(
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
-    // Staged K rows, `stride` words apart (see the staging geometry below), in one
-    // buffer of `kbuf` words, or two when they are copied asynchronously; after the q·k
-    // pass, the V partial sums [groups][4 heads][head_dim] as f32 bits (at most
-    // 128 / units · 4 · head_dim = 4096 words, since units = head_dim / vd, vd ≤ 8).
-    // With `scores`, `cells` and `part` that is 30 KiB (inside the 32 KiB lavapipe
-    // offers), or 47 KiB with `async_k`.
-    let ktile = shared::<u32, { select(async_k, 8704u32, 4352u32) }>();
-    // q·k partials [4 heads][64 tokens][8 slices]; after the last tile the softmax's
-    // per-lane values (words 0–127) and its numerators [256 tokens][4 heads] (from word
-    // 1024).
-    let part = shared::<f32, 2048>();
+    // With `async_k`: K tiles of up to 64 rows, `stride` words apart (see the staging
+    // geometry below), in two buffers of `kbuf` words. Without it K is not staged: the
+    // q·k pass reads its rows from memory. After the last q·k pass it holds the
+    // softmax's per-lane values (words 0–127), then the V partial sums
+    // [groups][4 heads][head_dim] as f32 bits, as many groups at a time as fit
+    // (`vgroups`). Without `async_k` the workgroup takes 13 KiB of shared memory in
+    // all: NVIDIA's Vulkan driver kept one workgroup of 30 KiB per SM, two of 17.5 KiB
+    // (docs/PERFORMANCE.md). `async_k` (CUDA, whose occupancy its registers bound at
+    // four workgroups) takes 47 KiB.
+    let ktile = shared::<u32, { select(async_k, 8704u32, 1024u32) }>();
+    // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the softmax
+    // numerators [256 tokens][4 heads].
+    let part = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
     // Element d of the row at byte `row` of image `w` in format `fmt`.
@@ -161,15 +163,18 @@ pub fn attn_decode_chunk(
         kwl += 1;
     }
     // `async_k` (chosen where copies are truly asynchronous, CUDA): f16 tiles are
-    // copied straight into two buffers, the next while this one is scored. Otherwise
-    // tiles go through registers, eight rows in flight. Either way a tile holds up to
-    // 64 rows.
+    // copied straight into two buffers, the next while this one is scored; rows of
+    // other formats go through registers, sixteen words in flight per invocation.
+    // Otherwise nothing is staged and a tile is the 32 tokens whose q·k partials
+    // `part` holds.
     let quads = head_dim / 8;
     let copy_k = async_k && f16_rows;
     let kbuf = 4352u32;
-    // A power of two, so per-tile indices are shifts and masks.
-    let mut tile = 64u32;
-    while tile * stride > kbuf {
+    // Rows per tile at most (`part` holds their q·k partials). A power of two, so
+    // per-tile indices are shifts and masks.
+    let ptile = select(async_k, 64u32, 32u32);
+    let mut tile = ptile;
+    while async_k && tile * stride > kbuf {
         tile = tile / 2;
     }
     let mut tile_log = 0u32;
@@ -216,6 +221,19 @@ pub fn attn_decode_chunk(
                 }
             }
         }
+        // Unstaged f16 K (no `async_k`): slice s of the tile's rows j and j + 16 (the
+        // latter clamped to the tile's last row) sits in registers, the first tile's
+        // requested now and each later one's while the tile before it is scored.
+        let mut ka = [0u32; 16];
+        let mut kb2 = [0u32; 16];
+        if !async_k && f16_rows && j < n {
+            let ga = cells[j] * (head_dim / 2) + s * (head_dim / 16);
+            let gb = cells[min(j + 16, min(tile, n) - 1)] * (head_dim / 2) + s * (head_dim / 16);
+            for w in 0..head_dim / 16 {
+                ka[w] = k[ga + w];
+                kb2[w] = k[gb + w];
+            }
+        }
         // Asynchronous K: the first tile now, each later one while the tile before it is
         // scored.
         // Four rows per batch, unrolled: the copies' addresses do not wait on a loop.
@@ -255,31 +273,7 @@ pub fn attn_decode_chunk(
                 } else {
                     async_wait(0);
                 }
-            } else if f16_rows {
-                // Each invocation keeps one quad position `x` and takes every `rp`-th
-                // row from `row0`, eight rows per batch: no division per quad.
-                for r0 in (row0..select(row0 < rp, tn, 0u32)).step_by(8 * rp) {
-                    let mut r = [0u32; 32];
-                    for uu in 0..8u32 {
-                        let row = r0 + uu * rp;
-                        if row < tn {
-                            let at = cells[tb + row] * (head_dim / 2) + qx;
-                            for e in 0..4u32 {
-                                r[4 * uu + e] = k[at + e];
-                            }
-                        }
-                    }
-                    for uu in 0..8u32 {
-                        let row = r0 + uu * rp;
-                        if row < tn {
-                            let at = row * (head_dim / 2 + 4) + qs;
-                            for e in 0..4u32 {
-                                ktile[at + e] = r[4 * uu + e];
-                            }
-                        }
-                    }
-                }
-            } else {
+            } else if async_k && !f16_rows {
                 let total = tn << kwl;
                 for base in (0..total).step_by(16 * WORKGROUP_X) {
                     let mut r = [0u32; 16];
@@ -316,8 +310,13 @@ pub fn attn_decode_chunk(
                         let mut da = [0.0; 4];
                         let mut db = [0.0; 4];
                         for w in 0..head_dim / 16 {
-                            let wa = ktile[sa + w];
-                            let wb = ktile[sb + w];
+                            // Unstaged tiles are one pass of 32 rows, already in registers.
+                            let mut wa = ka[w];
+                            let mut wb = kb2[w];
+                            if async_k {
+                                wa = ktile[sa + w];
+                                wb = ktile[sb + w];
+                            }
                             let alo = f16_bits_to_f32(wa & 65535);
                             let ahi = f16_bits_to_f32(wa >> 16);
                             let blo = f16_bits_to_f32(wb & 65535);
@@ -328,13 +327,23 @@ pub fn attn_decode_chunk(
                             }
                         }
                         for hh in 0..4u32 {
-                            part[(hh * 64 + ja) * 8 + s] = da[hh];
+                            part[(hh * ptile + ja) * 8 + s] = da[hh];
                         }
                         if jb < tn {
                             for hh in 0..4u32 {
-                                part[(hh * 64 + jb) * 8 + s] = db[hh];
+                                part[(hh * ptile + jb) * 8 + s] = db[hh];
                             }
                         }
+                    }
+                }
+                // Unstaged: the next tile's rows, in flight during this tile's scores.
+                let t2 = tb + tile;
+                if !async_k && t2 + j < n {
+                    let ga = cells[t2 + j] * (head_dim / 2) + s * (head_dim / 16);
+                    let gb = cells[t2 + min(j + 16, min(tile, n - t2) - 1)] * (head_dim / 2) + s * (head_dim / 16);
+                    for w in 0..head_dim / 16 {
+                        ka[w] = k[ga + w];
+                        kb2[w] = k[gb + w];
                     }
                 }
             } else {
@@ -348,7 +357,10 @@ pub fn attn_decode_chunk(
                             let d = s * ds + e;
                             if d < head_dim {
                                 let mut x = 0.0;
-                                if k_type == 0 {
+                                if !async_k {
+                                    // Unstaged: the element straight from memory.
+                                    x = elem(k, cells[tb + jj] * k_bytes, d, k_type);
+                                } else if k_type == 0 {
                                     x = f32::from_bits(ktile[at + d]);
                                 } else if k_type <= 2 {
                                     let o = off + 2 * d;
@@ -378,7 +390,7 @@ pub fn attn_decode_chunk(
                         // All four heads are stored (a missing head's dot is 0 and never
                         // read): unguarded stores at fixed offsets from one address.
                         for hh in 0..4u32 {
-                            part[(hh * 64 + jj) * 8 + s] = dots[hh];
+                            part[(hh * ptile + jj) * 8 + s] = dots[hh];
                         }
                     }
                 }
@@ -393,9 +405,9 @@ pub fn attn_decode_chunk(
                     let i = tb + jj;
                     let mut sc = 0.0;
                     if hh < hn {
-                        let mut dot = part[(hh * 64 + jj) * 8];
+                        let mut dot = part[(hh * ptile + jj) * 8];
                         for s2 in 1..8u32 {
-                            dot += part[(hh * 64 + jj) * 8 + s2];
+                            dot += part[(hh * ptile + jj) * 8 + s2];
                         }
                         let h = head0 + hh;
                         sc = dot * scale;
@@ -444,11 +456,13 @@ pub fn attn_decode_chunk(
                 mx = max(mx, sv[e]);
             }
         }
-        part[t0] = mx;
+        // The K tiles are free now (the last q·k pass is behind a barrier): the lanes'
+        // maxima and sums go there, so that `part` can take all the numerators.
+        ktile[t0] = mx.to_bits();
         barrier();
         let mut m = f32::NEG_INFINITY;
         for l2 in 0..32u32 {
-            m = max(m, part[sh * 32 + l2]);
+            m = max(m, f32::from_bits(ktile[sh * 32 + l2]));
         }
         let mut ls = 0.0;
         if sh < hn {
@@ -464,27 +478,27 @@ pub fn attn_decode_chunk(
             }
         }
         barrier();
-        part[t0] = ls;
+        ktile[t0] = ls.to_bits();
         // The numerators token-major for the V pass: four heads per 16-byte load.
         for i in (t0..n).step_by(WORKGROUP_X) {
             for hh in 0..4u32 {
-                part[1024 + i * 4 + hh] = scores[hh * 256 + i];
+                part[i * 4 + hh] = scores[hh * 256 + i];
             }
         }
         barrier();
         if lane == 0 && sh < hn {
             let mut l = 0.0;
             for l2 in 0..32u32 {
-                l += part[sh * 32 + l2];
+                l += f32::from_bits(ktile[sh * 32 + l2]);
             }
             let row = (b * n_heads + head0 + sh) * n_chunks + c;
             part_m[row] = m;
             part_l[row] = l;
         }
         barrier();
+        // [4 heads][8 dimensions]; the other formats use the first two of each head.
+        let mut acc = [0.0; 32];
         if g < groups {
-            // [4 heads][8 dimensions]; the other formats use the first two of each head.
-            let mut acc = [0.0; 32];
             if f16_v {
                 // Whole blocks of eight rows: the next eight rows' quads are in flight
                 // while these eight are used; each quad gives eight dimensions for four
@@ -504,7 +518,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = part[1024 + i * 4 + hh];
+                                let p = part[i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -522,7 +536,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = part[1024 + i * 4 + hh];
+                                let p = part[i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -538,7 +552,7 @@ pub fn attn_decode_chunk(
                             let x0 = elem(v, row, 2 * u, v_type);
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
-                                let p = part[1024 + i * 4 + hh];
+                                let p = part[i * 4 + hh];
                                 acc[8 * hh] = fma(p, x0, acc[8 * hh]);
                                 acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
                             }
@@ -546,27 +560,48 @@ pub fn attn_decode_chunk(
                     }
                 }
             }
-            for hh in 0..4u32 {
-                if hh < hn {
-                    for e in 0..8u32 {
-                        if e < vd {
-                            ktile[(g * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e].to_bits();
+        }
+        // The token groups' partial sums are added in group order, `vgroups` groups at a
+        // time (as many as `ktile` holds: all of them with `async_k`, two at D = 128
+        // otherwise). Each invocation folds up to eight (head, dimension) sums
+        // (4 · head_dim ≤ 8 · WORKGROUP_X since head_dim ≤ 256).
+        let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
+        let mut sum = [0.0; 8];
+        for g0 in (0..groups).step_by(vgroups) {
+            if g >= g0 && g < g0 + vgroups {
+                for hh in 0..4u32 {
+                    if hh < hn {
+                        for e in 0..8u32 {
+                            if e < vd {
+                                ktile[((g - g0) * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e].to_bits();
+                            }
                         }
                     }
                 }
             }
-        }
-        barrier();
-        for idx in (t0..hn * head_dim).step_by(WORKGROUP_X) {
-            let hh = idx / head_dim;
-            let d = idx % head_dim;
-            let mut a = f32::from_bits(ktile[hh * head_dim + d]);
-            for g2 in 1..groups {
-                a += f32::from_bits(ktile[(g2 * 4 + hh) * head_dim + d]);
+            barrier();
+            for r in 0..8u32 {
+                let idx = t0 + r * WORKGROUP_X;
+                if idx < hn * head_dim {
+                    let hh = idx / head_dim;
+                    let d = idx % head_dim;
+                    for g2 in g0..min(g0 + vgroups, groups) {
+                        let x = f32::from_bits(ktile[((g2 - g0) * 4 + hh) * head_dim + d]);
+                        // The first group's sum is taken as it is (0 + x would turn −0 into +0).
+                        sum[r] = select(g2 == 0, x, sum[r] + x);
+                    }
+                }
             }
-            part_acc[((b * n_heads + head0 + hh) * n_chunks + c) * head_dim + d] = a;
+            // Also orders this head block's last shared reads before the next one's
+            // staging.
+            barrier();
         }
-        barrier();
+        for r in 0..8u32 {
+            let idx = t0 + r * WORKGROUP_X;
+            if idx < hn * head_dim {
+                part_acc[((b * n_heads + head0 + idx / head_dim) * n_chunks + c) * head_dim + idx % head_dim] = sum[r];
+            }
+        }
     }
 }
 
