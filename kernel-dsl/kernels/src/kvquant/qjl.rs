@@ -28,12 +28,15 @@ pub fn qjl_score(
     #[push] tiles_per_group: u32,
 ) {
     // 128 keys of 34 bytes from a byte offset of 0 or 2, and the word past the last.
+    // Before the first tile it holds the sketches of four heads [4][256] as f32 bits
+    // (read only while the tables are built, which a barrier separates from the first
+    // tile's stores): 4 KiB less shared memory, which NVIDIA's Vulkan driver sizes
+    // residency by (docs/PERFORMANCE.md).
     let tile = shared::<u32, 1096>();
-    // Sketches of four heads [4][256], and each head's nibble table [64 positions][17]
-    // in its own array, so a lookup's address is the nibble plus a constant. Positions
-    // are 17 entries apart, not 16 (the 17th is never used): measured 7 % faster on the
-    // H200 with as many instructions (docs/KVQUANT.md).
-    let sk = shared::<f32, 1024>();
+    // Each head's nibble table [64 positions][17] in its own array, so a lookup's
+    // address is the nibble plus a constant. Positions are 17 entries apart, not 16 (the
+    // 17th is never used): measured 7 % faster on the H200 with as many instructions
+    // (docs/KVQUANT.md).
     let t0 = shared::<f32, 1088>();
     let t1 = shared::<f32, 1088>();
     let t2 = shared::<f32, 1088>();
@@ -59,7 +62,7 @@ pub fn qjl_score(
             } else {
                 s = q[h * 256 + j];
             }
-            sk[i] = s;
+            tile[i] = s.to_bits();
         }
         // The first tile's words, requested before the tables are built; later tiles
         // while the previous one is scored.
@@ -84,7 +87,7 @@ pub fn qjl_score(
                 if hh < hn {
                     let mut acc = 0.0;
                     for b in 0..4u32 {
-                        let x = sk[hh * 256 + at + b];
+                        let x = f32::from_bits(tile[hh * 256 + at + b]);
                         acc = select(((v >> b) & 1) == 1, acc + x, acc - x);
                     }
                     e[hh] = acc;
