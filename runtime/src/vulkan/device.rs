@@ -210,17 +210,6 @@ impl Vulkan {
             Ok("1") => true,
             _ => p.vendor_id == 0x10de,
         };
-        let mut info = DeviceInfo {
-            backend: "vulkan".into(),
-            device: cstr_field(&p.device_name),
-            driver: driver_name.trim().to_string(),
-            subgroup_size: Some(subgroup.subgroup_size),
-            denormals,
-            fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
-            f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
-            async_copies: false,
-            buffer_checks: String::new(),
-        };
 
         // Features the generated modules may use: 8/16-bit storage and small integers.
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
@@ -263,10 +252,20 @@ impl Vulkan {
                 pr.pipeline_robustness == vk::TRUE
             };
         let mut e_pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default().pipeline_robustness(true);
-        info.buffer_checks = if has_pr {
-            "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()
-        } else {
-            "driver default (no VK_EXT_pipeline_robustness, or ONEKERNEL_VK_BUFFER_CHECKS=1)".into()
+        let info = DeviceInfo {
+            backend: "vulkan".into(),
+            device: cstr_field(&p.device_name),
+            driver: driver_name.trim().to_string(),
+            subgroup_size: Some(subgroup.subgroup_size),
+            denormals,
+            fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
+            f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
+            async_copies: false,
+            buffer_checks: if has_pr {
+                "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()
+            } else {
+                "driver default (no VK_EXT_pipeline_robustness, or ONEKERNEL_VK_BUFFER_CHECKS=1)".into()
+            },
         };
         let mut device_exts = Vec::new();
         if has_pep {
