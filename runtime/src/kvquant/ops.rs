@@ -266,7 +266,10 @@ impl Device<'_> {
             .scalar("n_tokens", n)
             .scalar("project", prj.is_some() as u32);
         let (per, groups) = score_tiling(n, QJL_TILE_KEYS, n_kv_heads, QJL_TARGET_GROUPS);
-        self.run(K, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
+        // One query head per KV head needs one nibble table: the variant without
+        // `four_heads` takes 13 KiB less shared memory (docs/KVQUANT.md).
+        let axes = [("four_heads", Literal::Bool(n_heads > n_kv_heads))];
+        self.run_variant_f32(K, &axes, args.scalar("tiles_per_group", per), [groups, n_kv_heads, 1], "scores")
     }
 
     /// Dequantized QJL keys, `[n][128]`.

@@ -32,7 +32,7 @@ use onekernel_macros::kernel;
 /// where `async_copy` is truly asynchronous) K rows are staged in shared memory, f16
 /// tiles of 64 tokens copied straight into two buffers, the next tile while this one is
 /// scored; without it the rows are read where they lie, which keeps the workgroup's
-/// shared memory small (13 KiB) for drivers that size residency by it. Then eight
+/// shared memory small (9 KiB) for drivers that size residency by it. Then eight
 /// invocations share a token, each dotting one eighth of the dimensions against the query slice it holds in
 /// registers, for four query heads at once, and the eight partial dots are added in
 /// slice order. V is read row by row, one 16-byte quad (eight f16 dimensions) per
@@ -64,24 +64,24 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // [4 heads][256 tokens]: scores, then softmax numerators. Head-major, so that the
-    // softmax's 32 invocations per head read eight consecutive tokens each without bank
-    // conflicts; the V pass gets them token-major in `part` (one 16-byte load per token).
+    // [4 heads][256 tokens]: scores, head-major, so that the softmax's 32 invocations
+    // per head read eight consecutive tokens each without bank conflicts; then the
+    // softmax numerators [256 tokens][4 heads], token-major, written by the softmax's
+    // invocations from their registers, so that the V pass reads a token's four heads
+    // with one 16-byte load.
     let scores = shared::<f32, 1024>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
     // With `async_k`: K tiles of up to 64 rows, `stride` words apart (see the staging
-    // geometry below), in two buffers of `kbuf` words. Without it K is not staged: the
-    // q·k pass reads its rows from memory. After the last q·k pass it holds the
+    // geometry below), in two buffers of `kbuf` words. Without it K is not staged (the
+    // q·k pass reads its rows from memory) and the workgroup takes 9 KiB of shared
+    // memory in all: NVIDIA's Vulkan driver sizes residency by it (one workgroup of
+    // 30 KiB per SM, two of 17.5 KiB; docs/PERFORMANCE.md). `async_k` (CUDA, whose
+    // occupancy its registers bound at four workgroups) takes 47 KiB.
+    let ktile = shared::<u32, { select(async_k, 8704u32, 1u32) }>();
+    // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the
     // softmax's per-lane values (words 0–127), then the V partial sums
-    // [groups][4 heads][head_dim] as f32 bits, as many groups at a time as fit
-    // (`vgroups`). Without `async_k` the workgroup takes 13 KiB of shared memory in
-    // all: NVIDIA's Vulkan driver kept one workgroup of 30 KiB per SM, two of 17.5 KiB
-    // (docs/PERFORMANCE.md). `async_k` (CUDA, whose occupancy its registers bound at
-    // four workgroups) takes 47 KiB.
-    let ktile = shared::<u32, { select(async_k, 8704u32, 1024u32) }>();
-    // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the softmax
-    // numerators [256 tokens][4 heads].
+    // [groups][4 heads][head_dim], as many groups at a time as fit (`vgroups`).
     let part = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
@@ -140,15 +140,6 @@ pub fn attn_decode_chunk(
             page = block_table[logical] as u32;
         }
         cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
-    }
-    // Score slots past the chunk's last token hold −inf for good (nothing else writes
-    // them), so the softmax reads whole eight-token runs without guards.
-    if n < 256 {
-        for idx in (t0..1024u32).step_by(WORKGROUP_X) {
-            if (idx & 255) >= n {
-                scores[idx] = f32::NEG_INFINITY;
-            }
-        }
     }
     // Staging geometry. f16 rows with D % 16 = 0 move as 16-byte quads: a staged row is
     // D/2 + 4 words, its second half four words further, so the eight slices that one
@@ -210,6 +201,17 @@ pub fn attn_decode_chunk(
     for h0 in (0..group).step_by(4u32) {
         let hn = min(4u32, group - h0);
         let head0 = kvh * group + h0;
+        // Score slots past the chunk's last token hold −inf (the score pass writes only
+        // the others), so the softmax reads whole eight-token runs without guards. Set
+        // per block of heads: the last block's numerators were stored token-major over
+        // them. The previous block's last reads of `scores` are behind a barrier.
+        if n < 256 {
+            for idx in (t0..1024u32).step_by(WORKGROUP_X) {
+                if (idx & 255) >= n {
+                    scores[idx] = f32::NEG_INFINITY;
+                }
+            }
+        }
         let mut qr = [0.0; 128];
         for hh in 0..4u32 {
             if hh < hn {
@@ -456,13 +458,13 @@ pub fn attn_decode_chunk(
                 mx = max(mx, sv[e]);
             }
         }
-        // The K tiles are free now (the last q·k pass is behind a barrier): the lanes'
-        // maxima and sums go there, so that `part` can take all the numerators.
-        ktile[t0] = mx.to_bits();
+        // The q·k partials are read (the last score pass is behind a barrier): the lanes'
+        // maxima and sums go to `part`.
+        part[t0] = mx;
         barrier();
         let mut m = f32::NEG_INFINITY;
         for l2 in 0..32u32 {
-            m = max(m, f32::from_bits(ktile[sh * 32 + l2]));
+            m = max(m, part[sh * 32 + l2]);
         }
         let mut ls = 0.0;
         if sh < hn {
@@ -470,26 +472,22 @@ pub fn attn_decode_chunk(
                 let sc = sv[e];
                 let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
                 ls += p;
-                // Slots past the last token stay −inf for the next heads' maximum.
-                sv[e] = select(lane * 8 + e < n, p, f32::NEG_INFINITY);
+                sv[e] = p;
             }
-            for e in 0..8u32 {
-                scores[srow + e] = sv[e];
-            }
+        }
+        // Every invocation has read its scores (before the barrier above), so the
+        // numerators are stored token-major over them for the V pass: four heads per
+        // 16-byte load. Heads past the block's last keep their zeros.
+        for e in 0..8u32 {
+            scores[(lane * 8 + e) * 4 + sh] = sv[e];
         }
         barrier();
-        ktile[t0] = ls.to_bits();
-        // The numerators token-major for the V pass: four heads per 16-byte load.
-        for i in (t0..n).step_by(WORKGROUP_X) {
-            for hh in 0..4u32 {
-                part[i * 4 + hh] = scores[hh * 256 + i];
-            }
-        }
+        part[t0] = ls;
         barrier();
         if lane == 0 && sh < hn {
             let mut l = 0.0;
             for l2 in 0..32u32 {
-                l += f32::from_bits(ktile[sh * 32 + l2]);
+                l += part[sh * 32 + l2];
             }
             let row = (b * n_heads + head0 + sh) * n_chunks + c;
             part_m[row] = m;
@@ -518,7 +516,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = part[i * 4 + hh];
+                                let p = scores[i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -536,7 +534,7 @@ pub fn attn_decode_chunk(
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = part[i * 4 + hh];
+                                let p = scores[i * 4 + hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -552,7 +550,7 @@ pub fn attn_decode_chunk(
                             let x0 = elem(v, row, 2 * u, v_type);
                             let x1 = elem(v, row, 2 * u + 1, v_type);
                             for hh in 0..4u32 {
-                                let p = part[i * 4 + hh];
+                                let p = scores[i * 4 + hh];
                                 acc[8 * hh] = fma(p, x0, acc[8 * hh]);
                                 acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
                             }
@@ -562,10 +560,10 @@ pub fn attn_decode_chunk(
             }
         }
         // The token groups' partial sums are added in group order, `vgroups` groups at a
-        // time (as many as `ktile` holds: all of them with `async_k`, two at D = 128
-        // otherwise). Each invocation folds up to eight (head, dimension) sums
+        // time (as many as `part` holds: four with `async_k`, two otherwise, at
+        // D = 128). Each invocation folds up to eight (head, dimension) sums
         // (4 · head_dim ≤ 8 · WORKGROUP_X since head_dim ≤ 256).
-        let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
+        let vgroups = max(1u32, min(groups, select(async_k, 2048u32, 1024u32) / (4 * head_dim)));
         let mut sum = [0.0; 8];
         for g0 in (0..groups).step_by(vgroups) {
             if g >= g0 && g < g0 + vgroups {
@@ -573,7 +571,7 @@ pub fn attn_decode_chunk(
                     if hh < hn {
                         for e in 0..8u32 {
                             if e < vd {
-                                ktile[((g - g0) * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e].to_bits();
+                                part[((g - g0) * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e];
                             }
                         }
                     }
@@ -586,7 +584,7 @@ pub fn attn_decode_chunk(
                     let hh = idx / head_dim;
                     let d = idx % head_dim;
                     for g2 in g0..min(g0 + vgroups, groups) {
-                        let x = f32::from_bits(ktile[((g2 - g0) * 4 + hh) * head_dim + d]);
+                        let x = part[((g2 - g0) * 4 + hh) * head_dim + d];
                         // The first group's sum is taken as it is (0 + x would turn −0 into +0).
                         sum[r] = select(g2 == 0, x, sum[r] + x);
                     }

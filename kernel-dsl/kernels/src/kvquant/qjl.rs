@@ -15,7 +15,12 @@ use onekernel_macros::kernel;
 /// of one KV head, each staged in shared memory with coalesced word loads (the next
 /// requested while this one is scored); a key's sum is 64 table reads (per 32-bit word
 /// of signs, its eight nibbles, then the words in order), one invocation per key.
-#[kernel(workgroup = 128)]
+///
+/// `four_heads` (the variant the runtime picks for GQA) builds the tables of four query
+/// heads per pass over the tiles; without it one head's, so the workgroup needs 8.5 KiB
+/// of shared memory instead of 21 KiB, which NVIDIA's Vulkan driver sizes residency by
+/// (docs/PERFORMANCE.md). Each head's sum is the same in both.
+#[kernel(workgroup = 128, variants(four_heads = [false, true]))]
 pub fn qjl_score(
     #[len(n_heads * select(project != 0, 128, 256))] q: &[f32],
     #[len((n_kv_heads * n_tokens * 34 + 3) / 4)] k: &[u32],
@@ -38,17 +43,19 @@ pub fn qjl_score(
     // 17th is never used): measured 7 % faster on the H200 with as many instructions
     // (docs/KVQUANT.md).
     let t0 = shared::<f32, 1088>();
-    let t1 = shared::<f32, 1088>();
-    let t2 = shared::<f32, 1088>();
-    let t3 = shared::<f32, 1088>();
+    let t1 = shared::<f32, { select(four_heads, 1088u32, 1u32) }>();
+    let t2 = shared::<f32, { select(four_heads, 1088u32, 1u32) }>();
+    let t3 = shared::<f32, { select(four_heads, 1088u32, 1u32) }>();
+    // Query heads per pass over the tiles.
+    let per_pass = select(four_heads, 4u32, 1u32);
     let lid = local_id().x;
     let kvh = group_id().y;
     let ntiles = (n_tokens + 127) / 128;
     let tile0 = group_id().x * tiles_per_group;
     let tile_end = min(tile0 + tiles_per_group, ntiles);
     let group = n_heads / n_kv_heads;
-    for h0 in (0..group).step_by(4u32) {
-        let hn = min(4u32, group - h0);
+    for h0 in (0..group).step_by(per_pass) {
+        let hn = min(per_pass, group - h0);
         let head0 = kvh * group + h0;
         barrier();
         for i in (lid..hn * 256).step_by(WORKGROUP_X) {
@@ -95,9 +102,11 @@ pub fn qjl_score(
             }
             let te = (i / 16) * 17 + v;
             t0[te] = e[0];
-            t1[te] = e[1];
-            t2[te] = e[2];
-            t3[te] = e[3];
+            if four_heads {
+                t1[te] = e[1];
+                t2[te] = e[2];
+                t3[te] = e[3];
+            }
         }
         for ti in tile0..tile_end {
             let tb = ti * 128;
@@ -141,7 +150,7 @@ pub fn qjl_score(
                 // Each 32-bit word's eight nibbles are summed on their own, then the
                 // words in order: eight independent chains instead of one of 64.
                 let mut acc = [0.0; 4];
-                if hn == 1 {
+                if !four_heads || hn == 1 {
                     for wi in 0..8u32 {
                         let mut s0 = 0.0;
                         for n in 0..8u32 {
