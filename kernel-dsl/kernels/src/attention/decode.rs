@@ -65,7 +65,7 @@ pub fn attn_decode_chunk(
     #[spec(default = 128)] head_dim: u32,
 ) {
     // [4 heads][256 tokens]: scores, head-major, so that the softmax's 32 invocations
-    // per head read eight consecutive tokens each without bank conflicts; then the
+    // per head read 32 consecutive tokens per load without bank conflicts; then the
     // softmax numerators [256 tokens][4 heads], token-major, written by the softmax's
     // invocations from their registers, so that the V pass reads a token's four heads
     // with one 16-byte load.
@@ -73,15 +73,16 @@ pub fn attn_decode_chunk(
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
     let cells = shared::<u32, 256>();
     // With `async_k`: K tiles of up to 64 rows, `stride` words apart (see the staging
-    // geometry below), in two buffers of `kbuf` words. Without it K is not staged (the
-    // q·k pass reads its rows from memory) and the workgroup takes 9 KiB of shared
+    // geometry below), in two buffers of `kbuf` words; after the last q·k pass the V
+    // partial sums [groups][4 heads][head_dim] as f32 bits. Without it K is not staged
+    // (the q·k pass reads its rows from memory) and the workgroup takes 9 KiB of shared
     // memory in all: NVIDIA's Vulkan driver sizes residency by it (one workgroup of
     // 30 KiB per SM, two of 17.5 KiB; docs/PERFORMANCE.md). `async_k` (CUDA, whose
     // occupancy its registers bound at four workgroups) takes 47 KiB.
     let ktile = shared::<u32, { select(async_k, 8704u32, 1u32) }>();
     // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the
-    // softmax's per-lane values (words 0–127), then the V partial sums
-    // [groups][4 heads][head_dim], as many groups at a time as fit (`vgroups`).
+    // softmax's per-lane values (words 0–127), then, without `async_k`, the V partial
+    // sums [groups][4 heads][head_dim], as many groups at a time as fit (`vgroups`).
     let part = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
     // Bytes of one `[head_dim]` row in format `fmt`.
     let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
@@ -441,16 +442,19 @@ pub fn attn_decode_chunk(
             }
         }
         barrier();
-        // Softmax per head: 32 invocations per head, eight consecutive tokens each (held
+        // Softmax per head: 32 invocations per head, tokens lane, lane + 32, … each (held
         // in registers between the two passes); their maxima and sums are combined in
         // lane order (three barriers, not a tree per reduction). Slots past the last
-        // token are −inf: they leave the maximum alone and add zeros to the sum.
+        // token are −inf: they leave the maximum alone and add zeros to the sum. Lane l
+        // holds tokens l + 32e rather than 8l + e so that the token-major stores of the
+        // numerators below hit eight banks per store instead of one (measured on the
+        // H200: the 32-way conflicts of 8l + e cost CUDA 8 % at 128 × 8192).
         let sh = t0 / 32;
         let lane = t0 % 32;
-        let srow = sh * 256 + lane * 8;
+        let srow = sh * 256 + lane;
         let mut sv = [0.0; 8];
         for e in 0..8u32 {
-            sv[e] = scores[srow + e];
+            sv[e] = scores[srow + 32 * e];
         }
         let mut mx = f32::NEG_INFINITY;
         if sh < hn {
@@ -477,9 +481,10 @@ pub fn attn_decode_chunk(
         }
         // Every invocation has read its scores (before the barrier above), so the
         // numerators are stored token-major over them for the V pass: four heads per
-        // 16-byte load. Heads past the block's last keep their zeros.
+        // 16-byte load. Heads past the block's last keep their zeros; nothing reads the
+        // slots past the chunk's last token before they are set to −inf again.
         for e in 0..8u32 {
-            scores[(lane * 8 + e) * 4 + sh] = sv[e];
+            scores[(lane + 32 * e) * 4 + sh] = sv[e];
         }
         barrier();
         part[t0] = ls;
@@ -560,10 +565,10 @@ pub fn attn_decode_chunk(
             }
         }
         // The token groups' partial sums are added in group order, `vgroups` groups at a
-        // time (as many as `part` holds: four with `async_k`, two otherwise, at
-        // D = 128). Each invocation folds up to eight (head, dimension) sums
-        // (4 · head_dim ≤ 8 · WORKGROUP_X since head_dim ≤ 256).
-        let vgroups = max(1u32, min(groups, select(async_k, 2048u32, 1024u32) / (4 * head_dim)));
+        // time: all of them in the free K tiles with `async_k`, otherwise as many as
+        // `part` holds (two at D = 128). Each invocation folds up to eight (head,
+        // dimension) sums (4 · head_dim ≤ 8 · WORKGROUP_X since head_dim ≤ 256).
+        let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
         let mut sum = [0.0; 8];
         for g0 in (0..groups).step_by(vgroups) {
             if g >= g0 && g < g0 + vgroups {
@@ -571,7 +576,12 @@ pub fn attn_decode_chunk(
                     if hh < hn {
                         for e in 0..8u32 {
                             if e < vd {
-                                part[((g - g0) * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e];
+                                let at = ((g - g0) * 4 + hh) * head_dim + vd * u + e;
+                                if async_k {
+                                    ktile[at] = acc[8 * hh + e].to_bits();
+                                } else {
+                                    part[at] = acc[8 * hh + e];
+                                }
                             }
                         }
                     }
@@ -584,7 +594,13 @@ pub fn attn_decode_chunk(
                     let hh = idx / head_dim;
                     let d = idx % head_dim;
                     for g2 in g0..min(g0 + vgroups, groups) {
-                        let x = part[((g2 - g0) * 4 + hh) * head_dim + d];
+                        let at = ((g2 - g0) * 4 + hh) * head_dim + d;
+                        let mut x = 0.0;
+                        if async_k {
+                            x = f32::from_bits(ktile[at]);
+                        } else {
+                            x = part[at];
+                        }
                         // The first group's sum is taken as it is (0 + x would turn −0 into +0).
                         sum[r] = select(g2 == 0, x, sum[r] + x);
                     }
