@@ -59,6 +59,16 @@ struct BufferCtx {
     name: String,
     ty: &'static str,
     read_only: bool,
+    /// GLSL: the vector-typed views of this binding that `load_words` reads through
+    /// (another block on the same binding, so neither block is `restrict`).
+    views: Vec<ViewCtx>,
+}
+
+/// A vector-typed view of a storage buffer (GLSL; see [`BufferCtx::views`]).
+#[derive(Serialize)]
+struct ViewCtx {
+    name: String,
+    ty: String,
 }
 
 #[derive(Serialize)]
@@ -176,6 +186,19 @@ pub fn uses_fma(k: &Kernel) -> bool {
     found
 }
 
+/// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
+/// parameter order: GLSL declares a vector-typed view of each.
+pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::ParamId, u32)> {
+    use onekernel_dsl::ir::StmtKind;
+    let mut views = std::collections::BTreeSet::new();
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::LoadWords { src, words, .. } = &s.kind {
+            views.insert((*src, *words));
+        }
+    });
+    views
+}
+
 /// Invocations every CUDA kernel asks to keep resident per SM.
 ///
 /// The hot kernels are bandwidth-bound: latency is hidden by invocations in flight, so
@@ -223,7 +246,14 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()
         .enumerate()
-        .map(|(i, (name, elem, access))| BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly })
+        .map(|(i, (name, elem, access))| {
+            let views = word_views(k)
+                .into_iter()
+                .filter(|(p, _)| ident(&k.params[p.0 as usize].name) == *name)
+                .map(|(_, words)| ViewCtx { name: d.word_view(name, words), ty: d.word_vector(elem.value_type(), words) })
+                .collect();
+            BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly, views }
+        })
         .collect();
     ctx.insert("needs_8bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 1));
     ctx.insert("needs_16bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 2));

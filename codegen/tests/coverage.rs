@@ -17,6 +17,7 @@ pub fn everything(
     out_t: &mut [T],
     y: &mut [f32],
     counts: &mut [i32],
+    ws: &[i32],
     #[push] n: u32,
     #[push] bias: f32,
     #[push] input: i32,
@@ -35,6 +36,9 @@ pub fn everything(
     async_commit();
     async_wait(1);
     async_wait(0);
+    let mut wq = [0i32; 6];
+    load_words(wq, 0, ws, 4 * t, 4);
+    load_words(wq, 4, ws, 2 * t, 2);
     let mut table = [0.5, 1.5, -2.0, 4.0];
     let mut acc = [0.0f32; 2];
     let mut sum = 0.0;
@@ -60,7 +64,7 @@ pub fn everything(
     let bits = acc[1].to_bits() ^ 0x8000_0000;
     let back = f32::from_bits(bits >> 1 << 1);
     sized[t] = back;
-    s[t] = sized[t] + (mode as f32) + table[1] * 0.0 + (cw[2 * t] + cw[64 + t] + cw[128 + 4 * t]) as f32;
+    s[t] = sized[t] + (mode as f32) + table[1] * 0.0 + (cw[2 * t] + cw[64 + t] + cw[128 + 4 * t] + wq[1] + wq[5]) as f32;
     barrier();
     let total = workgroup_sum(s[t]);
     let top = workgroup_max(s[31 - t]);
@@ -115,6 +119,11 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         assert!(m.push_constants.iter().any(|p| p.name == "input"));
         let cuda = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".cu")).unwrap().1.clone()).unwrap();
         assert!(cuda.contains("signed_") && cuda.contains("pc.input_"), "generated code escapes reserved names");
+        assert!(cuda.contains("reinterpret_cast<const int4*>(&ws[") && cuda.contains("reinterpret_cast<const int2*>(&ws["), "load_words is one vector load");
+        let glsl = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".comp")).unwrap().1.clone()).unwrap();
+        assert!(glsl.contains("ivec4 data[]; } ok_w4_ws;") && glsl.contains("ivec2 data[]; } ok_w2_ws;"), "GLSL views of `ws`");
+        assert!(glsl.contains("readonly buffer ok_buf_ws {") && glsl.contains("readonly restrict buffer ok_buf_bytes {"), "only aliased buffers lose `restrict`");
+        assert_eq!(m.vulkan.reflection.bindings.len(), m.buffers.len(), "a binding with views is one binding");
         if !have_clang {
             continue;
         }

@@ -31,7 +31,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
         StmtKind::For { start, end, step, .. } => vec![start, end, step],
         StmtKind::Reduce { value, .. } => vec![value],
-        StmtKind::AsyncCopy { dst_index, src_index, .. } => vec![dst_index, src_index],
+        StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
         StmtKind::Break
         | StmtKind::Continue
         | StmtKind::Return

@@ -506,3 +506,48 @@ fn async_copies_land_at_the_wait_and_misuse_is_reported() {
     let err = run(3).unwrap_err();
     assert!(matches!(&err, InterpError::Fault { fault: Fault::MisalignedCopy { words: 4, dst: 0, src: 1 }, .. }), "{err}");
 }
+
+/// Aligned vector loads: invocation t loads words 4t… (or 2t… with `mode` 2) into a
+/// local array and writes them out reversed. `mode` 3 plants a source index that is
+/// not a multiple of 4, mode 4 one past the buffer's end.
+#[kernel(workgroup = 32)]
+fn word_loads(x: &[u32], y: &mut [u32], #[push] mode: u32) {
+    let t = local_id().x;
+    let mut w = [0u32; 6];
+    if mode == 2 {
+        load_words(w, 1, x, 2 * t, 2);
+        y[2 * t] = w[2];
+        y[2 * t + 1] = w[1];
+    } else {
+        let skew = select(mode == 3, 2u32, select(mode == 4, 4u32, 0u32));
+        load_words(w, 2, x, 4 * t + skew, 4);
+        for e in 0..4u32 {
+            y[4 * t + e] = w[5 - e];
+        }
+    }
+}
+
+#[test]
+fn word_loads_fill_local_arrays_and_misalignment_is_reported() {
+    let k = word_loads().unwrap();
+    let x: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let run = |mode: u32| {
+        let mut args = Args::new().buffer("x", HostBuffer::from_u32(&x)).buffer("y", HostBuffer::zeros(StorageType::U32, 128)).scalar("mode", mode);
+        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_u32())
+    };
+    let y = run(0).unwrap();
+    for t in 0..32 {
+        for e in 0..4 {
+            assert_eq!(y[4 * t + e], x[4 * t + 3 - e], "invocation {t}, word {e}");
+        }
+    }
+    let y = run(2).unwrap();
+    for t in 0..32 {
+        assert_eq!((y[2 * t], y[2 * t + 1]), (x[2 * t + 1], x[2 * t]), "invocation {t}");
+    }
+    let err = run(3).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::MisalignedLoad { words: 4, src: 2 }, .. }), "{err}");
+    assert!(err.to_string().contains("word_loads") && err.to_string().contains("multiple of 4"), "{err}");
+    let err = run(4).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::OutOfBounds { .. }, .. }), "{err}");
+}

@@ -92,6 +92,19 @@ impl Dialect for Cuda {
         }
     }
 
+    fn word_vector(&self, elem: Scalar, words: u32) -> String {
+        let base = match elem {
+            Scalar::F32 => "float",
+            Scalar::I32 => "int",
+            _ => "uint",
+        };
+        format!("{base}{words}")
+    }
+
+    fn word_load(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> String {
+        format!("*reinterpret_cast<const {}*>(&{buffer}[{index}])", self.word_vector(elem, words))
+    }
+
     fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
         vec![format!("ok_async_copy{}(&{dst}[{dst_index}], &{src}[{src_index}]);", 4 * words)]
     }

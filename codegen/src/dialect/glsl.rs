@@ -86,6 +86,21 @@ impl Dialect for Glsl {
         Some("[[unroll]]")
     }
 
+    fn word_vector(&self, elem: Scalar, words: u32) -> String {
+        let prefix = match elem {
+            Scalar::F32 => "",
+            Scalar::I32 => "i",
+            _ => "u",
+        };
+        format!("{prefix}vec{words}")
+    }
+
+    // The binding read through a second block whose elements are the vectors (declared
+    // by the template, see `BufferCtx::views`); std430 puts them `words` elements apart.
+    fn word_load(&self, buffer: &str, index: &str, _elem: Scalar, words: u32) -> String {
+        format!("{}.data[({index}) / {words}u]", self.word_view(buffer, words))
+    }
+
     fn barrier(&self) -> &'static str {
         "barrier()"
     }

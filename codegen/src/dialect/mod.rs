@@ -123,6 +123,32 @@ pub trait Dialect {
     /// `barrier()`: workgroup execution barrier ordering shared memory.
     fn barrier(&self) -> &'static str;
 
+    /// The vector type of `words` (2 or 4) elements of type `elem` (`uint4`, `uvec4` …).
+    fn word_vector(&self, elem: Scalar, words: u32) -> String;
+
+    /// The name under which `load_words` reads buffer `buffer` as vectors of `words`
+    /// elements: GLSL declares such a view; the C++ dialects cast the buffer pointer.
+    fn word_view(&self, buffer: &str, words: u32) -> String {
+        format!("ok_w{words}_{buffer}")
+    }
+
+    /// The vector of `words` elements of `buffer` at element `index` (a multiple of
+    /// `words`), read with one aligned load.
+    fn word_load(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> String;
+
+    /// `load_words`: one aligned load of `words` elements of `buffer` from `src_index`
+    /// into local array `dst` from `dst_index`.
+    fn load_words(&self, dst: &str, dst_index: &str, buffer: &str, src_index: &str, elem: Scalar, words: u32) -> String {
+        let v = self.word_vector(elem, words);
+        let u = self.scalar(Scalar::U32);
+        let mut body = format!("{{ const {v} ok_lw = {}; const {u} ok_ld = {dst_index};", self.word_load(buffer, src_index, elem, words));
+        for (w, lane) in ["x", "y", "z", "w"].iter().take(words as usize).enumerate() {
+            body.push_str(&format!(" {dst}[ok_ld + {w}u] = ok_lw.{lane};"));
+        }
+        body.push_str(" }");
+        body
+    }
+
     /// `async_copy`: the lines that copy `words` elements of buffer `src` from `src_index`
     /// into shared array `dst` from `dst_index`. By default a synchronous copy (the
     /// language has no asynchronous one), which completes before any `async_wait`.

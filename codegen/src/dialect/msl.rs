@@ -77,6 +77,14 @@ impl Dialect for Msl {
         }
     }
 
+    fn word_vector(&self, elem: Scalar, words: u32) -> String {
+        format!("{}{words}", self.scalar(elem))
+    }
+
+    fn word_load(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> String {
+        format!("*((device const {}*)(&{buffer}[{index}]))", self.word_vector(elem, words))
+    }
+
     fn barrier(&self) -> &'static str {
         "threadgroup_barrier(mem_flags::mem_threadgroup)"
     }

@@ -230,6 +230,18 @@ impl<'a> Printer<'a> {
                     self.line(&line);
                 }
             }
+            StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
+                let arr = self.local(*dst);
+                let param = &self.k.params[src.0 as usize];
+                let buf = ident(&param.name);
+                let elem = match &param.kind {
+                    ParamKind::Buffer { elem, .. } => elem.value_type(),
+                    _ => Scalar::U32,
+                };
+                let (di, si) = (self.expr(dst_index), self.expr(src_index));
+                let line = self.d.load_words(&arr, &di, &buf, &si, elem, *words);
+                self.line(&line);
+            }
             StmtKind::AsyncCommit => {
                 if let Some(line) = self.d.async_commit() {
                     self.line(line);

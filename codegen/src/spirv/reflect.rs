@@ -78,7 +78,10 @@ pub fn reflect(words: &[u32]) -> Result<Reflection, String> {
             _ => {}
         }
     }
+    // A binding that `load_words` also reads through a vector-typed view is declared by
+    // two variables; the interface has it once.
     r.bindings.sort();
+    r.bindings.dedup();
     for (target, ds) in &decos {
         let _ = target;
         if let Some(spec) = decoration_value(ds, Decoration::SpecId) {

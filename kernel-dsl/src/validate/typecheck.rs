@@ -3,7 +3,7 @@
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
     Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId, ParamKind,
-    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind,
+    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use crate::typing;
 use crate::types::{Scalar, StorageType, VarType};
@@ -69,7 +69,7 @@ fn check_block(sc: &Scope, stmts: &[Stmt], loop_depth: u32, d: &mut Diagnostics)
     }
 }
 
-fn local<'a>(sc: &'a Scope, id: crate::ir::VarId, span: SpanId, d: &mut Diagnostics) -> Option<&'a LocalDecl> {
+fn local<'a>(sc: &'a Scope, id: VarId, span: SpanId, d: &mut Diagnostics) -> Option<&'a LocalDecl> {
     let l = sc.locals.get(id.0 as usize);
     if l.is_none() {
         d.error(span, ErrorKind::Undeclared, format!("reference to undeclared local #{}", id.0));
@@ -205,6 +205,13 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             expect(d, src_index.span, it, Scalar::U32, "an `async_copy` source index");
             check_async_copy(sc, *dst, *src, *words, s.span, d);
         }
+        StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
+            let it = check_expr(sc, dst_index, d);
+            expect(d, dst_index.span, it, Scalar::U32, "a `load_words` destination index");
+            let it = check_expr(sc, src_index, d);
+            expect(d, src_index.span, it, Scalar::U32, "a `load_words` source index");
+            check_load_words(sc, *dst, *src, *words, s.span, d);
+        }
         StmtKind::AsyncWait { pending } => {
             if *pending > MAX_ASYNC_PENDING {
                 d.error(s.span, ErrorKind::Unsupported, format!(
@@ -276,6 +283,47 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
         d.error(span, ErrorKind::Type, format!(
             "`async_copy` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
             shared.name, shared.elem, param.name, elem.name()
+        ));
+    }
+}
+
+/// `load_words`: a local array of 32-bit elements filled from a read-only buffer of
+/// the same type, 2 or 4 elements at a time (the 8- and 16-byte loads of every
+/// backend; read-only because GLSL reads through a second, vector-typed view of the
+/// binding).
+fn check_load_words(sc: &Scope, dst: VarId, src: ParamId, words: u32, span: SpanId, d: &mut Diagnostics) {
+    if sc.in_function.is_some() {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return;
+    }
+    if !matches!(words, 2 | 4) {
+        d.error(span, ErrorKind::Unsupported, format!("`load_words` loads 2 or 4 elements, not {words}"));
+    }
+    let Some(decl) = local(sc, dst, span, d) else { return };
+    let VarType::Array { elem: dst_elem, len } = decl.ty else {
+        d.error(span, ErrorKind::Type, format!("`load_words` fills a local array; `{}` is a scalar", decl.name));
+        return;
+    };
+    if len < words {
+        d.error(span, ErrorKind::Type, format!("`load_words` of {words} elements into `{}`, which holds {len}", decl.name));
+    }
+    let Some(param) = sc.kernel.params.get(src.0 as usize) else {
+        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", src.0));
+        return;
+    };
+    let ParamKind::Buffer { elem, access, .. } = &param.kind else {
+        d.error(span, ErrorKind::Type, format!("`load_words` reads a buffer; `{}` is a scalar parameter", param.name));
+        return;
+    };
+    if *access != Access::ReadOnly {
+        d.error(span, ErrorKind::Unsupported, format!(
+            "`load_words` reads read-only buffers; `{}` is `&mut [{}]`", param.name, elem.name()
+        ));
+    }
+    if !matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32) || elem.value_type() != dst_elem {
+        d.error(span, ErrorKind::Type, format!(
+            "`load_words` loads 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
+            decl.name, dst_elem, param.name, elem.name()
         ));
     }
 }

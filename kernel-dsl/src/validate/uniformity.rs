@@ -104,6 +104,13 @@ impl Analysis<'_> {
                 }
                 true
             }
+            StmtKind::LoadWords { dst, dst_index, src, src_index, .. } => {
+                let read_only = matches!(self.kernel.params[src.0 as usize].kind, ParamKind::Buffer { access: Access::ReadOnly, .. });
+                if !uniform || !self.uniform(dst_index) || !self.uniform(src_index) || !read_only {
+                    self.mark(*dst);
+                }
+                true
+            }
             // Per-invocation operations: nothing to synchronize, no local written.
             StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
             StmtKind::If { cond, then_body, else_body } => {

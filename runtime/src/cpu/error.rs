@@ -114,6 +114,15 @@ pub enum Fault {
         /// Source index.
         src: u32,
     },
+    /// A `load_words` whose source index is not a multiple of its element count (the
+    /// backends load 8 and 16 bytes only from aligned addresses).
+    #[error("`load_words` of {words} elements needs a source index that is a multiple of {words}; found {src}")]
+    MisalignedLoad {
+        /// Elements per load.
+        words: u32,
+        /// Source index.
+        src: u32,
+    },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
     NonUniform {

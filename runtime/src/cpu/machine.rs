@@ -11,7 +11,7 @@ use super::shared::SharedArray;
 use onekernel_dsl::half::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 use onekernel_dsl::ir::{
     ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId,
-    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind,
+    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use onekernel_dsl::types::{Scalar, StorageType, VarType};
 
@@ -295,6 +295,16 @@ impl<'k> Machine<'k> {
                 self.give(si);
                 r
             }
+            StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
+                let mut di = self.tmp();
+                let mut si = self.tmp();
+                self.eval(frame, dst_index, lanes, &mut di)?;
+                self.eval(frame, src_index, lanes, &mut si)?;
+                let r = self.load_words(frame, *dst, *src, *words, s.span, lanes, &di, &si);
+                self.give(di);
+                self.give(si);
+                r
+            }
             StmtKind::AsyncCommit => {
                 for &l in lanes {
                     self.copies.commit(l);
@@ -515,6 +525,38 @@ impl<'k> Machine<'k> {
                 }
                 let value = self.buffers[b].vals[s as usize];
                 self.copies.start(l, PendingCopy { shared: sh, index: d as usize, value });
+            }
+        }
+        self.ops += (lanes.len() * words as usize) as u64;
+        Ok(())
+    }
+
+    /// `load_words`: `words` consecutive elements of a buffer into a local array, the
+    /// source index checked for the alignment the backends' vector loads need.
+    #[allow(clippy::too_many_arguments)]
+    fn load_words(&mut self, frame: &mut Frame<'k>, dst: VarId, src: ParamId, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
+        let Binding::Buffer(b) = self.bindings[src.0 as usize] else { return Ok(()) };
+        let src_len = self.buffers[b].vals.len();
+        let dst_len = match frame.decls[dst.0 as usize].ty {
+            VarType::Array { len, .. } => len as usize,
+            VarType::Scalar(_) => 1,
+        };
+        for &l in lanes {
+            let (d0, s0) = (di[l as usize] as u64, si[l as usize]);
+            if s0 % words != 0 {
+                return Err(self.fault(span, l, Fault::MisalignedLoad { words, src: s0 }));
+            }
+            for w in 0..words as u64 {
+                let (d, s) = (d0 + w, s0 as u64 + w);
+                if s >= src_len as u64 {
+                    let target = self.buffers[b].name.clone();
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: s as i64, len: src_len }));
+                }
+                if d >= dst_len as u64 {
+                    let target = self.place_name(frame, Place::Local(dst));
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: d as i64, len: dst_len }));
+                }
+                frame.vars[dst.0 as usize][l as usize * dst_len + d as usize] = self.buffers[b].vals[s as usize];
             }
         }
         self.ops += (lanes.len() * words as usize) as u64;

@@ -10,6 +10,10 @@
 struct ok_shim_uint3 { unsigned int x, y, z; };
 struct uint2 { unsigned int x, y; };
 struct uint4 { unsigned int x, y, z, w; };
+struct int2 { int x, y; };
+struct int4 { int x, y, z, w; };
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
 extern const __device__ ok_shim_uint3 threadIdx, blockIdx, blockDim, gridDim;
 __device__ void __syncthreads();
 __device__ unsigned int __float_as_uint(float);

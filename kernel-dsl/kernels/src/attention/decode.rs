@@ -229,12 +229,22 @@ pub fn attn_decode_chunk(
         // requested now and each later one's while the tile before it is scored.
         let mut ka = [0u32; 16];
         let mut kb2 = [0u32; 16];
+        // A slice is head_dim / 16 words: read as 16-byte loads where that is a
+        // multiple of four (rows and slices then start at multiples of four words).
+        let k_quads = head_dim % 64 == 0;
         if !async_k && f16_rows && j < n {
             let ga = cells[j] * (head_dim / 2) + s * (head_dim / 16);
             let gb = cells[min(j + 16, min(tile, n) - 1)] * (head_dim / 2) + s * (head_dim / 16);
-            for w in 0..head_dim / 16 {
-                ka[w] = k[ga + w];
-                kb2[w] = k[gb + w];
+            if k_quads {
+                for w4 in 0..head_dim / 64 {
+                    load_words(ka, 4 * w4, k, ga + 4 * w4, 4);
+                    load_words(kb2, 4 * w4, k, gb + 4 * w4, 4);
+                }
+            } else {
+                for w in 0..head_dim / 16 {
+                    ka[w] = k[ga + w];
+                    kb2[w] = k[gb + w];
+                }
             }
         }
         // Asynchronous K: the first tile now, each later one while the tile before it is
@@ -344,9 +354,16 @@ pub fn attn_decode_chunk(
                 if !async_k && t2 + j < n {
                     let ga = cells[t2 + j] * (head_dim / 2) + s * (head_dim / 16);
                     let gb = cells[t2 + min(j + 16, min(tile, n - t2) - 1)] * (head_dim / 2) + s * (head_dim / 16);
-                    for w in 0..head_dim / 16 {
-                        ka[w] = k[ga + w];
-                        kb2[w] = k[gb + w];
+                    if k_quads {
+                        for w4 in 0..head_dim / 64 {
+                            load_words(ka, 4 * w4, k, ga + 4 * w4, 4);
+                            load_words(kb2, 4 * w4, k, gb + 4 * w4, 4);
+                        }
+                    } else {
+                        for w in 0..head_dim / 16 {
+                            ka[w] = k[ga + w];
+                            kb2[w] = k[gb + w];
+                        }
                     }
                 }
             } else {
@@ -436,9 +453,7 @@ pub fn attn_decode_chunk(
         if g < groups && f16_v && ilo < ihi {
             for uu in 0..8u32 {
                 let at = cells[min(ilo + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
-                for e in 0..4u32 {
-                    vw[4 * uu + e] = v[at + e];
-                }
+                load_words(vw, 4 * uu, v, at, 4);
             }
         }
         barrier();
@@ -511,9 +526,7 @@ pub fn attn_decode_chunk(
                     let mut nx = [0u32; 32];
                     for uu in 0..8u32 {
                         let at = cells[min(i0 + 8 + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
-                        for e in 0..4u32 {
-                            nx[4 * uu + e] = v[at + e];
-                        }
+                        load_words(nx, 4 * uu, v, at, 4);
                     }
                     for uu in 0..8u32 {
                         let i = i0 + uu;

@@ -304,6 +304,7 @@ impl Lowerer {
                 Ok(())
             }
             syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, out),
+            syn::Expr::Call(c) if is_call_to(e, "load_words") => self.load_words(c, out),
             syn::Expr::Call(c) if is_call_to(e, "async_commit") => {
                 if !c.args.is_empty() {
                     return Err(err(span, "`async_commit()` takes no arguments"));
@@ -325,7 +326,7 @@ impl Lowerer {
             }
             syn::Expr::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
             syn::Expr::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
-            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()` and the `async_*` copies")),
+            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()`, `load_words` and the `async_*` copies")),
         }
     }
 
@@ -435,17 +436,42 @@ impl Lowerer {
         let Place::Buffer(src) = self.place(src)? else {
             return Err(err(src.span(), "the source of `async_copy` is a buffer parameter"));
         };
-        let dst_index = self.index_u32(dst_index)?;
-        let src_index = self.index_u32(src_index)?;
+        let dst_index = self.index_u32(dst_index, "async_copy")?;
+        let src_index = self.index_u32(src_index, "async_copy")?;
         let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
         self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, span);
         Ok(())
     }
 
-    fn index_u32(&mut self, e: &syn::Expr) -> syn::Result<onekernel_dsl::ir::Expr> {
+    /// `load_words(dst, dst_index, src, src_index, words)`: a mutable local array, a
+    /// read-only buffer, and the element count as a literal.
+    fn load_words(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let span = c.span();
+        let usage = "`load_words(local_array, index, buffer, index, words)` loads 2 or 4 elements";
+        let [dst, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(span, usage));
+        };
+        let Place::Local(dst_var) = self.place(dst)? else {
+            return Err(err(dst.span(), "the destination of `load_words` is a local array"));
+        };
+        if !self.locals[dst_var.0 as usize].mutable {
+            let name = &self.locals[dst_var.0 as usize].name;
+            return Err(err(dst.span(), format!("cannot load into immutable array `{name}`; declare it `let mut {name}`")));
+        }
+        let Place::Buffer(src_param) = self.place(src)? else {
+            return Err(err(src.span(), "the source of `load_words` is a buffer parameter"));
+        };
+        let dst_index = self.index_u32(dst_index, "load_words")?;
+        let src_index = self.index_u32(src_index, "load_words")?;
+        let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
+        self.push(out, StmtKind::LoadWords { dst: dst_var, dst_index, src: src_param, src_index, words }, span);
+        Ok(())
+    }
+
+    fn index_u32(&mut self, e: &syn::Expr, what: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
         let v = self.expr(e, Some(Scalar::U32))?;
         if v.ty != Scalar::U32 {
-            return Err(err(e.span(), format!("an `async_copy` index is u32, found {}", v.ty)));
+            return Err(err(e.span(), format!("`{what}` takes u32 indices, found {}", v.ty)));
         }
         Ok(v)
     }
