@@ -3,7 +3,7 @@
 //! the construct, and the unmodified kernel validates (the negative control).
 
 use onekernel_dsl::ir::*;
-use onekernel_dsl::types::{Literal, Scalar};
+use onekernel_dsl::types::{Literal, Scalar, VarType};
 use onekernel_dsl::validate::{validate, validate_with, ErrorKind, Limits};
 use onekernel_macros::kernel;
 
@@ -224,4 +224,36 @@ fn immutable_assignment_and_read_only_store() {
         }
     });
     expect(&k, ErrorKind::Immutable, "cannot store into `x`: it is read-only");
+}
+
+/// `base` plus `let mut w = [0u32; 4]; load_words(w, 0, <src>, 0, <words>);` built by
+/// hand, with the array's element type `elem`.
+fn with_load_words(src: u32, words: u32, elem: Scalar) -> Kernel {
+    let mut k = kernel();
+    let w = VarId(k.locals.len() as u32);
+    k.locals.push(LocalDecl { name: "w".into(), ty: VarType::Array { elem, len: 4 }, mutable: true });
+    let zero = |ty: Scalar| Expr {
+        kind: ExprKind::Lit(match ty {
+            Scalar::F32 => Literal::f32(0.0),
+            _ => Literal::U32(0),
+        }),
+        ty,
+        span: SpanId::NONE,
+    };
+    let fill = Init::Array(ArrayInit::Fill(zero(elem)));
+    k.body.insert(0, Stmt { kind: StmtKind::Let { var: w, init: Some(fill) }, span: SpanId::NONE });
+    let load = StmtKind::LoadWords { dst: w, dst_index: zero(Scalar::U32), src: ParamId(src), src_index: zero(Scalar::U32), words };
+    k.body.insert(1, Stmt { kind: load, span: SpanId::NONE });
+    k
+}
+
+#[test]
+fn load_words_reads_32_bit_read_only_buffers_into_arrays_of_their_type() {
+    // The negative control: f32 words of the read-only `x` into an f32 array.
+    assert!(errors(&with_load_words(0, 4, Scalar::F32)).is_empty(), "{:#?}", errors(&with_load_words(0, 4, Scalar::F32)));
+    assert!(errors(&with_load_words(0, 2, Scalar::F32)).is_empty());
+    expect(&with_load_words(0, 3, Scalar::F32), ErrorKind::Unsupported, "`load_words` loads 2 or 4 elements, not 3");
+    expect(&with_load_words(1, 4, Scalar::F32), ErrorKind::Unsupported, "`load_words` reads read-only buffers; `y` is `&mut [f32]`");
+    expect(&with_load_words(0, 4, Scalar::U32), ErrorKind::Type, "`w` holds u32, buffer `x` holds f32");
+    expect(&with_load_words(2, 4, Scalar::F32), ErrorKind::Type, "`load_words` reads a buffer; `n` is a scalar parameter");
 }
