@@ -243,14 +243,15 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
             }),
         }
     }
+    let word_views = word_views(k);
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()
         .enumerate()
         .map(|(i, (name, elem, access))| {
-            let views = word_views(k)
-                .into_iter()
+            let views = word_views
+                .iter()
                 .filter(|(p, _)| ident(&k.params[p.0 as usize].name) == *name)
-                .map(|(_, words)| ViewCtx { name: d.word_view(name, words), ty: d.word_vector(elem.value_type(), words) })
+                .map(|&(_, words)| ViewCtx { name: d.word_view(name, words), ty: d.word_vector(elem.value_type(), words) })
                 .collect();
             BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly, views }
         })

@@ -199,17 +199,11 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
         }
         StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit => {}
         StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
-            let it = check_expr(sc, dst_index, d);
-            expect(d, dst_index.span, it, Scalar::U32, "an `async_copy` destination index");
-            let it = check_expr(sc, src_index, d);
-            expect(d, src_index.span, it, Scalar::U32, "an `async_copy` source index");
+            check_transfer_indices(sc, dst_index, src_index, "async_copy", d);
             check_async_copy(sc, *dst, *src, *words, s.span, d);
         }
         StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
-            let it = check_expr(sc, dst_index, d);
-            expect(d, dst_index.span, it, Scalar::U32, "a `load_words` destination index");
-            let it = check_expr(sc, src_index, d);
-            expect(d, src_index.span, it, Scalar::U32, "a `load_words` source index");
+            check_transfer_indices(sc, dst_index, src_index, "load_words", d);
             check_load_words(sc, *dst, *src, *words, s.span, d);
         }
         StmtKind::AsyncWait { pending } => {
@@ -251,6 +245,15 @@ fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
         if !t.is_int() {
             d.error(span, ErrorKind::Type, format!("an index must be u32 or i32, found {t}"));
         }
+    }
+}
+
+/// The destination and source indices of a buffer transfer (`async_copy`,
+/// `load_words`) are u32.
+fn check_transfer_indices(sc: &Scope, dst_index: &Expr, src_index: &Expr, what: &str, d: &mut Diagnostics) {
+    for (index, role) in [(dst_index, "destination"), (src_index, "source")] {
+        let it = check_expr(sc, index, d);
+        expect(d, index.span, it, Scalar::U32, &format!("the `{what}` {role} index"));
     }
 }
 

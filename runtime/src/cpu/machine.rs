@@ -286,20 +286,14 @@ impl<'k> Machine<'k> {
                 Ok(())
             }
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
-                let mut di = self.tmp();
-                let mut si = self.tmp();
-                self.eval(frame, dst_index, lanes, &mut di)?;
-                self.eval(frame, src_index, lanes, &mut si)?;
+                let (di, si) = self.eval_indices(frame, dst_index, src_index, lanes)?;
                 let r = self.start_copies(frame, *dst, *src, *words, s.span, lanes, &di, &si);
                 self.give(di);
                 self.give(si);
                 r
             }
             StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
-                let mut di = self.tmp();
-                let mut si = self.tmp();
-                self.eval(frame, dst_index, lanes, &mut di)?;
-                self.eval(frame, src_index, lanes, &mut si)?;
+                let (di, si) = self.eval_indices(frame, dst_index, src_index, lanes)?;
                 let r = self.load_words(frame, *dst, *src, *words, s.span, lanes, &di, &si);
                 self.give(di);
                 self.give(si);
@@ -495,6 +489,20 @@ impl<'k> Machine<'k> {
             }
         }
         Ok(())
+    }
+
+    /// A buffer transfer's destination and source indices, per lane, in scratch vectors
+    /// the caller gives back.
+    fn eval_indices(&mut self, frame: &mut Frame<'k>, dst_index: &Expr, src_index: &Expr, lanes: &[u16]) -> R<(Vec<u32>, Vec<u32>)> {
+        let mut di = self.tmp();
+        let mut si = self.tmp();
+        let r = self.eval(frame, dst_index, lanes, &mut di).and_then(|_| self.eval(frame, src_index, lanes, &mut si));
+        if let Err(e) = r {
+            self.give(di);
+            self.give(si);
+            return Err(e);
+        }
+        Ok((di, si))
     }
 
     /// `async_copy`: reads the source now and marks the destination cells pending

@@ -425,47 +425,48 @@ impl Lowerer {
     /// `async_copy(dst, dst_index, src, src_index, words)`: a shared array, a buffer, and
     /// the element count as a literal.
     fn async_copy(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let span = c.span();
         let usage = "`async_copy(shared_array, index, buffer, index, words)` copies 1, 2 or 4 elements";
-        let [dst, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
-            return Err(err(span, usage));
+        let t = self.transfer_args(c, "async_copy", usage)?;
+        let Place::Shared(dst) = t.dst else {
+            return Err(err(t.dst_expr.span(), "the destination of `async_copy` is a shared array"));
         };
-        let Place::Shared(dst) = self.place(dst)? else {
-            return Err(err(dst.span(), "the destination of `async_copy` is a shared array"));
-        };
-        let Place::Buffer(src) = self.place(src)? else {
-            return Err(err(src.span(), "the source of `async_copy` is a buffer parameter"));
-        };
-        let dst_index = self.index_u32(dst_index, "async_copy")?;
-        let src_index = self.index_u32(src_index, "async_copy")?;
-        let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
-        self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, span);
+        let (dst_index, src, src_index, words) = (t.dst_index, t.src, t.src_index, t.words);
+        self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, c.span());
         Ok(())
     }
 
     /// `load_words(dst, dst_index, src, src_index, words)`: a mutable local array, a
     /// read-only buffer, and the element count as a literal.
     fn load_words(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let span = c.span();
         let usage = "`load_words(local_array, index, buffer, index, words)` loads 2 or 4 elements";
-        let [dst, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
-            return Err(err(span, usage));
+        let t = self.transfer_args(c, "load_words", usage)?;
+        let Place::Local(dst) = t.dst else {
+            return Err(err(t.dst_expr.span(), "the destination of `load_words` is a local array"));
         };
-        let Place::Local(dst_var) = self.place(dst)? else {
-            return Err(err(dst.span(), "the destination of `load_words` is a local array"));
-        };
-        if !self.locals[dst_var.0 as usize].mutable {
-            let name = &self.locals[dst_var.0 as usize].name;
-            return Err(err(dst.span(), format!("cannot load into immutable array `{name}`; declare it `let mut {name}`")));
+        if !self.locals[dst.0 as usize].mutable {
+            let name = &self.locals[dst.0 as usize].name;
+            return Err(err(t.dst_expr.span(), format!("cannot load into immutable array `{name}`; declare it `let mut {name}`")));
         }
-        let Place::Buffer(src_param) = self.place(src)? else {
-            return Err(err(src.span(), "the source of `load_words` is a buffer parameter"));
-        };
-        let dst_index = self.index_u32(dst_index, "load_words")?;
-        let src_index = self.index_u32(src_index, "load_words")?;
-        let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
-        self.push(out, StmtKind::LoadWords { dst: dst_var, dst_index, src: src_param, src_index, words }, span);
+        let (dst_index, src, src_index, words) = (t.dst_index, t.src, t.src_index, t.words);
+        self.push(out, StmtKind::LoadWords { dst, dst_index, src, src_index, words }, c.span());
         Ok(())
+    }
+
+    /// The five arguments every buffer transfer (`async_copy`, `load_words`) takes:
+    /// destination, its u32 index, a buffer parameter, its u32 index, and the element
+    /// count as a literal. The destination's kind is the caller's to check.
+    fn transfer_args<'c>(&mut self, c: &'c syn::ExprCall, what: &str, usage: &str) -> syn::Result<Transfer<'c>> {
+        let [dst_expr, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(c.span(), usage));
+        };
+        let dst = self.place(dst_expr)?;
+        let Place::Buffer(src_param) = self.place(src)? else {
+            return Err(err(src.span(), format!("the source of `{what}` is a buffer parameter")));
+        };
+        let dst_index = self.index_u32(dst_index, what)?;
+        let src_index = self.index_u32(src_index, what)?;
+        let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
+        Ok(Transfer { dst, dst_expr, dst_index, src: src_param, src_index, words })
     }
 
     fn index_u32(&mut self, e: &syn::Expr, what: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
@@ -558,4 +559,14 @@ fn local_type(t: &syn::Type) -> syn::Result<VarType> {
         }
         _ => Err(err(t.span(), "local variables are u32, i32, f32, bool or arrays `[T; N]` of those")),
     }
+}
+
+/// The lowered arguments of a buffer transfer (see `Lowerer::transfer_args`).
+struct Transfer<'c> {
+    dst: Place,
+    dst_expr: &'c syn::Expr,
+    dst_index: onekernel_dsl::ir::Expr,
+    src: onekernel_dsl::ir::ParamId,
+    src_index: onekernel_dsl::ir::Expr,
+    words: u32,
 }
