@@ -192,7 +192,7 @@ pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::
     use onekernel_dsl::ir::StmtKind;
     let mut views = std::collections::BTreeSet::new();
     onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
-        if let StmtKind::LoadWords { src, words, .. } = &s.kind {
+        if let StmtKind::LoadWords { src: onekernel_dsl::ir::Place::Buffer(src), words, .. } = &s.kind {
             views.insert((*src, *words));
         }
     });

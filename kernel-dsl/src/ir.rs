@@ -374,16 +374,17 @@ pub enum StmtKind {
         words: u32,
     },
     /// `load_words(dst, dst_index, src, src_index, words);`: reads `words` (2 or 4)
-    /// consecutive 32-bit elements of read-only buffer `src` from `src_index` (a
-    /// multiple of `words`) into local array `dst` from `dst_index`, as one aligned
-    /// 8- or 16-byte load on every backend (docs/DSL.md, "Aligned vector loads").
+    /// consecutive 32-bit elements of a read-only buffer or a shared array `src` from
+    /// `src_index` (a multiple of `words`) into local array `dst` from `dst_index`, as
+    /// one aligned 8- or 16-byte load (docs/DSL.md, "Aligned vector loads").
     LoadWords {
         /// The local array written.
         dst: VarId,
         /// Its first element (u32).
         dst_index: Expr,
-        /// The read-only buffer read (32-bit elements of the same type as `dst`).
-        src: ParamId,
+        /// The read-only buffer ([`Place::Buffer`]) or shared array ([`Place::Shared`])
+        /// read, of 32-bit elements of the same type as `dst`.
+        src: Place,
         /// Its first element (u32, a multiple of `words`).
         src_index: Expr,
         /// Elements per load: 2 or 4.

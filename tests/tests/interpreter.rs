@@ -551,3 +551,48 @@ fn word_loads_fill_local_arrays_and_misalignment_is_reported() {
     let err = run(4).unwrap_err();
     assert!(matches!(&err, InterpError::Fault { fault: Fault::OutOfBounds { .. }, .. }), "{err}");
 }
+
+/// Aligned vector loads from shared memory: invocation t stages words 4t … 4t + 3 of
+/// `x`, then loads its neighbour's four (t + 1 mod 32) and writes them out reversed.
+/// `mode` 1 leaves out the barrier (a race), 2 plants a source index that is not a
+/// multiple of 4, 3 reads past the staged words (uninitialized shared memory).
+#[kernel(workgroup = 32)]
+fn shared_word_loads(x: &[f32], y: &mut [f32], #[push] mode: u32) {
+    let s = shared::<f32, 256>();
+    let t = local_id().x;
+    for e in 0..4u32 {
+        s[4 * t + e] = x[4 * t + e];
+    }
+    if mode != 1 {
+        barrier();
+    }
+    let mut w = [0.0; 4];
+    let skew = select(mode == 2, 2u32, select(mode == 3, 128u32, 0u32));
+    load_words(w, 0, s, 4 * ((t + 1) % 32) + skew, 4);
+    for e in 0..4u32 {
+        y[4 * t + e] = w[3 - e];
+    }
+}
+
+#[test]
+fn shared_word_loads_fill_local_arrays_with_the_shared_memory_checks() {
+    let k = shared_word_loads().unwrap();
+    let x: Vec<f32> = (0..128u32).map(|i| (i as f32) * 0.75 - 17.0).collect();
+    let run = |mode: u32| {
+        let mut args = Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, 128)).scalar("mode", mode);
+        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_f32())
+    };
+    let y = run(0).unwrap();
+    for t in 0..32 {
+        let n = (t + 1) % 32;
+        for e in 0..4 {
+            assert_eq!(y[4 * t + e].to_bits(), x[4 * n + 3 - e].to_bits(), "invocation {t}, word {e}");
+        }
+    }
+    let err = run(1).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::DataRace { kind: "written then read", .. }, .. }), "{err}");
+    let err = run(2).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::MisalignedLoad { words: 4, src: 6 }, .. }), "{err}");
+    let err = run(3).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::UninitializedShared { .. }, .. }), "{err}");
+}

@@ -228,7 +228,7 @@ fn immutable_assignment_and_read_only_store() {
 
 /// `base` plus `let mut w = [0u32; 4]; load_words(w, 0, <src>, 0, <words>);` built by
 /// hand, with the array's element type `elem`.
-fn with_load_words(src: u32, words: u32, elem: Scalar) -> Kernel {
+fn with_load_words(src: Place, words: u32, elem: Scalar) -> Kernel {
     let mut k = kernel();
     let w = VarId(k.locals.len() as u32);
     k.locals.push(LocalDecl { name: "w".into(), ty: VarType::Array { elem, len: 4 }, mutable: true });
@@ -242,18 +242,31 @@ fn with_load_words(src: u32, words: u32, elem: Scalar) -> Kernel {
     };
     let fill = Init::Array(ArrayInit::Fill(zero(elem)));
     k.body.insert(0, Stmt { kind: StmtKind::Let { var: w, init: Some(fill) }, span: SpanId::NONE });
-    let load = StmtKind::LoadWords { dst: w, dst_index: zero(Scalar::U32), src: ParamId(src), src_index: zero(Scalar::U32), words };
+    let load = StmtKind::LoadWords { dst: w, dst_index: zero(Scalar::U32), src, src_index: zero(Scalar::U32), words };
     k.body.insert(1, Stmt { kind: load, span: SpanId::NONE });
     k
 }
 
 #[test]
 fn load_words_reads_32_bit_read_only_buffers_into_arrays_of_their_type() {
+    let buffer = |p: u32| Place::Buffer(ParamId(p));
     // The negative control: f32 words of the read-only `x` into an f32 array.
-    assert!(errors(&with_load_words(0, 4, Scalar::F32)).is_empty(), "{:#?}", errors(&with_load_words(0, 4, Scalar::F32)));
-    assert!(errors(&with_load_words(0, 2, Scalar::F32)).is_empty());
-    expect(&with_load_words(0, 3, Scalar::F32), ErrorKind::Unsupported, "`load_words` loads 2 or 4 elements, not 3");
-    expect(&with_load_words(1, 4, Scalar::F32), ErrorKind::Unsupported, "`load_words` reads read-only buffers; `y` is `&mut [f32]`");
-    expect(&with_load_words(0, 4, Scalar::U32), ErrorKind::Type, "`w` holds u32, buffer `x` holds f32");
-    expect(&with_load_words(2, 4, Scalar::F32), ErrorKind::Type, "`load_words` reads a buffer; `n` is a scalar parameter");
+    assert!(errors(&with_load_words(buffer(0), 4, Scalar::F32)).is_empty(), "{:#?}", errors(&with_load_words(buffer(0), 4, Scalar::F32)));
+    assert!(errors(&with_load_words(buffer(0), 2, Scalar::F32)).is_empty());
+    expect(&with_load_words(buffer(0), 3, Scalar::F32), ErrorKind::Unsupported, "`load_words` loads 2 or 4 elements, not 3");
+    expect(&with_load_words(buffer(1), 4, Scalar::F32), ErrorKind::Unsupported, "`load_words` reads read-only buffers; `y` is `&mut [f32]`");
+    expect(&with_load_words(buffer(0), 4, Scalar::U32), ErrorKind::Type, "`w` holds u32, buffer `x` holds f32");
+    expect(&with_load_words(buffer(2), 4, Scalar::F32), ErrorKind::Type, "`load_words` reads a buffer; `n` is a scalar parameter");
+}
+
+#[test]
+fn load_words_reads_shared_arrays_of_the_array_type_but_not_local_arrays() {
+    let shared = Place::Shared(SharedId(0));
+    // The negative control: f32 words of the f32 shared array `s` into an f32 array.
+    assert!(errors(&with_load_words(shared, 4, Scalar::F32)).is_empty(), "{:#?}", errors(&with_load_words(shared, 4, Scalar::F32)));
+    expect(&with_load_words(shared, 4, Scalar::U32), ErrorKind::Type, "`w` holds u32, shared array `s` holds f32");
+    expect(&with_load_words(shared, 1, Scalar::F32), ErrorKind::Unsupported, "`load_words` loads 2 or 4 elements, not 1");
+    let k = kernel();
+    let local = Place::Local(VarId(k.locals.len() as u32));
+    expect(&with_load_words(local, 4, Scalar::F32), ErrorKind::Type, "not a local array");
 }

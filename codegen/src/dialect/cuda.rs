@@ -105,6 +105,13 @@ impl Dialect for Cuda {
         format!("*reinterpret_cast<const {}*>(&{buffer}[{index}])", self.word_vector(elem, words))
     }
 
+    // Shared arrays are declared 16-byte aligned (`shared_decl`), so an index that is a
+    // multiple of `words` is an aligned vector: nvcc then emits one `LDS.64` / `LDS.128`
+    // even where it cannot prove the alignment itself.
+    fn shared_word_load(&self, array: &str, index: &str, elem: Scalar, words: u32) -> Option<String> {
+        Some(self.word_load(array, index, elem, words))
+    }
+
     fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
         vec![format!("ok_async_copy{}(&{dst}[{dst_index}], &{src}[{src_index}]);", 4 * words)]
     }

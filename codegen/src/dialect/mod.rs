@@ -139,9 +139,38 @@ pub trait Dialect {
     /// `load_words`: one aligned load of `words` elements of `buffer` from `src_index`
     /// into local array `dst` from `dst_index`.
     fn load_words(&self, dst: &str, dst_index: &str, buffer: &str, src_index: &str, elem: Scalar, words: u32) -> String {
+        self.unpack_words(dst, dst_index, &self.word_load(buffer, src_index, elem, words), elem, words)
+    }
+
+    /// The vector of `words` elements of shared array `array` at element `index` (a
+    /// multiple of `words`), read with one aligned load, where the language can view a
+    /// shared array as vectors; `None` where it cannot.
+    fn shared_word_load(&self, _array: &str, _index: &str, _elem: Scalar, _words: u32) -> Option<String> {
+        None
+    }
+
+    /// `load_words` from a shared array: one aligned load where the language has one
+    /// ([`Dialect::shared_word_load`]), otherwise the `words` element reads, which the
+    /// driver's compiler may merge (GLSL cannot alias a shared array with vectors).
+    fn load_shared_words(&self, dst: &str, dst_index: &str, array: &str, src_index: &str, elem: Scalar, words: u32) -> String {
+        if let Some(load) = self.shared_word_load(array, src_index, elem, words) {
+            return self.unpack_words(dst, dst_index, &load, elem, words);
+        }
+        let u = self.scalar(Scalar::U32);
+        let mut body = format!("{{ const {u} ok_ld = {dst_index}; const {u} ok_ls = {src_index};");
+        for w in 0..words {
+            body.push_str(&format!(" {dst}[ok_ld + {w}u] = {array}[ok_ls + {w}u];"));
+        }
+        body.push_str(" }");
+        body
+    }
+
+    /// Stores the lanes of vector expression `load` (`words` elements) into local array
+    /// `dst` from `dst_index`.
+    fn unpack_words(&self, dst: &str, dst_index: &str, load: &str, elem: Scalar, words: u32) -> String {
         let v = self.word_vector(elem, words);
         let u = self.scalar(Scalar::U32);
-        let mut body = format!("{{ const {v} ok_lw = {}; const {u} ok_ld = {dst_index};", self.word_load(buffer, src_index, elem, words));
+        let mut body = format!("{{ const {v} ok_lw = {load}; const {u} ok_ld = {dst_index};");
         for (w, lane) in ["x", "y", "z", "w"].iter().take(words as usize).enumerate() {
             body.push_str(&format!(" {dst}[ok_ld + {w}u] = ok_lw.{lane};"));
         }

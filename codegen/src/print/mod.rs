@@ -232,14 +232,23 @@ impl<'a> Printer<'a> {
             }
             StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
                 let arr = self.local(*dst);
-                let param = &self.k.params[src.0 as usize];
-                let buf = ident(&param.name);
-                let elem = match &param.kind {
-                    ParamKind::Buffer { elem, .. } => elem.value_type(),
-                    _ => Scalar::U32,
-                };
                 let (di, si) = (self.expr(dst_index), self.expr(src_index));
-                let line = self.d.load_words(&arr, &di, &buf, &si, elem, *words);
+                let line = match src {
+                    Place::Shared(sh) => {
+                        let shared = &self.k.shared[sh.0 as usize];
+                        self.d.load_shared_words(&arr, &di, &shared_name(&shared.name), &si, shared.elem, *words)
+                    }
+                    // Validation rejects local sources.
+                    Place::Local(_) => return,
+                    Place::Buffer(p) => {
+                        let param = &self.k.params[p.0 as usize];
+                        let elem = match &param.kind {
+                            ParamKind::Buffer { elem, .. } => elem.value_type(),
+                            _ => Scalar::U32,
+                        };
+                        self.d.load_words(&arr, &di, &ident(&param.name), &si, elem, *words)
+                    }
+                };
                 self.line(&line);
             }
             StmtKind::AsyncCommit => {

@@ -248,8 +248,8 @@ fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
     }
 }
 
-/// The destination and source indices of a buffer transfer (`async_copy`,
-/// `load_words`) are u32.
+/// The destination and source indices of a transfer (`async_copy`, `load_words`) are
+/// u32.
 fn check_transfer_indices(sc: &Scope, dst_index: &Expr, src_index: &Expr, what: &str, d: &mut Diagnostics) {
     for (index, role) in [(dst_index, "destination"), (src_index, "source")] {
         let it = check_expr(sc, index, d);
@@ -290,11 +290,11 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
     }
 }
 
-/// `load_words`: a local array of 32-bit elements filled from a read-only buffer of
-/// the same type, 2 or 4 elements at a time (the 8- and 16-byte loads of every
-/// backend; read-only because GLSL reads through a second, vector-typed view of the
-/// binding).
-fn check_load_words(sc: &Scope, dst: VarId, src: ParamId, words: u32, span: SpanId, d: &mut Diagnostics) {
+/// `load_words`: a local array of 32-bit elements filled from a read-only buffer or a
+/// shared array of the same type, 2 or 4 elements at a time (the 8- and 16-byte loads
+/// of every backend; buffers read-only because GLSL reads them through a second,
+/// vector-typed view of the binding).
+fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId, d: &mut Diagnostics) {
     if sc.in_function.is_some() {
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
         return;
@@ -310,23 +310,41 @@ fn check_load_words(sc: &Scope, dst: VarId, src: ParamId, words: u32, span: Span
     if len < words {
         d.error(span, ErrorKind::Type, format!("`load_words` of {words} elements into `{}`, which holds {len}", decl.name));
     }
-    let Some(param) = sc.kernel.params.get(src.0 as usize) else {
-        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", src.0));
-        return;
+    let (src_name, held, matching) = match src {
+        Place::Buffer(p) => {
+            let Some(param) = sc.kernel.params.get(p.0 as usize) else {
+                d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", p.0));
+                return;
+            };
+            let ParamKind::Buffer { elem, access, .. } = &param.kind else {
+                d.error(span, ErrorKind::Type, format!("`load_words` reads a buffer; `{}` is a scalar parameter", param.name));
+                return;
+            };
+            if *access != Access::ReadOnly {
+                d.error(span, ErrorKind::Unsupported, format!(
+                    "`load_words` reads read-only buffers; `{}` is `&mut [{}]`", param.name, elem.name()
+                ));
+            }
+            let word = matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32);
+            (format!("buffer `{}`", param.name), elem.name().to_string(), word && elem.value_type() == dst_elem)
+        }
+        Place::Shared(id) => {
+            let Some(shared) = sc.kernel.shared.get(id.0 as usize) else {
+                d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", id.0));
+                return;
+            };
+            let word = matches!(shared.elem, Scalar::F32 | Scalar::I32 | Scalar::U32);
+            (format!("shared array `{}`", shared.name), shared.elem.to_string(), word && shared.elem == dst_elem)
+        }
+        Place::Local(_) => {
+            d.error(span, ErrorKind::Type, "`load_words` reads a buffer or a shared array, not a local array");
+            return;
+        }
     };
-    let ParamKind::Buffer { elem, access, .. } = &param.kind else {
-        d.error(span, ErrorKind::Type, format!("`load_words` reads a buffer; `{}` is a scalar parameter", param.name));
-        return;
-    };
-    if *access != Access::ReadOnly {
-        d.error(span, ErrorKind::Unsupported, format!(
-            "`load_words` reads read-only buffers; `{}` is `&mut [{}]`", param.name, elem.name()
-        ));
-    }
-    if !matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32) || elem.value_type() != dst_elem {
+    if !matching {
         d.error(span, ErrorKind::Type, format!(
-            "`load_words` loads 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
-            decl.name, dst_elem, param.name, elem.name()
+            "`load_words` loads 32-bit elements between equal types: `{}` holds {}, {src_name} holds {held}",
+            decl.name, dst_elem
         ));
     }
 }

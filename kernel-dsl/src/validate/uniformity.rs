@@ -105,7 +105,11 @@ impl Analysis<'_> {
                 true
             }
             StmtKind::LoadWords { dst, dst_index, src, src_index, .. } => {
-                let read_only = matches!(self.kernel.params[src.0 as usize].kind, ParamKind::Buffer { access: Access::ReadOnly, .. });
+                // Shared memory is written by the workgroup's invocations: varying.
+                let read_only = match src {
+                    Place::Buffer(p) => matches!(self.kernel.params[p.0 as usize].kind, ParamKind::Buffer { access: Access::ReadOnly, .. }),
+                    _ => false,
+                };
                 if !uniform || !self.uniform(dst_index) || !self.uniform(src_index) || !read_only {
                     self.mark(*dst);
                 }

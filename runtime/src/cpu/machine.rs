@@ -542,13 +542,20 @@ impl<'k> Machine<'k> {
     /// `load_words`: `words` consecutive elements of a buffer into a local array, the
     /// source index checked for the alignment the backends' vector loads need.
     #[allow(clippy::too_many_arguments)]
-    fn load_words(&mut self, frame: &mut Frame<'k>, dst: VarId, src: ParamId, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
-        let Binding::Buffer(b) = self.bindings[src.0 as usize] else { return Ok(()) };
-        let src_len = self.buffers[b].vals.len();
+    fn load_words(&mut self, frame: &mut Frame<'k>, dst: VarId, src: Place, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
+        let src_len = match src {
+            Place::Buffer(p) => match self.bindings[p.0 as usize] {
+                Binding::Buffer(b) => self.buffers[b].vals.len(),
+                _ => return Ok(()),
+            },
+            Place::Shared(sh) => self.shared[sh.0 as usize].len(),
+            Place::Local(_) => return Ok(()),
+        };
         let dst_len = match frame.decls[dst.0 as usize].ty {
             VarType::Array { len, .. } => len as usize,
             VarType::Scalar(_) => 1,
         };
+        let epoch = self.epoch;
         for &l in lanes {
             let (d0, s0) = (di[l as usize] as u64, si[l as usize]);
             if s0 % words != 0 {
@@ -557,14 +564,26 @@ impl<'k> Machine<'k> {
             for w in 0..words as u64 {
                 let (d, s) = (d0 + w, s0 as u64 + w);
                 if s >= src_len as u64 {
-                    let target = self.buffers[b].name.clone();
+                    let target = self.place_name(frame, src);
                     return Err(self.fault(span, l, Fault::OutOfBounds { target, index: s as i64, len: src_len }));
                 }
                 if d >= dst_len as u64 {
                     let target = self.place_name(frame, Place::Local(dst));
                     return Err(self.fault(span, l, Fault::OutOfBounds { target, index: d as i64, len: dst_len }));
                 }
-                frame.vars[dst.0 as usize][l as usize * dst_len + d as usize] = self.buffers[b].vals[s as usize];
+                let value = match src {
+                    // A shared read, with the race and initialization checks of any other.
+                    Place::Shared(sh) => match self.shared[sh.0 as usize].read(s as usize, l, epoch) {
+                        Ok(v) => v,
+                        Err(f) => return Err(self.fault(span, l, f)),
+                    },
+                    Place::Buffer(p) => match self.bindings[p.0 as usize] {
+                        Binding::Buffer(b) => self.buffers[b].vals[s as usize],
+                        _ => 0,
+                    },
+                    Place::Local(_) => 0,
+                };
+                frame.vars[dst.0 as usize][l as usize * dst_len + d as usize] = value;
             }
         }
         self.ops += (lanes.len() * words as usize) as u64;

@@ -430,15 +430,18 @@ impl Lowerer {
         let Place::Shared(dst) = t.dst else {
             return Err(err(t.dst_expr.span(), "the destination of `async_copy` is a shared array"));
         };
-        let (dst_index, src, src_index, words) = (t.dst_index, t.src, t.src_index, t.words);
+        let Place::Buffer(src) = t.src else {
+            return Err(err(t.src_expr.span(), "the source of `async_copy` is a buffer parameter"));
+        };
+        let (dst_index, src_index, words) = (t.dst_index, t.src_index, t.words);
         self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, c.span());
         Ok(())
     }
 
     /// `load_words(dst, dst_index, src, src_index, words)`: a mutable local array, a
-    /// read-only buffer, and the element count as a literal.
+    /// read-only buffer or a shared array, and the element count as a literal.
     fn load_words(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let usage = "`load_words(local_array, index, buffer, index, words)` loads 2 or 4 elements";
+        let usage = "`load_words(local_array, index, buffer_or_shared_array, index, words)` loads 2 or 4 elements";
         let t = self.transfer_args(c, "load_words", usage)?;
         let Place::Local(dst) = t.dst else {
             return Err(err(t.dst_expr.span(), "the destination of `load_words` is a local array"));
@@ -447,26 +450,27 @@ impl Lowerer {
             let name = &self.locals[dst.0 as usize].name;
             return Err(err(t.dst_expr.span(), format!("cannot load into immutable array `{name}`; declare it `let mut {name}`")));
         }
+        if matches!(t.src, Place::Local(_)) {
+            return Err(err(t.src_expr.span(), "the source of `load_words` is a buffer parameter or a shared array"));
+        }
         let (dst_index, src, src_index, words) = (t.dst_index, t.src, t.src_index, t.words);
         self.push(out, StmtKind::LoadWords { dst, dst_index, src, src_index, words }, c.span());
         Ok(())
     }
 
-    /// The five arguments every buffer transfer (`async_copy`, `load_words`) takes:
-    /// destination, its u32 index, a buffer parameter, its u32 index, and the element
-    /// count as a literal. The destination's kind is the caller's to check.
+    /// The five arguments every transfer (`async_copy`, `load_words`) takes:
+    /// destination, its u32 index, source, its u32 index, and the element count as a
+    /// literal. The kinds of destination and source are the caller's to check.
     fn transfer_args<'c>(&mut self, c: &'c syn::ExprCall, what: &str, usage: &str) -> syn::Result<Transfer<'c>> {
         let [dst_expr, dst_index, src, src_index, words] = c.args.iter().collect::<Vec<_>>()[..] else {
             return Err(err(c.span(), usage));
         };
         let dst = self.place(dst_expr)?;
-        let Place::Buffer(src_param) = self.place(src)? else {
-            return Err(err(src.span(), format!("the source of `{what}` is a buffer parameter")));
-        };
+        let src_place = self.place(src)?;
         let dst_index = self.index_u32(dst_index, what)?;
         let src_index = self.index_u32(src_index, what)?;
         let words = int_literal(words).ok_or_else(|| err(words.span(), usage))?;
-        Ok(Transfer { dst, dst_expr, dst_index, src: src_param, src_index, words })
+        Ok(Transfer { dst, dst_expr, dst_index, src: src_place, src_expr: src, src_index, words })
     }
 
     fn index_u32(&mut self, e: &syn::Expr, what: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
@@ -566,7 +570,8 @@ struct Transfer<'c> {
     dst: Place,
     dst_expr: &'c syn::Expr,
     dst_index: onekernel_dsl::ir::Expr,
-    src: onekernel_dsl::ir::ParamId,
+    src: Place,
+    src_expr: &'c syn::Expr,
     src_index: onekernel_dsl::ir::Expr,
     words: u32,
 }
