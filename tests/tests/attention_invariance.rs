@@ -139,3 +139,63 @@ fn malformed_problems_are_rejected_before_launch() {
         assert!(matches!(e, onekernel_runtime::attention::AttentionError::Invalid(_)), "{what}: {e}");
     }
 }
+
+#[test]
+fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
+    // The runtime sizes deterministic workgroups from the work (one 128-token chunk each
+    // for small launches, two otherwise), so both must give the same bits on every
+    // backend: lengths around the chunk and workgroup bounds, f16 V (16-byte V loads)
+    // and other formats, D from 64 to 256 (V token groups per chunk: eight at D = 64 f16,
+    // two at D = 256 f16, one at D = 128 bf16), GQA, a mask.
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
+    backends.extend(gpu_backends());
+    let shapes = [
+        (64, KvFormat::F16, KvFormat::F16),
+        (128, KvFormat::F16, KvFormat::F16),
+        (128, KvFormat::Q8_0, KvFormat::Bf16),
+        (256, KvFormat::F32, KvFormat::F16),
+    ];
+    let mut controls = 0;
+    for (d, k, v) in shapes {
+        let sh = BatchShape { head_dim: d, n_heads: 8, n_kv_heads: 2, mask: true, ..shape(k, v) };
+        let seqs: Vec<Sequence> = [1u32, 127, 128, 129, 256, 300, 520].iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 90 + j as u64, len)).collect();
+        let batch: Vec<&Sequence> = seqs.iter().collect();
+        let p = pack(&sh, &batch, 16, Some(7));
+        let mut reference: Option<Vec<u32>> = None;
+        for be in backends.iter_mut() {
+            let one = p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, be.as_mut(), &m, &artifacts).unwrap();
+            let two = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, be.as_mut(), &m, &artifacts).unwrap();
+            assert_eq!(bits(&one), bits(&two), "{}: D {d} {}/{}", be.name(), k.name(), v.name());
+            match &reference {
+                None => reference = Some(bits(&one)),
+                Some(r) => assert_eq!(&bits(&one), r, "{}: D {d} {}/{} differs from the interpreter", be.name(), k.name(), v.name()),
+            }
+        }
+        // Negative control on the interpreter: chunks of 128 and of 256 tokens (the fast
+        // mode's) round differently, so the comparison above can fail.
+        let mut be = cpu();
+        let a = p.run(Split::Fast { chunk_tokens: 128 }, &mut be, &m, &artifacts).unwrap();
+        let b = p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).unwrap();
+        controls += (bits(&a) != bits(&b)) as usize;
+    }
+    assert!(controls > 0, "chunks of 128 and 256 tokens never rounded differently");
+    for bad in [0, 3] {
+        let e = pack(&shape(KvFormat::F16, KvFormat::F16), &[&Sequence::random(&shape(KvFormat::F16, KvFormat::F16), 1, 10)], 16, None)
+            .run(Split::DeterministicGrouped { chunks_per_group: bad }, &mut cpu(), &m, &artifacts)
+            .expect_err("chunks per workgroup");
+        assert!(e.to_string().contains("1 or 2"), "{e}");
+    }
+    // D = 256 with q4_0 V: one V token group, so one chunk per workgroup; the runtime
+    // chooses it by itself and refuses to be told otherwise.
+    let sh = BatchShape { head_dim: 256, ..shape(KvFormat::F16, KvFormat::Q4_0) };
+    let p = pack(&sh, &[&Sequence::random(&sh, 4, 300)], 16, None);
+    assert_eq!(p.deterministic_chunks_per_group(), 1);
+    let e = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut cpu(), &m, &artifacts).expect_err("pairs at one V group");
+    assert!(e.to_string().contains("one V token group"), "{e}");
+    let mut be = cpu();
+    assert_eq!(
+        bits(&p.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap()),
+        bits(&p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut be, &m, &artifacts).unwrap())
+    );
+}

@@ -9,7 +9,7 @@ use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_cop
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
-use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
+use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split, DETERMINISTIC_CHUNK};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
 const SHAPES: [(u32, u32); 6] = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)];
@@ -64,7 +64,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -91,17 +91,17 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            for split in [Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p)) }, Split::Deterministic] {
+            for split in [Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p)) }, det_chunks.map_or(Split::Deterministic, |c| Split::DeterministicGrouped { chunks_per_group: c })] {
                 for (i, b) in opened.iter_mut().enumerate() {
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
-                    let mode = if split == Split::Deterministic { "deterministic" } else { "fast" };
+                    let mode = if split.is_deterministic() { "deterministic" } else { "fast" };
                     eprintln!("{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} {:>9.1} µs  {:>7.0} GB/s", b.name(), if paged { "paged" } else { "contiguous" }, t / 1e3, gbs);
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
-                        "chunk_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, Split::Deterministic => 256 },
+                        "chunk_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, _ => DETERMINISTIC_CHUNK }, "group_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, Split::DeterministicGrouped { chunks_per_group } => DETERMINISTIC_CHUNK * chunks_per_group, Split::Deterministic => DETERMINISTIC_CHUNK * p.deterministic_chunks_per_group() },
                         "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i], "fraction_of_driver_copy": gbs / driver[i],
                     }));
                 }

@@ -107,12 +107,15 @@ pub struct BenchOptions {
     pub shapes: Vec<(u32, u32)>,
     /// `--fast-chunk N`: the fast mode's chunk length instead of the scheduler's choice.
     pub fast_chunk: Option<u32>,
+    /// `--det-chunks N` (1 or 2): deterministic chunks per workgroup instead of the
+    /// runtime's choice.
+    pub det_chunks: Option<u32>,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -135,6 +138,13 @@ impl BenchOptions {
                     match v.parse::<u32>() {
                         Ok(n) if (1..=256).contains(&n) => o.fast_chunk = Some(n),
                         _ => bail!("--fast-chunk takes a chunk length of 1 … 256 tokens (got `{v}`)"),
+                    }
+                }
+                "--det-chunks" if quick_allowed => {
+                    let v = value("--det-chunks")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if (1..=2).contains(&n) => o.det_chunks = Some(n),
+                        _ => bail!("--det-chunks takes 1 or 2 deterministic chunks per workgroup (got `{v}`)"),
                     }
                 }
                 other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),

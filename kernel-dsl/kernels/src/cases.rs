@@ -61,9 +61,10 @@ impl CacheFormat {
 }
 
 /// B = 2 sequences of up to 300 tokens, 8 query heads over 2 KV heads (GQA 4), D = 128,
-/// pages of 16 tokens; chunks of 64 (fast) or 256 (deterministic) tokens. `v_fill`
-/// replaces the V format's safe fill.
-fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32) -> Case {
+/// pages of 16 tokens; `chunk_tokens` 64 (fast chunks of 64, one deterministic chunk of
+/// 128 per workgroup) or 256 (fast chunks of 256, two deterministic chunks per
+/// workgroup). `v_fill` replaces the V format's safe fill.
+fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32) -> Case {
     let (b, hq, hkv, d, p, pages_per_seq, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 19u32, 5u32);
     let n_pages = (b * pages_per_seq) as usize;
     let words = |f: CacheFormat| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
@@ -82,7 +83,7 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
         .scalar("page_size", Literal::U32(p))
         .scalar("pages_per_seq", Literal::U32(pages_per_seq))
         .scalar("n_chunks", Literal::U32(n_chunks))
-        .scalar("chunk_tokens", Literal::U32(64))
+        .scalar("chunk_tokens", Literal::U32(chunk_tokens))
         .scalar("scale", Literal::f32(0.088_388_35))
         .scalar("softcap", Literal::f32(softcap))
         .scalar("max_bias", Literal::f32(max_bias))
@@ -202,14 +203,16 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         "attn_decode_chunk" => {
             use CacheFormat::*;
             vec![
-                attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
-                attention_chunk(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, softcap 20, ALiBi 8", 20.0, 8.0),
-                attention_chunk(F32, Q4_0, None, "f32 K, q4_0 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
+                attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0, 64),
+                // 256-token workgroups: two deterministic chunks each.
+                attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups", 0.0, 0.0, 256),
+                attention_chunk(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, softcap 20, ALiBi 8", 20.0, 8.0, 64),
+                attention_chunk(F32, Q4_0, None, "f32 K, q4_0 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups", 0.0, 0.0, 256),
                 // Both halves of every V word zero or subnormal: the widening of the low
                 // and of the high half (read in place, docs/CODEGEN.md) where a driver's
                 // conversion flushes denormals. (llvmpipe's does not; there the case
                 // catches a wrong half: measured with the high-half helper reading .x.)
-                attention_chunk(F16, F16, Some(Fill::Bits { and: 0x83ff_83ff, or: 0 }), "f16 K, f16 V all zero/subnormal, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0),
+                attention_chunk(F16, F16, Some(Fill::Bits { and: 0x83ff_83ff, or: 0 }), "f16 K, f16 V all zero/subnormal, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0, 64),
             ]
         }
         "turbo_score" => vec![

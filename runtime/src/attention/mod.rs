@@ -10,4 +10,4 @@ pub mod problem;
 pub mod reference;
 
 pub use format::KvFormat;
-pub use problem::{AttentionError, DecodeProblem, Split};
+pub use problem::{AttentionError, DecodeProblem, Split, DETERMINISTIC_CHUNK};

@@ -12,8 +12,17 @@ use std::path::Path;
 /// Device times in ns of the chunk kernel's and the combine kernel's dispatches.
 pub type KernelTimes = (Vec<f64>, Vec<f64>);
 
-/// The chunk kernel's largest chunk, and the deterministic mode's fixed chunk.
+/// The chunk kernel's largest chunk, and the most tokens one of its workgroups takes.
 pub const MAX_CHUNK: u32 = 256;
+
+/// The deterministic mode's fixed chunk: tokens `[128·i, 128·i + 128)` of a sequence.
+pub const DETERMINISTIC_CHUNK: u32 = 128;
+
+/// Workgroups of two deterministic chunks below which a launch takes one chunk per
+/// workgroup instead: fewer is less than a wave on the H200 (132 SMs, four resident
+/// workgroups each), and twice as many half-length workgroups finish sooner. Either
+/// way gives the same bits (docs/PERFORMANCE.md, "Deterministic chunks").
+pub const DETERMINISTIC_PAIR_MIN_GROUPS: u32 = 512;
 
 /// The most combine workgroups ((sequence, head) pairs) for which the combine requests
 /// its first chunks before the maximum (`early_loads`). Measured on the H200: the
@@ -44,8 +53,18 @@ pub enum AttentionError {
 /// How the KV sequence is split into chunks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Split {
-    /// Fixed chunks of [`MAX_CHUNK`] tokens from token 0: batch-invariant.
+    /// Fixed chunks of [`DETERMINISTIC_CHUNK`] tokens from token 0: batch-invariant. A
+    /// workgroup takes one or two of them, as
+    /// [`DecodeProblem::deterministic_chunks_per_group`] chooses from the work; the bits
+    /// are the same either way.
     Deterministic,
+    /// The deterministic split with `chunks_per_group` (1 or 2) chunks per workgroup
+    /// whatever the work: the same bits as [`Split::Deterministic`] (for tests and
+    /// benchmarks).
+    DeterministicGrouped {
+        /// Chunks per workgroup, 1 or 2.
+        chunks_per_group: u32,
+    },
     /// Chunks of `chunk_tokens` (1 … 256) chosen by the caller from the work.
     Fast {
         /// Tokens per chunk.
@@ -54,11 +73,9 @@ pub enum Split {
 }
 
 impl Split {
-    fn tokens(self) -> u32 {
-        match self {
-            Split::Deterministic => MAX_CHUNK,
-            Split::Fast { chunk_tokens } => chunk_tokens,
-        }
+    /// Whether this is a batch-invariant split.
+    pub fn is_deterministic(self) -> bool {
+        !matches!(self, Split::Fast { .. })
     }
 }
 
@@ -119,6 +136,27 @@ impl DecodeProblem {
     /// Pages in the cache images.
     pub fn n_pages(&self) -> usize {
         self.k.len() / (self.k_format.row_bytes(self.head_dim as usize) * (self.page_size * self.n_kv_heads) as usize).max(1)
+    }
+
+    /// Deterministic chunks per workgroup: two, unless that launch would have fewer than
+    /// [`DETERMINISTIC_PAIR_MIN_GROUPS`] workgroups or the chunk kernel cannot pair them.
+    pub fn deterministic_chunks_per_group(&self) -> u32 {
+        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
+        let pairs = self.n_seq() * self.n_kv_heads * max_len.div_ceil(2 * DETERMINISTIC_CHUNK);
+        if pairs < DETERMINISTIC_PAIR_MIN_GROUPS || !self.pairs_deterministic_chunks() {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Whether the chunk kernel can hold two deterministic chunks per workgroup: its V
+    /// pass needs a token group per chunk, and has `128 / (D / 8)` groups for f16 V with
+    /// D % 8 = 0, `128 / (D / 2)` otherwise (one for other formats at D > 128). The kernel
+    /// applies the same rule (`per` in `attn_decode_chunk`).
+    pub fn pairs_deterministic_chunks(&self) -> bool {
+        let vd = if self.v_format == KvFormat::F16 && self.head_dim % 8 == 0 { 8 } else { 2 };
+        128 / (self.head_dim / vd).max(1) >= 2
     }
 
     /// Rejects a malformed problem before anything is launched.
@@ -202,16 +240,28 @@ impl DecodeProblem {
 
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        let chunk_tokens = split.tokens();
-        if chunk_tokens == 0 || chunk_tokens > MAX_CHUNK {
-            return Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")));
-        }
+        // Tokens per partial result and per workgroup.
+        let (chunk_tokens, group_tokens) = match split {
+            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => (chunk_tokens, chunk_tokens),
+            Split::Fast { chunk_tokens } => return Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
+            Split::Deterministic => (DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group()),
+            Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => {
+                return Err(AttentionError::Invalid(format!(
+                    "2 deterministic chunks per workgroup: D = {} with {} V has one V token group, so one chunk per workgroup",
+                    self.head_dim,
+                    self.v_format.name()
+                )))
+            }
+            Split::DeterministicGrouped { chunks_per_group: c @ 1..=2 } => (DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * c),
+            Split::DeterministicGrouped { chunks_per_group } => return Err(AttentionError::Invalid(format!("{chunks_per_group} deterministic chunks per workgroup: 1 or 2"))),
+        };
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
         let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
-        let n_chunks = self.kv_len.iter().max().copied().unwrap_or(1).div_ceil(chunk_tokens);
+        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
+        let n_chunks = max_len.div_ceil(chunk_tokens);
         let parts = (b * hq * n_chunks) as usize;
-        let deterministic = split == Split::Deterministic;
+        let deterministic = split.is_deterministic();
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
             .buffer("k", HostBuffer::u32_image(&self.k))
@@ -227,7 +277,7 @@ impl DecodeProblem {
             .scalar("page_size", self.page_size)
             .scalar("pages_per_seq", self.pages_per_seq)
             .scalar("n_chunks", n_chunks)
-            .scalar("chunk_tokens", chunk_tokens)
+            .scalar("chunk_tokens", group_tokens)
             .scalar("scale", self.scale)
             .scalar("softcap", self.softcap)
             .scalar("max_bias", self.max_bias)
@@ -241,7 +291,7 @@ impl DecodeProblem {
             axes.push(("async_k", Literal::Bool(backend.info().async_copies)));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
-        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_chunks, self.n_kv_heads, b] };
+        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [max_len.div_ceil(group_tokens), self.n_kv_heads, b] };
         let chunk_times = match runs {
             Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
             None => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],

@@ -9,9 +9,12 @@
 //! * `attn_decode_combine`: grid `[n_heads, n_seq]`; merges a sequence's chunks in chunk
 //!   order (the fixed merge order), adds the head's sink to the denominator, normalizes.
 //!
-//! With `deterministic`, a chunk is always 256 tokens starting at token 0, so a
+//! With `deterministic`, a chunk is always 128 tokens starting at token 0, so a
 //! sequence's result does not depend on the batch it is in, the grid, or the page layout;
-//! otherwise the caller chooses `chunk_tokens` (≤ 256) from the work and the device.
+//! a workgroup takes one such chunk or two consecutive ones (`chunk_tokens` > 128), with
+//! the same bits either way (each chunk's softmax and V sums are its own), so the runtime
+//! sizes the grid from the work without changing results. Otherwise the caller chooses
+//! `chunk_tokens` (≤ 256) from the work and the device, one chunk per workgroup.
 //! `paged` selects the in-kernel block-table read (`block_table[b][t / page_size]`);
 //! without it sequence b owns pages `b·pages_per_seq …` in order.
 
@@ -118,7 +121,17 @@ pub fn attn_decode_chunk(
     let kvh = group_id().y;
     let b = group_id().z;
     let t0 = local_id().x;
-    let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
+    // V roles (below): dimensions [u·vd, u·vd + vd) of the row (one 16-byte quad of f16,
+    // or one pair of elements of the other formats), token group g of `groups`.
+    let f16_v = v_type == 1 && head_dim % 8 == 0;
+    let vd = select(f16_v, 8u32, 2u32);
+    let units = head_dim / vd;
+    let groups = WORKGROUP_X / units;
+    // Deterministic chunks in this workgroup: two where `chunk_tokens` > 128 asks for
+    // them and the V pass has a token group for each (not at one group: D > 128 in a
+    // format other than f16), else one. Fast: one chunk of `chunk_tokens`.
+    let per = select(deterministic && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
+    let chunk = select(deterministic, 128 * per, min(chunk_tokens, 256u32));
     let len = kv_len[b];
     let start = c * chunk;
     let end = min(start + chunk, len);
@@ -185,17 +198,8 @@ pub fn attn_decode_chunk(
     let ds = (head_dim + 7) / 8;
     // Word of slice s in a staged f16 row (the second half is four words further).
     let slice_at = s * (head_dim / 16) + select(s >= 4, 4u32, 0u32);
-    // V roles: dimensions [u·vd, u·vd + vd) of the row (one 16-byte quad of f16, or one
-    // pair of elements of the other formats), token group g of `groups`.
-    let f16_v = v_type == 1 && head_dim % 8 == 0;
-    let vd = select(f16_v, 8u32, 2u32);
-    let units = head_dim / vd;
-    let groups = WORKGROUP_X / units;
     let u = t0 % units;
     let g = t0 / units;
-    let span = (n + groups - 1) / groups;
-    let ilo = min(g * span, n);
-    let ihi = min(ilo + span, n);
     barrier();
     // The query heads sharing this KV head, four at a time: each K and V row is read
     // once per four heads.
@@ -320,16 +324,28 @@ pub fn attn_decode_chunk(
                         let jb = ja + 16;
                         let sa = kb + ja * (head_dim / 2 + 4) + slice_at;
                         let sb = kb + min(jb, tn - 1) * (head_dim / 2 + 4) + slice_at;
+                        // Unstaged tiles are one pass of 32 rows, already in registers;
+                        // staged slices are read as 16-byte loads where rows and slices
+                        // start at multiples of four words (stated: nvcc does not always
+                        // prove it, and split loads cost the q·k loop 12 instructions).
+                        if async_k {
+                            if k_quads {
+                                for w4 in 0..head_dim / 64 {
+                                    load_words(ka, 4 * w4, ktile, sa + 4 * w4, 4);
+                                    load_words(kb2, 4 * w4, ktile, sb + 4 * w4, 4);
+                                }
+                            } else {
+                                for w in 0..head_dim / 16 {
+                                    ka[w] = ktile[sa + w];
+                                    kb2[w] = ktile[sb + w];
+                                }
+                            }
+                        }
                         let mut da = [0.0; 4];
                         let mut db = [0.0; 4];
                         for w in 0..head_dim / 16 {
-                            // Unstaged tiles are one pass of 32 rows, already in registers.
-                            let mut wa = ka[w];
-                            let mut wb = kb2[w];
-                            if async_k {
-                                wa = ktile[sa + w];
-                                wb = ktile[sb + w];
-                            }
+                            let wa = ka[w];
+                            let wb = kb2[w];
                             let alo = f16_bits_to_f32(wa & 65535);
                             let ahi = f16_bits_to_f32(wa >> 16);
                             let blo = f16_bits_to_f32(wb & 65535);
@@ -445,12 +461,30 @@ pub fn attn_decode_chunk(
                 }
             }
         }
+        // The softmax and the V pass treat each deterministic 128-token chunk on its own
+        // (`n_sub` of them, partial rows `c_first`, `c_first + 1`); a fast workgroup's tokens
+        // are one chunk. A chunk's V rows are split among `gpc` token groups in order: group
+        // g sums rows [ilo, ihi) of chunk `vc`, the chunk's groups are added in group order,
+        // so a chunk's sums are the same whether its workgroup holds one chunk or two (the
+        // groups past `per · gpc` idle).
+        let n_sub = select(deterministic, (n + 127) / 128, 1u32);
+        let c_first = select(deterministic, c * per, c);
+        let gpc = select(deterministic, max(groups / 2, 1u32), groups);
+        let vc = g / gpc;
+        let clo = select(deterministic, min(vc * 128, n), 0u32);
+        let clen = select(deterministic, min(n - clo, 128u32), n);
+        let span = (clen + gpc - 1) / gpc;
+        let ilo = clo + min((g - vc * gpc) * span, clen);
+        let ihi = min(ilo + span, clo + clen);
+        let v_active = g < groups && vc < per;
+        // (Computed here rather than before the head loop: live through the q·k pass they
+        // cost registers where the CUDA variants have none to spare.)
         // The first eight rows' f16 V quads are requested now and arrive during the
         // softmax.
         // Rows past the group's last are clamped to it here and below: those loads repeat
         // a cached row and are never used, so the hot loop has no guards.
         let mut vw = [0u32; 32];
-        if g < groups && f16_v && ilo < ihi {
+        if v_active && f16_v && ilo < ihi {
             for uu in 0..8u32 {
                 let at = cells[min(ilo + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
                 load_words(vw, 4 * uu, v, at, 4);
@@ -471,26 +505,48 @@ pub fn attn_decode_chunk(
         for e in 0..8u32 {
             sv[e] = scores[srow + 32 * e];
         }
+        // A deterministic workgroup's second chunk is its lanes' values e ≥ 4 (tokens
+        // 128 …): its maximum and sum are `mx2` / `ls2`, the first chunk's `mx` / `ls`.
         let mut mx = f32::NEG_INFINITY;
+        let mut mx2 = f32::NEG_INFINITY;
         if sh < hn {
             for e in 0..8u32 {
-                mx = max(mx, sv[e]);
+                if deterministic && e >= 4 {
+                    mx2 = max(mx2, sv[e]);
+                } else {
+                    mx = max(mx, sv[e]);
+                }
             }
         }
         // The q·k partials are read (the last score pass is behind a barrier): the lanes'
-        // maxima and sums go to `part`.
+        // maxima and sums go to `part` (the second chunk's 128 words further).
         part[t0] = mx;
+        if deterministic {
+            part[WORKGROUP_X + t0] = mx2;
+        }
         barrier();
         let mut m = f32::NEG_INFINITY;
+        let mut m2 = f32::NEG_INFINITY;
         for l2 in 0..32u32 {
             m = max(m, part[sh * 32 + l2]);
         }
+        if deterministic {
+            for l2 in 0..32u32 {
+                m2 = max(m2, part[WORKGROUP_X + sh * 32 + l2]);
+            }
+        }
         let mut ls = 0.0;
+        let mut ls2 = 0.0;
         if sh < hn {
             for e in 0..8u32 {
+                let second = deterministic && e >= 4;
                 let sc = sv[e];
-                let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - m));
-                ls += p;
+                let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - select(second, m2, m)));
+                if second {
+                    ls2 += p;
+                } else {
+                    ls += p;
+                }
                 sv[e] = p;
             }
         }
@@ -503,20 +559,25 @@ pub fn attn_decode_chunk(
         }
         barrier();
         part[t0] = ls;
+        if deterministic {
+            part[WORKGROUP_X + t0] = ls2;
+        }
         barrier();
         if lane == 0 && sh < hn {
-            let mut l = 0.0;
-            for l2 in 0..32u32 {
-                l += part[sh * 32 + l2];
+            for k in 0..n_sub {
+                let mut l = 0.0;
+                for l2 in 0..32u32 {
+                    l += part[k * WORKGROUP_X + sh * 32 + l2];
+                }
+                let row = (b * n_heads + head0 + sh) * n_chunks + c_first + k;
+                part_m[row] = select(k == 0, m, m2);
+                part_l[row] = l;
             }
-            let row = (b * n_heads + head0 + sh) * n_chunks + c;
-            part_m[row] = m;
-            part_l[row] = l;
         }
         barrier();
         // [4 heads][8 dimensions]; the other formats use the first two of each head.
         let mut acc = [0.0; 32];
-        if g < groups {
+        if v_active {
             if f16_v {
                 // Whole blocks of eight rows: the next eight rows' quads are in flight
                 // while these eight are used; each quad gives eight dimensions for four
@@ -530,11 +591,13 @@ pub fn attn_decode_chunk(
                     }
                     for uu in 0..8u32 {
                         let i = i0 + uu;
+                        let mut pw = [0.0; 4];
+                        load_words(pw, 0, scores, i * 4, 4);
                         for e in 0..4u32 {
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
+                                let p = pw[hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -548,11 +611,13 @@ pub fn attn_decode_chunk(
                 for uu in 0..8u32 {
                     let i = full + uu;
                     if i < ihi {
+                        let mut pw = [0.0; 4];
+                        load_words(pw, 0, scores, i * 4, 4);
                         for e in 0..4u32 {
                             let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
                             let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
                             for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
+                                let p = pw[hh];
                                 acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
                                 acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
                             }
@@ -581,10 +646,15 @@ pub fn attn_decode_chunk(
         // time: all of them in the free K tiles with `async_k`, otherwise as many as
         // `part` holds (two at D = 128). Each invocation folds up to eight (head,
         // dimension) sums (4 · head_dim ≤ 8 · WORKGROUP_X since head_dim ≤ 256).
+        // `n_vc` chunks hold tokens; with two, the first chunk's sums (groups 0 … gpc − 1)
+        // are written as soon as they are complete and `sum` restarts for the second, so
+        // the pair costs no second set of sums.
         let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
+        let n_vc = select(deterministic, max(min(per, n_sub), 1u32), 1u32);
+        let used_groups = min(groups, n_vc * gpc);
         let mut sum = [0.0; 8];
-        for g0 in (0..groups).step_by(vgroups) {
-            if g >= g0 && g < g0 + vgroups {
+        for g0 in (0..used_groups).step_by(vgroups) {
+            if g >= g0 && g < g0 + vgroups && v_active {
                 for hh in 0..4u32 {
                     if hh < hn {
                         for e in 0..8u32 {
@@ -606,7 +676,7 @@ pub fn attn_decode_chunk(
                 if idx < hn * head_dim {
                     let hh = idx / head_dim;
                     let d = idx % head_dim;
-                    for g2 in g0..min(g0 + vgroups, groups) {
+                    for g2 in g0..min(g0 + vgroups, used_groups) {
                         let at = ((g2 - g0) * 4 + hh) * head_dim + d;
                         let mut x = 0.0;
                         if async_k {
@@ -614,8 +684,12 @@ pub fn attn_decode_chunk(
                         } else {
                             x = part[at];
                         }
-                        // The first group's sum is taken as it is (0 + x would turn −0 into +0).
-                        sum[r] = select(g2 == 0, x, sum[r] + x);
+                        // A chunk's first group's sum is taken as it is (0 + x would turn
+                        // −0 into +0).
+                        sum[r] = select(g2 == 0 || (deterministic && g2 == gpc), x, sum[r] + x);
+                        if deterministic && n_vc == 2 && g2 + 1 == gpc {
+                            part_acc[((b * n_heads + head0 + hh) * n_chunks + c_first) * head_dim + d] = sum[r];
+                        }
                     }
                 }
             }
@@ -625,8 +699,8 @@ pub fn attn_decode_chunk(
         }
         for r in 0..8u32 {
             let idx = t0 + r * WORKGROUP_X;
-            if idx < hn * head_dim {
-                part_acc[((b * n_heads + head0 + idx / head_dim) * n_chunks + c) * head_dim + idx % head_dim] = sum[r];
+            if idx < hn * head_dim && n_sub > 0 {
+                part_acc[((b * n_heads + head0 + idx / head_dim) * n_chunks + c_first + n_vc - 1) * head_dim + idx % head_dim] = sum[r];
             }
         }
     }
@@ -664,7 +738,7 @@ pub fn attn_decode_combine(
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
-    let chunk = select(deterministic, 256u32, min(chunk_tokens, 256u32));
+    let chunk = select(deterministic, 128u32, min(chunk_tokens, 256u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
     // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
