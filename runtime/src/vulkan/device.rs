@@ -86,6 +86,32 @@ unsafe extern "system" fn on_message(
     vk::FALSE
 }
 
+/// The Vulkan loader, opened once per process and never closed, with one idle instance
+/// that is never destroyed.
+///
+/// Why: the loader unloads the driver (ICD) libraries when its last instance is
+/// destroyed, and the library itself when its last handle is dropped. On the H200
+/// machine (NVIDIA 580.159.04), two threads that each opened and dropped a Vulkan and
+/// a CUDA backend crashed the process (SIGSEGV, every run of `attention_fixtures` with
+/// two test threads; neither backend alone, nor one thread, did), which points at the
+/// NVIDIA Vulkan driver being unloaded and reloaded beside CUDA work. Keeping the driver
+/// loaded costs one idle instance.
+fn process_loader() -> Result<ash::Entry, BackendError> {
+    static LOADER: std::sync::OnceLock<Result<ash::Entry, String>> = std::sync::OnceLock::new();
+    let entry = LOADER.get_or_init(|| {
+        // SAFETY: loading the system's Vulkan loader library.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("no Vulkan loader: {e}"))?;
+        let app = vk::ApplicationInfo::default().application_name(c"onekernel (keeps the driver loaded)").api_version(vk::API_VERSION_1_0);
+        // SAFETY: a plain instance, deliberately never destroyed (see above); where it
+        // cannot be created, `with_device`'s own vkCreateInstance reports why.
+        if let Ok(keep) = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) } {
+            std::mem::forget(keep);
+        }
+        Ok(entry)
+    });
+    entry.clone().map_err(unavailable)
+}
+
 fn unavailable(reason: impl std::fmt::Display) -> BackendError {
     BackendError::Unavailable { backend: "vulkan", reason: reason.to_string() }
 }
@@ -106,8 +132,7 @@ impl Vulkan {
     /// Opens the device `selector` names (an index or part of its name), or the default
     /// choice when `None`.
     pub fn with_device(selector: Option<&str>) -> Result<Self, BackendError> {
-        // SAFETY: loading the system's Vulkan loader library.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| unavailable(format!("no Vulkan loader: {e}")))?;
+        let entry = process_loader()?;
         let instance_version = unsafe { entry.try_enumerate_instance_version() }.ok().flatten().unwrap_or(vk::API_VERSION_1_0);
         if instance_version < vk::API_VERSION_1_1 {
             return Err(unavailable("the Vulkan loader supports only 1.0; 1.1 is needed"));
