@@ -9,7 +9,7 @@ use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_cop
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
-use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split, DETERMINISTIC_CHUNK};
+use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
 const SHAPES: [(u32, u32); 6] = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)];
@@ -94,6 +94,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             for split in [Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p)) }, det_chunks.map_or(Split::Deterministic, |c| Split::DeterministicGrouped { chunks_per_group: c })] {
                 for (i, b) in opened.iter_mut().enumerate() {
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
+                    let (chunk_tokens, group_tokens) = p.split_tokens(split)?;
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
@@ -101,7 +102,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     eprintln!("{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} {:>9.1} µs  {:>7.0} GB/s", b.name(), if paged { "paged" } else { "contiguous" }, t / 1e3, gbs);
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
-                        "chunk_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, _ => DETERMINISTIC_CHUNK }, "group_tokens": match split { Split::Fast { chunk_tokens } => chunk_tokens, Split::DeterministicGrouped { chunks_per_group } => DETERMINISTIC_CHUNK * chunks_per_group, Split::Deterministic => DETERMINISTIC_CHUNK * p.deterministic_chunks_per_group() },
+                        "chunk_tokens": chunk_tokens, "group_tokens": group_tokens,
                         "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i], "fraction_of_driver_copy": gbs / driver[i],
                     }));
                 }

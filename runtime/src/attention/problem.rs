@@ -21,7 +21,7 @@ pub const DETERMINISTIC_CHUNK: u32 = 128;
 /// Workgroups of two deterministic chunks below which a launch takes one chunk per
 /// workgroup instead: fewer is less than a wave on the H200 (132 SMs, four resident
 /// workgroups each), and twice as many half-length workgroups finish sooner. Either
-/// way gives the same bits (docs/PERFORMANCE.md, "Deterministic chunks").
+/// way gives the same bits (docs/PERFORMANCE.md, "Fifteenth session").
 pub const DETERMINISTIC_PAIR_MIN_GROUPS: u32 = 512;
 
 /// The most combine workgroups ((sequence, head) pairs) for which the combine requests
@@ -159,6 +159,23 @@ impl DecodeProblem {
         128 / (self.head_dim / vd).max(1) >= 2
     }
 
+    /// Tokens per partial result (chunk) and per workgroup under `split`, or why the
+    /// split is invalid for this problem.
+    pub fn split_tokens(&self, split: Split) -> Result<(u32, u32), AttentionError> {
+        match split {
+            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
+            Split::Fast { chunk_tokens } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
+            Split::Deterministic => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group())),
+            Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => Err(AttentionError::Invalid(format!(
+                "2 deterministic chunks per workgroup: D = {} with {} V has one V token group, so one chunk per workgroup",
+                self.head_dim,
+                self.v_format.name()
+            ))),
+            Split::DeterministicGrouped { chunks_per_group: c @ 1..=2 } => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * c)),
+            Split::DeterministicGrouped { chunks_per_group } => Err(AttentionError::Invalid(format!("{chunks_per_group} deterministic chunks per workgroup: 1 or 2"))),
+        }
+    }
+
     /// Rejects a malformed problem before anything is launched.
     pub fn check(&self) -> Result<(), AttentionError> {
         let bad = |m: String| Err(AttentionError::Invalid(m));
@@ -240,21 +257,7 @@ impl DecodeProblem {
 
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        // Tokens per partial result and per workgroup.
-        let (chunk_tokens, group_tokens) = match split {
-            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => (chunk_tokens, chunk_tokens),
-            Split::Fast { chunk_tokens } => return Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
-            Split::Deterministic => (DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group()),
-            Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => {
-                return Err(AttentionError::Invalid(format!(
-                    "2 deterministic chunks per workgroup: D = {} with {} V has one V token group, so one chunk per workgroup",
-                    self.head_dim,
-                    self.v_format.name()
-                )))
-            }
-            Split::DeterministicGrouped { chunks_per_group: c @ 1..=2 } => (DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * c),
-            Split::DeterministicGrouped { chunks_per_group } => return Err(AttentionError::Invalid(format!("{chunks_per_group} deterministic chunks per workgroup: 1 or 2"))),
-        };
+        let (chunk_tokens, group_tokens) = self.split_tokens(split)?;
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
         let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());

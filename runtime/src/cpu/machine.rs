@@ -543,12 +543,13 @@ impl<'k> Machine<'k> {
     /// source index checked for the alignment the backends' vector loads need.
     #[allow(clippy::too_many_arguments)]
     fn load_words(&mut self, frame: &mut Frame<'k>, dst: VarId, src: Place, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
-        let src_len = match src {
+        // The source resolved once: (bound buffer, or shared array index) and its length.
+        let (buffer, shared, src_len) = match src {
             Place::Buffer(p) => match self.bindings[p.0 as usize] {
-                Binding::Buffer(b) => self.buffers[b].vals.len(),
+                Binding::Buffer(b) => (Some(b), None, self.buffers[b].vals.len()),
                 _ => return Ok(()),
             },
-            Place::Shared(sh) => self.shared[sh.0 as usize].len(),
+            Place::Shared(sh) => (None, Some(sh.0 as usize), self.shared[sh.0 as usize].len()),
             Place::Local(_) => return Ok(()),
         };
         let dst_len = match frame.decls[dst.0 as usize].ty {
@@ -571,17 +572,14 @@ impl<'k> Machine<'k> {
                     let target = self.place_name(frame, Place::Local(dst));
                     return Err(self.fault(span, l, Fault::OutOfBounds { target, index: d as i64, len: dst_len }));
                 }
-                let value = match src {
+                let value = match (buffer, shared) {
+                    (Some(b), _) => self.buffers[b].vals[s as usize],
                     // A shared read, with the race and initialization checks of any other.
-                    Place::Shared(sh) => match self.shared[sh.0 as usize].read(s as usize, l, epoch) {
+                    (None, Some(sh)) => match self.shared[sh].read(s as usize, l, epoch) {
                         Ok(v) => v,
                         Err(f) => return Err(self.fault(span, l, f)),
                     },
-                    Place::Buffer(p) => match self.bindings[p.0 as usize] {
-                        Binding::Buffer(b) => self.buffers[b].vals[s as usize],
-                        _ => 0,
-                    },
-                    Place::Local(_) => 0,
+                    (None, None) => 0,
                 };
                 frame.vars[dst.0 as usize][l as usize * dst_len + d as usize] = value;
             }
