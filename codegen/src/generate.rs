@@ -85,6 +85,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             entry: (!has_specs).then(|| k.name.clone()),
             template: has_specs.then(|| format!("{}_impl", k.name)),
             options: manifest::CUDA_OPTIONS.iter().map(|s| s.to_string()).collect(),
+            dynamic_shared: !templates::cuda_dynamic_shared(k).is_empty(),
         },
         vulkan: VulkanEntry {
             glsl: artifact(paths.1.clone(), glsl.as_bytes()),

@@ -209,6 +209,29 @@ pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::
 pub const MIN_RESIDENT_INVOCATIONS: u64 = 512;
 
 /// `__launch_bounds__`' second argument for a workgroup of `invocations`.
+/// Bytes of static shared memory a CUDA kernel may declare.
+pub const CUDA_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// The shared arrays (indices into `k.shared`) that CUDA code keeps in dynamic shared
+/// memory: the largest first, until the rest (and the reductions' scratch) fit CUDA's
+/// static limit. Empty for kernels within it, whose code is unchanged. The others stay
+/// separate static arrays, so the compiler still knows they do not alias.
+pub fn cuda_dynamic_shared(k: &Kernel) -> Vec<usize> {
+    let scratch = reduction_types(k).len() as u64 * 4 * k.workgroup_invocations();
+    let mut total: u64 = k.shared.iter().map(|s| 4 * s.len as u64).sum::<u64>() + scratch;
+    let mut order: Vec<usize> = (0..k.shared.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(k.shared[i].len));
+    let mut dynamic = Vec::new();
+    for i in order {
+        if total <= CUDA_STATIC_SHARED_BYTES {
+            break;
+        }
+        total -= 4 * k.shared[i].len as u64;
+        dynamic.push(i);
+    }
+    dynamic
+}
+
 fn min_resident_workgroups(invocations: u64) -> u64 {
     (MIN_RESIDENT_INVOCATIONS / invocations.max(1)).max(1)
 }
@@ -260,11 +283,25 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     ctx.insert("needs_16bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 2));
 
     let sizes = Printer::new(d, k, 0);
-    let mut shared: Vec<String> = k
-        .shared
-        .iter()
-        .map(|s| d.shared_decl(s.elem, &shared_name(&s.name), &d.shared_len(s.len, s.size.as_ref().map(|e| sizes.expr(e)))))
-        .collect();
+    let lens: Vec<String> = k.shared.iter().map(|s| d.shared_len(s.len, s.size.as_ref().map(|e| sizes.expr(e)))).collect();
+    let dynamic = if d.name() == "cuda" { cuda_dynamic_shared(k) } else { Vec::new() };
+    let mut shared: Vec<String> = Vec::new();
+    // Arrays past CUDA's static limit live in one dynamic region, each at a 16-byte
+    // multiple: `ok_dyn_shared + offset`; `dyn_bytes` is the region's size per instance.
+    let mut offset = String::from("0u");
+    if !dynamic.is_empty() {
+        shared.push("extern __shared__ __align__(16) unsigned char ok_dyn_shared[]".into());
+    }
+    for (i, s) in k.shared.iter().enumerate() {
+        if dynamic.contains(&i) {
+            let ty = d.scalar(s.elem);
+            shared.push(format!("{ty}* const {} = reinterpret_cast<{ty}*>(ok_dyn_shared + ({offset}))", shared_name(&s.name)));
+            offset = format!("{offset} + (({} + 3u) / 4u) * 16u", lens[i]);
+        } else {
+            shared.push(d.shared_decl(s.elem, &shared_name(&s.name), &lens[i]));
+        }
+    }
+    ctx.insert("dyn_bytes", &(!dynamic.is_empty()).then_some(offset));
     for ty in reduction_types(k) {
         shared.push(d.shared_decl(ty, &scratch_name(ty), &k.workgroup_invocations().to_string()));
     }

@@ -100,6 +100,11 @@ pub struct CudaEntry {
     pub template: Option<String>,
     /// NVRTC / nvcc options the contract requires.
     pub options: Vec<String>,
+    /// Whether some shared arrays live in dynamic shared memory (the kernel declares
+    /// more than CUDA's 48 KiB of static shared memory): each entry `E` then exports
+    /// `E__dyn_shared`, a `__device__ unsigned int` with the bytes its launch must pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dynamic_shared: bool,
 }
 
 /// Vulkan artifacts.

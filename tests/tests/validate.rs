@@ -164,11 +164,11 @@ fn uniform_branches_may_hold_barriers() {
 }
 
 #[test]
-fn shared_memory_limit_is_48_kib_by_default_and_configurable() {
+fn shared_memory_limit_is_227_kib_by_default_and_configurable() {
     let mut k = kernel();
-    k.shared[0].len = 12 * 1024 + 1;
-    expect(&k, ErrorKind::Limit, "49156 bytes; the limit is 49152");
-    k.shared[0].len = 12 * 1024;
+    k.shared[0].len = 227 * 256 + 1;
+    expect(&k, ErrorKind::Limit, "232452 bytes; the limit is 232448");
+    k.shared[0].len = 227 * 256;
     assert!(errors(&k).is_empty());
     assert!(validate_with(&k, &Limits { shared_bytes: 1024, ..Limits::default() }).is_err());
 }

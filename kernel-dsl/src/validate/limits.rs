@@ -6,8 +6,12 @@ use crate::visit::walk_stmts;
 
 /// Push constants are at most 128 bytes: the minimum Vulkan guarantees.
 pub const MAX_PUSH_BYTES: u32 = 128;
-/// Workgroup-shared memory limit by default (48 KiB, CUDA's static limit).
-pub const SHARED_LIMIT_BYTES: u32 = 48 * 1024;
+/// Workgroup-shared memory limit by default: 227 KiB, the most any target offers (an
+/// H100/H200 workgroup with CUDA's opt-in). A device that offers less rejects the
+/// variant at launch (Vulkan: `maxComputeSharedMemorySize`, 48 KiB on NVIDIA, 32 KiB
+/// on lavapipe; CUDA: the device's opt-in maximum); CUDA code keeps arrays beyond its
+/// 48 KiB static limit in dynamic shared memory (docs/CODEGEN.md).
+pub const SHARED_LIMIT_BYTES: u32 = 227 * 1024;
 /// Most invocations in one workgroup (every target supports 1024).
 pub const MAX_WORKGROUP_INVOCATIONS: u64 = 1024;
 

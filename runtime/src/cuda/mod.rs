@@ -9,7 +9,7 @@
 
 use crate::args::{ArgValue, Args};
 use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
-use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::ir::Access;
 use onekernel_dsl::types::Literal;
@@ -222,6 +222,39 @@ impl Cuda {
         Ok(times)
     }
 
+    /// The dynamic shared memory of `entry` (its `<entry>__dyn_shared`, written by the
+    /// generated code), allowed on the function past the 48 KiB default; a clear error
+    /// where the device offers less.
+    fn dynamic_shared(&self, l: &Launch, module: &Arc<CudaModule>, func: &CudaFunction, entry: &str) -> Result<u32, BackendError> {
+        let k = l.kernel;
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let symbol = format!("{entry}__dyn_shared");
+        let global = module.get_global(&symbol, &self.stream).map_err(|e| api(&format!("cuModuleGetGlobal({symbol})"), &e))?;
+        let mut word = [0u8; 4];
+        if global.len() != 4 {
+            return Err(api(&format!("cuModuleGetGlobal({symbol})"), &format!("{} bytes, expected 4", global.len())));
+        }
+        self.stream.memcpy_dtoh(&global, &mut word).map_err(|e| api("cuMemcpyDtoH", &e))?;
+        self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
+        let bytes = u32::from_le_bytes(word);
+        let most = self
+            .ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(|e| api("cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)", &e))?;
+        let statics = k.shared_bytes_for(l.spec).saturating_sub(bytes);
+        if bytes as u64 + statics as u64 > most.max(0) as u64 {
+            return Err(BackendError::Unsupported {
+                kernel: k.name.clone(),
+                variant: entry.to_string(),
+                backend: "cuda",
+                reason: format!("it declares {} bytes of shared memory; the device offers {most} per workgroup", bytes + statics),
+            });
+        }
+        func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            .map_err(|e| api("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", &e))?;
+        Ok(bytes)
+    }
+
     /// Uploads once, dispatches `runs` times (each between two events, after the L2
     /// flush when set), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
@@ -234,6 +267,7 @@ impl Cuda {
         };
         let module = self.module(l)?;
         let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
+        let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
         let mut slices: Vec<CudaSlice<u8>> = Vec::new();
         for b in &k.buffers {
             let Some(ArgValue::Buffer(h)) = args.get(&b.name) else { continue };
@@ -245,7 +279,7 @@ impl Cuda {
         let cfg = LaunchConfig {
             grid_dim: (l.groups[0], l.groups[1], l.groups[2]),
             block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: dyn_shared,
         };
         let times = self.timed_runs(runs, &api, |stream| {
             let mut b = stream.launch_builder(&func);

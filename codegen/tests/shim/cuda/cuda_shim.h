@@ -3,6 +3,7 @@
 #pragma once
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
