@@ -211,11 +211,11 @@ fn cli_vk_stats_reports_statistics_or_says_why_not() {
 }
 
 #[test]
-fn cli_bench_takes_a_fast_chunk_of_1_to_256_tokens_and_only_for_attention() {
+fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
     let (code, _, err) = onekernel(&["bench", "--fast-chunk", "0"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--fast-chunk takes a chunk length of 1 … 256 tokens"), "{err}");
-    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "257"]);
+    assert!(err.contains("--fast-chunk takes a chunk length of 1 … 512 tokens"), "{err}");
+    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "513"]);
     assert_eq!(code, 2);
     assert!(err.contains("--fast-chunk takes a chunk length"), "{err}");
     let (code, _, err) = onekernel(&["bench-kvquant", "--fast-chunk", "64"]);

@@ -93,8 +93,9 @@ fn fast_mode_chunking_is_not_batch_invariant() {
     let (target, long) = (Sequence::random(&sh, 1, 300), Sequence::random(&sh, 2, 4000));
     let alone = pack(&sh, &[&target], 16, None);
     let batched = pack(&sh, &[&target, &long], 16, None);
-    let a = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone) }, &mut be, &m, &artifacts).unwrap();
-    let b = batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched) }, &mut be, &m, &artifacts).unwrap();
+    let staged = be.info().async_copies;
+    let a = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone, staged) }, &mut be, &m, &artifacts).unwrap();
+    let b = batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched, staged) }, &mut be, &m, &artifacts).unwrap();
     let b = &b[..a.len()];
     assert_ne!(bits(&a), bits(b), "different chunkings should round differently");
     // Both are still accurate: the difference is rounding, not a wrong result.
@@ -138,6 +139,29 @@ fn malformed_problems_are_rejected_before_launch() {
         println!("{what}: {e}");
         assert!(matches!(e, onekernel_runtime::attention::AttentionError::Invalid(_)), "{what}: {e}");
     }
+}
+
+#[test]
+fn fast_chunks_past_256_tokens_need_a_backend_that_stages_k() {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let mut be = cpu();
+    assert!(!be.info().async_copies, "the interpreter's copies are synchronous: it runs the unstaged variant");
+    let sh = shape(KvFormat::F16, KvFormat::F16);
+    let s = Sequence::random(&sh, 5, 600);
+    let p = pack(&sh, &[&s], 16, Some(2));
+    // A batch so large that one chunk per sequence fills the device: the chunk is the
+    // longest sequence, clamped to what the backend's chunk kernel takes.
+    let short: Vec<Sequence> = (0..300).map(|i| Sequence::random(&sh, 10 + i, 16)).collect();
+    let batch: Vec<&Sequence> = std::iter::once(&s).chain(short.iter()).collect();
+    let big = pack(&sh, &batch, 16, None);
+    assert_eq!(fast_chunk(&big, false), 256);
+    assert_eq!(fast_chunk(&big, true), 512);
+    assert!(p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).is_ok());
+    let e = p.run(Split::Fast { chunk_tokens: 512 }, &mut be, &m, &artifacts).expect_err("512-token chunks without staging");
+    assert!(matches!(e, onekernel_runtime::attention::AttentionError::Invalid(_)), "{e}");
+    assert!(e.to_string().contains("at most 256 per workgroup"), "{e}");
+    let e = p.run(Split::Fast { chunk_tokens: 513 }, &mut be, &m, &artifacts).expect_err("past the kernel's largest chunk");
+    assert!(e.to_string().contains("1 … 512"), "{e}");
 }
 
 #[test]

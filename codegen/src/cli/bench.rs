@@ -91,8 +91,11 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            for split in [Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p)) }, det_chunks.map_or(Split::Deterministic, |c| Split::DeterministicGrouped { chunks_per_group: c })] {
+            for split in [None, Some(det_chunks.map_or(Split::Deterministic, |c| Split::DeterministicGrouped { chunks_per_group: c }))] {
                 for (i, b) in opened.iter_mut().enumerate() {
+                    // Fast: the scheduler's chunks for this backend (up to 512 tokens where
+                    // it stages K, 256 otherwise) unless --fast-chunk names them.
+                    let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     let (chunk_tokens, group_tokens) = p.split_tokens(split)?;
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));

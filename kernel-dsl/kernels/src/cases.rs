@@ -65,7 +65,15 @@ impl CacheFormat {
 /// 128 per workgroup) or 256 (fast chunks of 256, two deterministic chunks per
 /// workgroup). `v_fill` replaces the V format's safe fill.
 fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32) -> Case {
-    let (b, hq, hkv, d, p, pages_per_seq, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 19u32, 5u32);
+    attention_chunk_lengths(kf, vf, v_fill, label, softcap, max_bias, chunk_tokens, (1, 300))
+}
+
+/// [`attention_chunk`] with sequence lengths drawn from `kv_len` (inclusive; at most
+/// 600, so that five partial rows cover every workgroup of every mode).
+#[allow(clippy::too_many_arguments)]
+fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64)) -> Case {
+    let (b, hq, hkv, d, p, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 5u32);
+    let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
     let n_pages = (b * pages_per_seq) as usize;
     let words = |f: CacheFormat| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
     Case::new(label, [n_chunks, hkv, b])
@@ -73,7 +81,7 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
         .buffer("k", words(kf), kf.fill())
         .buffer("v", words(vf), v_fill.unwrap_or(vf.fill()))
         .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
-        .buffer("kv_len", b as usize, Fill::Ints { lo: 1, hi: 300 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
         .buffer("mask", (b * pages_per_seq * p) as usize, Fill::Uniform { lo: -2.0, hi: 0.0 })
         .buffer("part_m", (b * hq * n_chunks) as usize, Fill::Zeros)
         .buffer("part_l", (b * hq * n_chunks) as usize, Fill::Zeros)
@@ -208,6 +216,10 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups", 0.0, 0.0, 256),
                 attention_chunk(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, softcap 20, ALiBi 8", 20.0, 8.0, 64),
                 attention_chunk(F32, Q4_0, None, "f32 K, q4_0 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups", 0.0, 0.0, 256),
+                // 512-token workgroups where K is staged (`async_k`; 256 without, and two
+                // deterministic chunks), sequences of 400 … 600 tokens: a workgroup with
+                // more than 256 tokens, and one with a last run of fewer than 32.
+                attention_chunk_lengths(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups", 0.0, 0.0, 512, (400, 600)),
                 // Both halves of every V word zero or subnormal: the widening of the low
                 // and of the high half (read in place, docs/CODEGEN.md) where a driver's
                 // conversion flushes denormals. (llvmpipe's does not; there the case

@@ -12,7 +12,7 @@
 
 use super::batch::{pack, BatchShape, Sequence};
 use super::format::KvFormat;
-use super::problem::{AttentionError, DecodeProblem, Split, MAX_CHUNK};
+use super::problem::{max_fast_chunk, AttentionError, DecodeProblem, Split};
 use super::reference::{compare, reference};
 use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
@@ -131,12 +131,14 @@ pub fn bits_hash(v: &[f32]) -> String {
 pub const FAST_TARGET_GROUPS: u32 = 1024;
 
 /// A scheduler's fast chunking, as split-KV decoders choose it: enough chunks of the
-/// batch's longest sequence that B × Hq × chunks fills the device, 16 … 256 tokens
-/// each. It depends on the batch, which is what the deterministic mode removes.
-pub fn fast_chunk(p: &DecodeProblem) -> u32 {
+/// batch's longest sequence that B × Hq × chunks fills the device, 16 … 512 tokens
+/// each where the backend's copies are asynchronous (the chunk kernel stages K and
+/// takes up to 512 tokens per workgroup), 16 … 256 otherwise. It depends on the batch,
+/// which is what the deterministic mode removes.
+pub fn fast_chunk(p: &DecodeProblem, async_copies: bool) -> u32 {
     let max_len = p.kv_len.iter().max().copied().unwrap_or(1);
     let chunks = (FAST_TARGET_GROUPS / (p.n_seq() * p.n_heads).max(1)).max(1);
-    max_len.div_ceil(chunks).clamp(16, MAX_CHUNK)
+    max_len.div_ceil(chunks).clamp(16, max_fast_chunk(async_copies))
 }
 
 /// Runs one point on `backend`.
@@ -185,8 +187,9 @@ pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest,
         }
         if b as usize == largest {
             repeatable = bits(&p.run(Split::Deterministic, backend, manifest, artifacts)?) == bits(&out);
-            let fast_alone = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone) }, backend, manifest, artifacts)?;
-            let fast_batched = p.run(Split::Fast { chunk_tokens: fast_chunk(&p) }, backend, manifest, artifacts)?;
+            let staged = backend.info().async_copies;
+            let fast_alone = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone, staged) }, backend, manifest, artifacts)?;
+            let fast_batched = p.run(Split::Fast { chunk_tokens: fast_chunk(&p, staged) }, backend, manifest, artifacts)?;
             fast_mode_differs = bits(&fast_alone) != bits(&fast_batched[at * head..][..head]);
         }
     }

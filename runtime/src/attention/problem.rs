@@ -12,8 +12,23 @@ use std::path::Path;
 /// Device times in ns of the chunk kernel's and the combine kernel's dispatches.
 pub type KernelTimes = (Vec<f64>, Vec<f64>);
 
-/// The chunk kernel's largest chunk, and the most tokens one of its workgroups takes.
-pub const MAX_CHUNK: u32 = 256;
+/// The chunk kernel's largest chunk, and the most tokens one of its workgroups takes,
+/// where it stages K (`async_k`, backends whose copies are asynchronous).
+pub const MAX_CHUNK: u32 = 512;
+
+/// The largest chunk of the variant that reads K in place (no `async_k`): it keeps its
+/// shared memory at 9 KiB (docs/PERFORMANCE.md).
+pub const MAX_UNSTAGED_CHUNK: u32 = 256;
+
+/// The largest fast-mode chunk the chunk kernel takes on a backend with (or without)
+/// asynchronous copies.
+pub fn max_fast_chunk(async_copies: bool) -> u32 {
+    if async_copies {
+        MAX_CHUNK
+    } else {
+        MAX_UNSTAGED_CHUNK
+    }
+}
 
 /// The deterministic mode's fixed chunk: tokens `[128·i, 128·i + 128)` of a sequence.
 pub const DETERMINISTIC_CHUNK: u32 = 128;
@@ -65,7 +80,8 @@ pub enum Split {
         /// Chunks per workgroup, 1 or 2.
         chunks_per_group: u32,
     },
-    /// Chunks of `chunk_tokens` (1 … 256) chosen by the caller from the work.
+    /// Chunks of `chunk_tokens` chosen by the caller from the work: 1 … 512 where the
+    /// backend stages K (`async_copies`), 1 … 256 otherwise ([`max_fast_chunk`]).
     Fast {
         /// Tokens per chunk.
         chunk_tokens: u32,
@@ -292,6 +308,15 @@ impl DecodeProblem {
         let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(backend.info().async_copies)));
+        }
+        let staged = axes.iter().any(|(n, v)| *n == "async_k" && *v == Literal::Bool(true));
+        if group_tokens > max_fast_chunk(staged) {
+            return Err(AttentionError::Invalid(format!(
+                "chunks of {group_tokens} tokens: {} takes at most {} per workgroup (its chunk kernel reads K {})",
+                backend.name(),
+                max_fast_chunk(staged),
+                if staged { "staged" } else { "in place" }
+            )));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [max_len.div_ceil(group_tokens), self.n_kv_heads, b] };

@@ -14,7 +14,8 @@
 //! a workgroup takes one such chunk or two consecutive ones (`chunk_tokens` > 128), with
 //! the same bits either way (each chunk's softmax and V sums are its own), so the runtime
 //! sizes the grid from the work without changing results. Otherwise the caller chooses
-//! `chunk_tokens` (≤ 256) from the work and the device, one chunk per workgroup.
+//! `chunk_tokens` (≤ 512 with `async_k`, ≤ 256 without) from the work and the device,
+//! one chunk per workgroup.
 //! `paged` selects the in-kernel block-table read (`block_table[b][t / page_size]`);
 //! without it sequence b owns pages `b·pages_per_seq …` in order.
 
@@ -34,14 +35,16 @@ use onekernel_macros::kernel;
 /// Work split (docs/PERFORMANCE.md): with `async_k` (the variant the runtime picks
 /// where `async_copy` is truly asynchronous) K rows are staged in shared memory, f16
 /// tiles of 64 tokens copied straight into two buffers, the next tile while this one is
-/// scored; without it the rows are read where they lie, which keeps the workgroup's
-/// shared memory small (9 KiB) for drivers that size residency by it. Then eight
+/// scored, and a workgroup takes up to 512 tokens; without it the rows are read where
+/// they lie, which keeps the workgroup's shared memory small (9 KiB) for drivers that
+/// size residency by it, and a workgroup takes up to 256 tokens. Then eight
 /// invocations share a token, each dotting one eighth of the dimensions against the query slice it holds in
 /// registers, for four query heads at once, and the eight partial dots are added in
 /// slice order. V is read row by row, one 16-byte quad (eight f16 dimensions) per
 /// invocation, eight rows in flight beside the eight in use (the first eight requested
 /// before the softmax); the `128 / (D/8)` token groups' partial sums are added in group
-/// order. Staging moves data only, so both `async_k` variants give the same bits.
+/// order. Staging moves data only, so both `async_k` variants give the same bits for the
+/// same chunks (fast chunks of more than 256 tokens are the staged variant's alone).
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], async_k = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
@@ -67,21 +70,28 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // [4 heads][256 tokens]: scores, head-major, so that the softmax's 32 invocations
+    // Tokens a workgroup holds at most (`cap`): 512 with `async_k`, so that a
+    // workgroup's fixed costs (the first K tile, the softmax's barriers, the V pass's
+    // first rows and its group sums, the partial writes) are paid once per 512 tokens
+    // where the caller asks for such chunks; 256 without it, whose shared memory stays
+    // 9 KiB (below).
+    // [4 heads][cap tokens]: scores, head-major, so that the softmax's 32 invocations
     // per head read 32 consecutive tokens per load without bank conflicts; then the
-    // softmax numerators [256 tokens][4 heads], token-major, written by the softmax's
+    // softmax numerators [cap tokens][4 heads], token-major, written by the softmax's
     // invocations from their registers, so that the V pass reads a token's four heads
     // with one 16-byte load.
-    let scores = shared::<f32, 1024>();
+    let scores = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
-    let cells = shared::<u32, 256>();
+    let cells = shared::<u32, { select(async_k, 512u32, 256u32) }>();
     // With `async_k`: K tiles of up to 64 rows, `stride` words apart (see the staging
     // geometry below), in two buffers of `kbuf` words; after the last q·k pass the V
     // partial sums [groups][4 heads][head_dim] as f32 bits. Without it K is not staged
     // (the q·k pass reads its rows from memory) and the workgroup takes 9 KiB of shared
     // memory in all: NVIDIA's Vulkan driver sizes residency by it (one workgroup of
     // 30 KiB per SM, two of 17.5 KiB; docs/PERFORMANCE.md). `async_k` (CUDA, whose
-    // occupancy its registers bound at four workgroups) takes 47 KiB.
+    // occupancy its registers bound at four workgroups) takes 52 KiB, past CUDA's
+    // 48 KiB of static shared memory: the generated code keeps this array in dynamic
+    // shared memory (docs/CODEGEN.md).
     let ktile = shared::<u32, { select(async_k, 8704u32, 1u32) }>();
     // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the
     // softmax's per-lane values (words 0–127), then, without `async_k`, the V partial
@@ -131,7 +141,8 @@ pub fn attn_decode_chunk(
     // them and the V pass has a token group for each (not at one group: D > 128 in a
     // format other than f16), else one. Fast: one chunk of `chunk_tokens`.
     let per = select(deterministic && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
-    let chunk = select(deterministic, 128 * per, min(chunk_tokens, 256u32));
+    let cap = select(async_k, 512u32, 256u32);
+    let chunk = select(deterministic, 128 * per, min(chunk_tokens, cap));
     let len = kv_len[b];
     let start = c * chunk;
     let end = min(start + chunk, len);
@@ -206,16 +217,13 @@ pub fn attn_decode_chunk(
     for h0 in (0..group).step_by(4u32) {
         let hn = min(4u32, group - h0);
         let head0 = kvh * group + h0;
-        // Score slots past the chunk's last token hold −inf (the score pass writes only
-        // the others), so the softmax reads whole eight-token runs without guards. Set
-        // per block of heads: the last block's numerators were stored token-major over
-        // them. The previous block's last reads of `scores` are behind a barrier.
-        if n < 256 {
-            for idx in (t0..1024u32).step_by(WORKGROUP_X) {
-                if (idx & 255) >= n {
-                    scores[idx] = f32::NEG_INFINITY;
-                }
-            }
+        // Score slots from the chunk's last token to the next multiple of 32 hold −inf
+        // (the score pass writes only the others), so the softmax reads whole runs of 32
+        // tokens without guards. Set per block of heads: the last block's numerators
+        // were stored token-major over them. The previous block's last reads of
+        // `scores` are behind a barrier.
+        if n + t0 % 32 < (n + 31) / 32 * 32 {
+            scores[t0 / 32 * cap + n + t0 % 32] = f32::NEG_INFINITY;
         }
         let mut qr = [0.0; 128];
         for hh in 0..4u32 {
@@ -457,7 +465,7 @@ pub fn attn_decode_chunk(
                             sc = fma(slope, mask[b * pages_per_seq * page_size + start + i], sc);
                         }
                     }
-                    scores[hh * 256 + i] = sc;
+                    scores[hh * cap + i] = sc;
                 }
             }
         }
@@ -493,28 +501,34 @@ pub fn attn_decode_chunk(
         barrier();
         // Softmax per head: 32 invocations per head, tokens lane, lane + 32, … each (held
         // in registers between the two passes); their maxima and sums are combined in
-        // lane order (three barriers, not a tree per reduction). Slots past the last
-        // token are −inf: they leave the maximum alone and add zeros to the sum. Lane l
-        // holds tokens l + 32e rather than 8l + e so that the token-major stores of the
-        // numerators below hit eight banks per store instead of one (measured on the
-        // H200: the 32-way conflicts of 8l + e cost CUDA 8 % at 128 × 8192).
+        // lane order (three barriers, not a tree per reduction). Runs of 32 tokens past
+        // the last are skipped (a uniform test); the slots of the last run past the last
+        // token are −inf: they leave the maximum alone and add zeros to the sum, so the
+        // bits do not depend on `cap`. Lane l holds tokens l + 32e rather than
+        // `cap/32`·l + e so that the token-major stores of the numerators below hit
+        // eight banks per store instead of one (measured on the H200: the 32-way
+        // conflicts of 8l + e cost CUDA 8 % at 128 × 8192).
         let sh = t0 / 32;
         let lane = t0 % 32;
-        let srow = sh * 256 + lane;
-        let mut sv = [0.0; 8];
-        for e in 0..8u32 {
-            sv[e] = scores[srow + 32 * e];
+        let srow = sh * cap + lane;
+        let mut sv = [0.0; 16];
+        for e in 0..select(async_k, 16u32, 8u32) {
+            if 32 * e < n {
+                sv[e] = scores[srow + 32 * e];
+            }
         }
         // A deterministic workgroup's second chunk is its lanes' values e ≥ 4 (tokens
         // 128 …): its maximum and sum are `mx2` / `ls2`, the first chunk's `mx` / `ls`.
         let mut mx = f32::NEG_INFINITY;
         let mut mx2 = f32::NEG_INFINITY;
         if sh < hn {
-            for e in 0..8u32 {
-                if deterministic && e >= 4 {
-                    mx2 = max(mx2, sv[e]);
-                } else {
-                    mx = max(mx, sv[e]);
+            for e in 0..select(async_k, 16u32, 8u32) {
+                if 32 * e < n {
+                    if deterministic && e >= 4 {
+                        mx2 = max(mx2, sv[e]);
+                    } else {
+                        mx = max(mx, sv[e]);
+                    }
                 }
             }
         }
@@ -538,24 +552,28 @@ pub fn attn_decode_chunk(
         let mut ls = 0.0;
         let mut ls2 = 0.0;
         if sh < hn {
-            for e in 0..8u32 {
-                let second = deterministic && e >= 4;
-                let sc = sv[e];
-                let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - select(second, m2, m)));
-                if second {
-                    ls2 += p;
-                } else {
-                    ls += p;
+            for e in 0..select(async_k, 16u32, 8u32) {
+                if 32 * e < n {
+                    let second = deterministic && e >= 4;
+                    let sc = sv[e];
+                    let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - select(second, m2, m)));
+                    if second {
+                        ls2 += p;
+                    } else {
+                        ls += p;
+                    }
+                    sv[e] = p;
                 }
-                sv[e] = p;
             }
         }
         // Every invocation has read its scores (before the barrier above), so the
         // numerators are stored token-major over them for the V pass: four heads per
         // 16-byte load. Heads past the block's last keep their zeros; nothing reads the
         // slots past the chunk's last token before they are set to −inf again.
-        for e in 0..8u32 {
-            scores[(lane + 32 * e) * 4 + sh] = sv[e];
+        for e in 0..select(async_k, 16u32, 8u32) {
+            if 32 * e < n {
+                scores[(lane + 32 * e) * 4 + sh] = sv[e];
+            }
         }
         barrier();
         part[t0] = ls;
@@ -738,7 +756,7 @@ pub fn attn_decode_combine(
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
-    let chunk = select(deterministic, 128u32, min(chunk_tokens, 256u32));
+    let chunk = select(deterministic, 128u32, min(chunk_tokens, 512u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
     // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
