@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One device call of evidence for the decode-attention kernels (sixteenth session):
+# ptxas of the two attention kernels, validate (every kernel, both backends; stops
+# here on a mismatch), fixtures, the decode-attention benchmark, a same-session base
+# run of another generated directory (BASE_GEN, default .devbin/gen-base, with
+# 256-token fast chunks), then the full determinism grid on CUDA and Vulkan side by
+# side with the attention test suites, all within about 545 s so the device tool's
+# 600 s limit never loses the files. Run on the GPU machine from the repository root
+# with the stripped `onekernel` binary in .devbin/, test binaries in .devbin/t/, the
+# Vulkan loader packages in .gl/ and the fixtures in .fx/ (scripts/gpu-validate.sh
+# says how to make them); writes $OUT/ev.tgz.
+set -uo pipefail
+t0=$(date +%s); left() { echo $(( 545 - ($(date +%s) - t0) )); }
+for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+mkdir -p /tmp/fx ../shared/fixtures $OUT/ev; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../shared/fixtures/
+E=$OUT/ev; log=$E/run-h200.log
+finish() { cd $OUT && tar czf ev.tgz ev && rm -rf ev; exit 0; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $log
+echo "== compiler resource report (ptxas -v, sm_90) $(date +%T)" >> $log
+for k in attn_decode_chunk attn_decode_combine; do
+  echo "-- $k"; nvcc -arch=sm_90 -cubin -o /tmp/$k.cubin --resource-usage generated/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill|smem" | sed 's/^ptxas info *: //'
+done > $E/ptxas-resource-usage-h200.log 2>&1
+echo "== validate $(date +%T)" >> $log
+timeout 150 .devbin/onekernel validate --backend all --evidence $E > $E/validate-h200.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
+grep -c ' ok ' $E/validate-h200.log >> $log; grep -v ' ok ' $E/validate-h200.log | grep -v SKIPPED | tail -5 >> $log
+[ $rc -ne 0 ] && finish
+echo "== fixtures $(date +%T)" >> $log
+timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-h200.log 2>&1; echo "fixtures rc $?" >> $log
+echo "== bench $(date +%T)" >> $log
+timeout 150 .devbin/onekernel bench --backend cuda,vulkan --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
+echo "== base (${BASE_GEN:-.devbin/gen-base}, 256-token fast chunks) $(date +%T)" >> $log
+mkdir -p $E/base
+timeout 60 .devbin/onekernel bench --backend cuda --out "${BASE_GEN:-.devbin/gen-base}" --fast-chunk 256 --shape 1x32768 --shape 16x32768 --shape 128x8192 --evidence $E/base > $E/base/bench-base-h200.log 2>&1; echo "base rc $?" >> $log
+L=$(left); echo "== grid + test suites $(date +%T), $L s left" >> $log
+if [ $L -gt 60 ]; then
+  timeout $L .devbin/onekernel attention-grid --grid full --backend cuda --evidence $E > $E/attention-grid-cuda-h200.log 2>&1 &
+  p1=$!
+  timeout $L .devbin/onekernel attention-grid --grid full --backend vulkan --evidence $E > $E/attention-grid-vulkan-h200.log 2>&1 &
+  p2=$!
+  ( for t in cuda_backend attention_invariance attention_fixtures attention_reference backend_threads; do echo "== $t"; timeout $(( $(left) - 5 )) .devbin/t/$t --test-threads 2 2>&1 | grep -E "^test |test result|panicked|SKIP"; done ) > $E/test-suites-h200.log 2>&1 &
+  p3=$!
+  wait $p1; echo "grid cuda rc $?" >> $log; wait $p2; echo "grid vulkan rc $?" >> $log; wait $p3
+fi
+echo "done $(date +%T)" >> $log
+finish
