@@ -208,7 +208,6 @@ pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::
 /// 128 (docs/PERFORMANCE.md).
 pub const MIN_RESIDENT_INVOCATIONS: u64 = 512;
 
-/// `__launch_bounds__`' second argument for a workgroup of `invocations`.
 /// Bytes of static shared memory a CUDA kernel may declare.
 pub const CUDA_STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
@@ -232,6 +231,7 @@ pub fn cuda_dynamic_shared(k: &Kernel) -> Vec<usize> {
     dynamic
 }
 
+/// `__launch_bounds__`' second argument for a workgroup of `invocations`.
 fn min_resident_workgroups(invocations: u64) -> u64 {
     (MIN_RESIDENT_INVOCATIONS / invocations.max(1)).max(1)
 }

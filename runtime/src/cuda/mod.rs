@@ -37,6 +37,8 @@ pub struct Cuda {
     extra: HashMap<String, Vec<(String, String)>>,
     /// Scratch written before each timed dispatch (benchmarks' L2 flush), if set.
     flush: Option<CudaSlice<u8>>,
+    /// Dynamic shared bytes by (source hash, entry), read and checked once per entry.
+    dyn_shared: HashMap<(String, String), u32>,
     info: DeviceInfo,
 }
 
@@ -108,7 +110,7 @@ impl Cuda {
             async_copies,
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, dyn_shared: HashMap::new(), info })
     }
 
     fn module(&mut self, l: &Launch) -> Result<Arc<CudaModule>, BackendError> {
@@ -223,9 +225,28 @@ impl Cuda {
     }
 
     /// The dynamic shared memory of `entry` (its `<entry>__dyn_shared`, written by the
-    /// generated code), allowed on the function past the 48 KiB default; a clear error
-    /// where the device offers less.
-    fn dynamic_shared(&self, l: &Launch, module: &Arc<CudaModule>, func: &CudaFunction, entry: &str) -> Result<u32, BackendError> {
+    /// generated code; read from the device and checked once per entry), allowed on the
+    /// function past the 48 KiB default; a clear error where the device offers less.
+    fn dynamic_shared(&mut self, l: &Launch, module: &Arc<CudaModule>, func: &CudaFunction, entry: &str) -> Result<u32, BackendError> {
+        let k = l.kernel;
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let key = (k.cuda.source.sha256.clone(), entry.to_string());
+        let bytes = match self.dyn_shared.get(&key) {
+            Some(&b) => b,
+            None => {
+                let b = self.read_dynamic_shared(l, module, entry)?;
+                self.dyn_shared.insert(key, b);
+                b
+            }
+        };
+        func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            .map_err(|e| api("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", &e))?;
+        Ok(bytes)
+    }
+
+    /// `<entry>__dyn_shared` from the module, checked against the device's opt-in
+    /// maximum (static arrays included).
+    fn read_dynamic_shared(&self, l: &Launch, module: &Arc<CudaModule>, entry: &str) -> Result<u32, BackendError> {
         let k = l.kernel;
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let symbol = format!("{entry}__dyn_shared");
@@ -250,8 +271,6 @@ impl Cuda {
                 reason: format!("it declares {} bytes of shared memory; the device offers {most} per workgroup", bytes + statics),
             });
         }
-        func.set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
-            .map_err(|e| api("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", &e))?;
         Ok(bytes)
     }
 
