@@ -35,7 +35,7 @@ use onekernel_macros::kernel;
 /// Work split (docs/PERFORMANCE.md): with `async_k` (the variant the runtime picks
 /// where `async_copy` is truly asynchronous) K rows are staged in shared memory, f16
 /// tiles of 64 tokens copied straight into two buffers, the next tile while this one is
-/// scored, and a workgroup takes up to 512 tokens; without it the rows are read where
+/// scored, and a fast-mode workgroup takes up to 512 tokens; without it the rows are read where
 /// they lie, which keeps the workgroup's shared memory small (9 KiB) for drivers that
 /// size residency by it, and a workgroup takes up to 256 tokens. Then eight
 /// invocations share a token, each dotting one eighth of the dimensions against the query slice it holds in
@@ -70,28 +70,30 @@ pub fn attn_decode_chunk(
     #[push] v_type: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
-    // Tokens a workgroup holds at most (`cap`): 512 with `async_k`, so that a
-    // workgroup's fixed costs (the first K tile, the softmax's barriers, the V pass's
-    // first rows and its group sums, the partial writes) are paid once per 512 tokens
-    // where the caller asks for such chunks; 256 without it, whose shared memory stays
-    // 9 KiB (below).
+    // Tokens a workgroup holds at most (`cap`): 512 in the fast `async_k` variant, so
+    // that a workgroup's fixed costs (the first K tile, the softmax's barriers, the V
+    // pass's first rows and its group sums, the partial writes) are paid once per 512
+    // tokens where the caller asks for such chunks; 256 without `async_k`, whose shared
+    // memory stays 9 KiB (below), and in deterministic mode, whose workgroups hold one or
+    // two 128-token chunks: there the longer arrays and the softmax's sixteen values per
+    // lane cost CUDA 7–8 % (measured on the H200, docs/PERFORMANCE.md).
     // [4 heads][cap tokens]: scores, head-major, so that the softmax's 32 invocations
     // per head read 32 consecutive tokens per load without bank conflicts; then the
     // softmax numerators [cap tokens][4 heads], token-major, written by the softmax's
     // invocations from their registers, so that the V pass reads a token's four heads
     // with one 16-byte load.
-    let scores = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
+    let scores = shared::<f32, { select(async_k, select(deterministic, 1024u32, 2048u32), 1024u32) }>();
     // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each chunk token.
-    let cells = shared::<u32, { select(async_k, 512u32, 256u32) }>();
+    let cells = shared::<u32, { select(async_k, select(deterministic, 256u32, 512u32), 256u32) }>();
     // With `async_k`: K tiles of up to 64 rows, `stride` words apart (see the staging
     // geometry below), in two buffers of `kbuf` words; after the last q·k pass the V
     // partial sums [groups][4 heads][head_dim] as f32 bits. Without it K is not staged
     // (the q·k pass reads its rows from memory) and the workgroup takes 9 KiB of shared
     // memory in all: NVIDIA's Vulkan driver sizes residency by it (one workgroup of
     // 30 KiB per SM, two of 17.5 KiB; docs/PERFORMANCE.md). `async_k` (CUDA, whose
-    // occupancy its registers bound at four workgroups) takes 52 KiB, past CUDA's
-    // 48 KiB of static shared memory: the generated code keeps this array in dynamic
-    // shared memory (docs/CODEGEN.md).
+    // occupancy its registers bound at four workgroups) takes 52 KiB in fast mode, past
+    // CUDA's 48 KiB of static shared memory: the generated code keeps this array in
+    // dynamic shared memory (docs/CODEGEN.md); 47 KiB in deterministic mode.
     let ktile = shared::<u32, { select(async_k, 8704u32, 1u32) }>();
     // q·k partials [4 heads][`ptile` tokens][8 slices]; after the last tile the
     // softmax's per-lane values (words 0–127), then, without `async_k`, the V partial
@@ -141,7 +143,7 @@ pub fn attn_decode_chunk(
     // them and the V pass has a token group for each (not at one group: D > 128 in a
     // format other than f16), else one. Fast: one chunk of `chunk_tokens`.
     let per = select(deterministic && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
-    let cap = select(async_k, 512u32, 256u32);
+    let cap = select(async_k && !deterministic, 512u32, 256u32);
     let chunk = select(deterministic, 128 * per, min(chunk_tokens, cap));
     let len = kv_len[b];
     let start = c * chunk;
@@ -512,7 +514,7 @@ pub fn attn_decode_chunk(
         let lane = t0 % 32;
         let srow = sh * cap + lane;
         let mut sv = [0.0; 16];
-        for e in 0..select(async_k, 16u32, 8u32) {
+        for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
             if 32 * e < n {
                 sv[e] = scores[srow + 32 * e];
             }
@@ -522,7 +524,7 @@ pub fn attn_decode_chunk(
         let mut mx = f32::NEG_INFINITY;
         let mut mx2 = f32::NEG_INFINITY;
         if sh < hn {
-            for e in 0..select(async_k, 16u32, 8u32) {
+            for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
                     if deterministic && e >= 4 {
                         mx2 = max(mx2, sv[e]);
@@ -552,7 +554,7 @@ pub fn attn_decode_chunk(
         let mut ls = 0.0;
         let mut ls2 = 0.0;
         if sh < hn {
-            for e in 0..select(async_k, 16u32, 8u32) {
+            for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
                     let second = deterministic && e >= 4;
                     let sc = sv[e];
@@ -570,7 +572,7 @@ pub fn attn_decode_chunk(
         // numerators are stored token-major over them for the V pass: four heads per
         // 16-byte load. Heads past the block's last keep their zeros; nothing reads the
         // slots past the chunk's last token before they are set to −inf again.
-        for e in 0..select(async_k, 16u32, 8u32) {
+        for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
             if 32 * e < n {
                 scores[(lane + 32 * e) * 4 + sh] = sv[e];
             }
