@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# One device call of evidence for the decode-attention kernels (sixteenth session):
-# ptxas of the two attention kernels, validate (every kernel, both backends; stops
-# here on a mismatch), fixtures, the decode-attention benchmark, a same-session base
-# run of another generated directory (BASE_GEN, default .devbin/gen-base, with
-# 256-token fast chunks), then the full determinism grid on CUDA and Vulkan side by
-# side with the attention test suites, all within about 545 s so the device tool's
-# 600 s limit never loses the files. Run on the GPU machine from the repository root
-# with the stripped `onekernel` binary in .devbin/, test binaries in .devbin/t/, the
-# Vulkan loader packages in .gl/ and the fixtures in .fx/ (scripts/gpu-validate.sh
-# says how to make them); writes $OUT/ev.tgz.
+# One device call of evidence for the decode-attention kernels: ptxas of the two
+# attention kernels, validate (every kernel, both backends; stops here on a mismatch),
+# fixtures, the decode-attention benchmark, two same-session comparison runs on CUDA
+# (this commit's kernels with two deterministic chunks per workgroup, and another
+# generated directory, BASE_GEN, default .devbin/gen-base, with BASE_ARGS, default
+# `--det-chunks 2`), then the full determinism grid on CUDA and Vulkan side by side with
+# the attention test suites, all within about 545 s so the device tool's 600 s limit
+# never loses the files (BUDGET_S; COMPARE=0 skips the comparison runs). Run on the GPU machine from the repository root with the
+# stripped `onekernel` binary in .devbin/, test binaries in .devbin/t/, the Vulkan
+# loader packages in .gl/ and the fixtures in .fx/ (scripts/gpu-validate.sh says how
+# to make them); writes $OUT/ev.tgz.
 set -uo pipefail
-t0=$(date +%s); left() { echo $(( 545 - ($(date +%s) - t0) )); }
+t0=$(date +%s); left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - t0) )); }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export PATH=/usr/local/cuda/bin:$PATH
@@ -31,16 +32,21 @@ echo "== fixtures $(date +%T)" >> $log
 timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-h200.log 2>&1; echo "fixtures rc $?" >> $log
 echo "== bench $(date +%T)" >> $log
 timeout 150 .devbin/onekernel bench --backend cuda,vulkan --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
-echo "== base (${BASE_GEN:-.devbin/gen-base}, 256-token fast chunks) $(date +%T)" >> $log
-mkdir -p $E/base
-timeout 60 .devbin/onekernel bench --backend cuda --out "${BASE_GEN:-.devbin/gen-base}" --fast-chunk 256 --shape 1x32768 --shape 16x32768 --shape 128x8192 --evidence $E/base > $E/base/bench-base-h200.log 2>&1; echo "base rc $?" >> $log
+compare() {
+  name=$1; gen=$2; shift 2; echo "== $name ($gen $*) $(date +%T)" >> $log; mkdir -p $E/$name
+  timeout 45 .devbin/onekernel bench --backend cuda --out "$gen" --shape 1x32768 --shape 16x4096 --shape 128x8192 "$@" --evidence $E/$name > $E/$name/bench-$name-h200.log 2>&1; echo "$name rc $?" >> $log
+}
+if [ "${COMPARE:-1}" = 1 ]; then
+  compare det2 generated --det-chunks 2
+  compare base "${BASE_GEN:-.devbin/gen-base}" ${BASE_ARGS:---det-chunks 2}
+fi
 L=$(left); echo "== grid + test suites $(date +%T), $L s left" >> $log
 if [ $L -gt 60 ]; then
   timeout $L .devbin/onekernel attention-grid --grid full --backend cuda --evidence $E > $E/attention-grid-cuda-h200.log 2>&1 &
   p1=$!
   timeout $L .devbin/onekernel attention-grid --grid full --backend vulkan --evidence $E > $E/attention-grid-vulkan-h200.log 2>&1 &
   p2=$!
-  ( for t in cuda_backend attention_invariance attention_fixtures attention_reference backend_threads; do echo "== $t"; timeout $(( $(left) - 5 )) .devbin/t/$t --test-threads 2 2>&1 | grep -E "^test |test result|panicked|SKIP"; done ) > $E/test-suites-h200.log 2>&1 &
+  ( for t in attention_invariance cuda_backend attention_fixtures backend_threads attention_reference; do echo "== $t"; timeout $(( $(left) - 5 )) .devbin/t/$t --test-threads 2 2>&1 | grep -E "^test |test result|panicked|SKIP"; done ) > $E/test-suites-h200.log 2>&1 &
   p3=$!
   wait $p1; echo "grid cuda rc $?" >> $log; wait $p2; echo "grid vulkan rc $?" >> $log; wait $p3
 fi

@@ -4,7 +4,8 @@
 //! to a tile before its wait, a barrier before other invocations read it), wherever both
 //! take the same chunks: fast chunks of more than 256 tokens are the staged variant's
 //! alone (the other holds 256 tokens per workgroup). CI's lavapipe cannot run the
-//! `async_k` variant (52 KiB of shared memory, 32 KiB offered), so this is where CI
+//! `async_k` variant (52 KiB of shared memory in fast mode, 47 KiB in deterministic
+//! mode, 32 KiB offered), so this is where CI
 //! exercises it; the GPU machine validates it on CUDA.
 
 use onekernel_dsl::manifest::Manifest;
