@@ -5,11 +5,11 @@
 # (this commit's kernels with two deterministic chunks per workgroup, and another
 # generated directory, BASE_GEN, default .devbin/gen-base, with BASE_ARGS, default
 # `--det-chunks 2`), then the full determinism grid on CUDA and Vulkan side by side with
-# the attention test suites, all within about 545 s so the device tool's 600 s limit
-# never loses the files (BUDGET_S; COMPARE=0 skips the comparison runs). Run on the GPU machine from the repository root with the
-# stripped `onekernel` binary in .devbin/, test binaries in .devbin/t/, the Vulkan
-# loader packages in .gl/ and the fixtures in .fx/ (scripts/gpu-validate.sh says how
-# to make them); writes $OUT/ev.tgz.
+# the attention test suites, all within BUDGET_S (default 545) seconds so the device
+# tool's 600 s limit never loses the files; COMPARE=0 skips the comparison runs. Run
+# on the GPU machine from the repository root with the stripped `onekernel` binary in
+# .devbin/, test binaries in .devbin/t/, the Vulkan loader packages in .gl/ and the
+# fixtures in .fx/ (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz.
 set -uo pipefail
 t0=$(date +%s); left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - t0) )); }
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
