@@ -97,7 +97,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
-                    let (chunk_tokens, group_tokens) = p.split_tokens(split)?;
+                    let (chunk_tokens, group_tokens) = p.split_tokens(split, b.info().async_copies)?;
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;

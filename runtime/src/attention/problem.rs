@@ -175,11 +175,16 @@ impl DecodeProblem {
         128 / (self.head_dim / vd).max(1) >= 2
     }
 
-    /// Tokens per partial result (chunk) and per workgroup under `split`, or why the
-    /// split is invalid for this problem.
-    pub fn split_tokens(&self, split: Split) -> Result<(u32, u32), AttentionError> {
+    /// Tokens per partial result (chunk) and per workgroup under `split` for the chunk
+    /// kernel's variant that stages K (`staged`, see [`max_fast_chunk`]) or reads it in
+    /// place, or why the split is invalid for this problem there.
+    pub fn split_tokens(&self, split: Split, staged: bool) -> Result<(u32, u32), AttentionError> {
+        let most = max_fast_chunk(staged);
         match split {
-            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
+            Split::Fast { chunk_tokens } if (1..=most).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
+            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Err(AttentionError::Invalid(format!(
+                "chunks of {chunk_tokens} tokens: the chunk kernel takes at most {most} per workgroup where it reads K in place (backends without asynchronous copies)"
+            ))),
             Split::Fast { chunk_tokens } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
             Split::Deterministic => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group())),
             Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => Err(AttentionError::Invalid(format!(
@@ -273,9 +278,13 @@ impl DecodeProblem {
 
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        let (chunk_tokens, group_tokens) = self.split_tokens(split)?;
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
         let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
+        // Asynchronous K staging where the backend's copies are asynchronous (the
+        // variants give the same bits for the same chunks; validate proves each on every
+        // backend).
+        let staged = backend.info().async_copies && chunk.spec_constants.iter().any(|s| s.name == "async_k");
+        let (chunk_tokens, group_tokens) = self.split_tokens(split, staged)?;
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
         let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
         let n_chunks = max_len.div_ceil(chunk_tokens);
@@ -303,20 +312,9 @@ impl DecodeProblem {
             .scalar("has_mask", self.mask.is_some() as u32)
             .scalar("k_type", self.k_format.code())
             .scalar("v_type", self.v_format.code());
-        // Asynchronous K staging where the backend's copies are asynchronous (the
-        // variants give the same bits; validate proves each on every backend).
         let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
-            axes.push(("async_k", Literal::Bool(backend.info().async_copies)));
-        }
-        let staged = axes.iter().any(|(n, v)| *n == "async_k" && *v == Literal::Bool(true));
-        if group_tokens > max_fast_chunk(staged) {
-            return Err(AttentionError::Invalid(format!(
-                "chunks of {group_tokens} tokens: {} takes at most {} per workgroup (its chunk kernel reads K {})",
-                backend.name(),
-                max_fast_chunk(staged),
-                if staged { "staged" } else { "in place" }
-            )));
+            axes.push(("async_k", Literal::Bool(staged)));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [max_len.div_ceil(group_tokens), self.n_kv_heads, b] };
