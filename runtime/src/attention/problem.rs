@@ -171,7 +171,7 @@ impl DecodeProblem {
     /// D % 8 = 0, `128 / (D / 2)` otherwise (one for other formats at D > 128). The kernel
     /// applies the same rule (`per` in `attn_decode_chunk`).
     pub fn pairs_deterministic_chunks(&self) -> bool {
-        let vd = if self.v_format == KvFormat::F16 && self.head_dim % 8 == 0 { 8 } else { 2 };
+        let vd = if self.v_format == KvFormat::F16 && self.head_dim.is_multiple_of(8) { 8 } else { 2 };
         128 / (self.head_dim / vd).max(1) >= 2
     }
 

@@ -102,11 +102,10 @@ fn process_loader() -> Result<ash::Entry, BackendError> {
         // SAFETY: loading the system's Vulkan loader library.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("no Vulkan loader: {e}"))?;
         let app = vk::ApplicationInfo::default().application_name(c"onekernel (keeps the driver loaded)").api_version(vk::API_VERSION_1_0);
-        // SAFETY: a plain instance, deliberately never destroyed (see above); where it
-        // cannot be created, `with_device`'s own vkCreateInstance reports why.
-        if let Ok(keep) = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) } {
-            std::mem::forget(keep);
-        }
+        // SAFETY: a plain instance, deliberately never destroyed (see above: ash's handles
+        // have no `Drop`, so letting it go destroys nothing); where it cannot be created,
+        // `with_device`'s own vkCreateInstance reports why.
+        let _kept = unsafe { entry.create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None) };
         Ok(entry)
     });
     entry.clone().map_err(unavailable)
