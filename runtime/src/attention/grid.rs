@@ -158,14 +158,16 @@ pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest,
         mask: pt.mask,
         sinks: pt.sinks.then(|| (0..hq).map(|h| h as f32 * 0.5 - 1.0).collect()),
     };
-    let target = Sequence::random(&shape, seed, pt.kv);
     let largest = pt.batches.iter().copied().max().unwrap_or(1) as usize;
-    let others: Vec<Sequence> = (0..largest - 1)
-        .map(|i| {
+    // The target, then the other sequences, generated in parallel.
+    let specs: Vec<(u64, u32)> = std::iter::once((seed, pt.kv))
+        .chain((0..largest - 1).map(|i| {
             let mut r = super::batch::SeqRng::new(seed ^ (0x5eed_0000 + i as u64));
-            Sequence::random(&shape, seed.wrapping_add(1 + i as u64), 1 + r.below(pt.kv + pt.kv / 2))
-        })
+            (seed.wrapping_add(1 + i as u64), 1 + r.below(pt.kv + pt.kv / 2))
+        }))
         .collect();
+    let mut others = Sequence::random_many(&shape, &specs);
+    let target = others.remove(0);
     let head = (hq * pt.head_dim) as usize;
     let alone = pack(&shape, &[&target], 16, None);
     let out1 = alone.run(Split::Deterministic, backend, manifest, artifacts)?;
