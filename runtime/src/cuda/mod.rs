@@ -1,11 +1,13 @@
 //! The CUDA backend (cudarc, driver and NVRTC loaded at run time). It compiles the
 //! generated `.cu` with NVRTC and the contract's options (`--fmad=false --ftz=false`,
 //! precise division and square root) for the device's architecture, caches modules,
-//! launches the variant's `extern "C"` entry and times it with events. Spec values
-//! outside the manifest's variants (a head size the catalogue does not list) get an
-//! instance at run time: the generated file's `OK_INSTANCE(entry, values…)` macro is
-//! appended to the source before NVRTC compiles it. Without a CUDA driver the backend
-//! reports itself unavailable; it never panics.
+//! launches the variant's `extern "C"` entry and times it with events. A module holds
+//! one entry: the generated file up to its first `OK_INSTANCE(entry, values…)` line,
+//! then that macro for the launched variant alone, so a process compiles the variants
+//! it runs and no others (the decode-attention chunk kernel's eight variants took NVRTC
+//! and the driver about 6 s each on the H200). Spec values outside the manifest's
+//! variants (a head size the catalogue does not list) get an instance the same way.
+//! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::{ArgValue, Args};
 use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
@@ -31,10 +33,8 @@ pub struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: &'static str,
-    /// Compiled modules by source hash and run-time instances.
+    /// Compiled modules by source hash and entry.
     modules: HashMap<String, Arc<CudaModule>>,
-    /// Run-time instances per source hash: (entry, template arguments).
-    extra: HashMap<String, Vec<(String, String)>>,
     /// Scratch written before each timed dispatch (benchmarks' L2 flush), if set.
     flush: Option<CudaSlice<u8>>,
     /// Dynamic shared bytes by (source hash, entry), read and checked once per entry.
@@ -53,6 +53,17 @@ fn template_args(spec: &[(String, Literal)]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The source of the module of `entry`: a generated file with instances cut before its
+/// first `OK_INSTANCE(` line (the prelude: helpers, the templated kernel body and the
+/// macro), then `entry`'s instance with template arguments `args`; a file without
+/// instances (one entry, no spec constants) as it is.
+fn module_source(src: &str, entry: &str, args: &str) -> String {
+    let Some(cut) = src.find("\nOK_INSTANCE(") else { return src.to_string() };
+    // The first variant's label comment goes with its instance.
+    let prelude = src[..cut].rsplit_once('\n').filter(|(_, last)| last.starts_with("// Variant ")).map_or(&src[..cut], |(p, _)| p);
+    format!("{}\n// This module's instance.\nOK_INSTANCE({entry}, {args})\n", prelude.trim_end())
 }
 
 fn unavailable(reason: impl std::fmt::Display) -> BackendError {
@@ -110,21 +121,19 @@ impl Cuda {
             async_copies,
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), extra: HashMap::new(), flush: None, dyn_shared: HashMap::new(), info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), flush: None, dyn_shared: HashMap::new(), info })
     }
 
-    fn module(&mut self, l: &Launch) -> Result<Arc<CudaModule>, BackendError> {
+    /// The module of `entry` (see the module docs), compiled on first use.
+    fn module(&mut self, l: &Launch, entry: &str) -> Result<Arc<CudaModule>, BackendError> {
         let k = l.kernel;
-        let extra = self.extra.get(&k.cuda.source.sha256).cloned().unwrap_or_default();
-        let key = std::iter::once(k.cuda.source.sha256.clone()).chain(extra.iter().map(|(e, _)| e.clone())).collect::<Vec<_>>().join(" ");
+        let key = format!("{} {entry}", k.cuda.source.sha256);
         if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());
         }
         let path = l.artifacts.join(&k.cuda.source.path);
-        let mut src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
-        for (entry, args) in &extra {
-            src.push_str(&format!("\n// Run-time instance.\nOK_INSTANCE({entry}, {args})\n"));
-        }
+        let src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let src = module_source(&src, entry, &template_args(l.spec));
         let opts = CompileOptions {
             ftz: Some(false),
             prec_div: Some(true),
@@ -147,8 +156,8 @@ impl Cuda {
 
 impl Cuda {
     /// The entry of a run-time instance for spec values outside the variants (same
-    /// names and types as the manifest's, in order), registered for the next compile.
-    fn runtime_instance(&mut self, l: &Launch) -> Result<String, BackendError> {
+    /// names and types as the manifest's, in order).
+    fn runtime_instance(&self, l: &Launch) -> Result<String, BackendError> {
         let k = l.kernel;
         let same_kind = |a: &Literal, b: &Literal| std::mem::discriminant(a) == std::mem::discriminant(b);
         let shape_ok = k.variants.first().is_some_and(|v| {
@@ -160,12 +169,7 @@ impl Cuda {
         }
         let args = template_args(l.spec);
         let tag: String = args.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-        let entry = format!("{}__rt_{tag}", k.name);
-        let list = self.extra.entry(k.cuda.source.sha256.clone()).or_default();
-        if !list.iter().any(|(e, _)| *e == entry) {
-            list.push((entry.clone(), args));
-        }
-        Ok(entry)
+        Ok(format!("{}__rt_{tag}", k.name))
     }
 }
 
@@ -284,7 +288,7 @@ impl Cuda {
             Some(v) => v.cuda_entry.clone(),
             None => self.runtime_instance(l)?,
         };
-        let module = self.module(l)?;
+        let module = self.module(l, &entry)?;
         let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
         let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
         let mut slices: Vec<CudaSlice<u8>> = Vec::new();
@@ -322,5 +326,44 @@ impl Cuda {
             }
         }
         Ok(times)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onekernel_dsl::manifest::Manifest;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_module_holds_the_launched_variants_instance_and_no_other() {
+        let generated = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
+        let m: Manifest = serde_json::from_slice(&std::fs::read(generated.join("manifest.json")).unwrap()).unwrap();
+        let mut checked = 0;
+        for k in &m.kernels {
+            let src = std::fs::read_to_string(generated.join(&k.cuda.source.path)).unwrap();
+            let instances = src.matches("\nOK_INSTANCE(").count();
+            for v in &k.variants {
+                let module = module_source(&src, &v.cuda_entry, &template_args(&v.spec));
+                if instances == 0 {
+                    assert_eq!(module, src, "{}: one entry, the file as it is", k.name);
+                    continue;
+                }
+                // The file's own instance line for this variant, exactly.
+                let own = format!("\nOK_INSTANCE({}, {})\n", v.cuda_entry, template_args(&v.spec));
+                assert!(src.contains(&own), "{}: the generated instance spells its arguments as template_args does", v.label);
+                assert_eq!(module.matches("\nOK_INSTANCE(").count(), 1, "{} {}", k.name, v.label);
+                assert!(module.ends_with(&own[1..]), "{} {}", k.name, v.label);
+                assert!(!module.contains("// Variant "), "{} {}: no other variant's label", k.name, v.label);
+                assert!(src.starts_with(module.split("\n// This module's instance.").next().unwrap()), "{}: the prelude is the file's beginning", k.name);
+                checked += 1;
+            }
+            // A run-time instance (spec values outside the variants) the same way.
+            if let Some(v) = k.variants.first().filter(|_| instances > 0) {
+                let module = module_source(&src, "x__rt_1", "1u");
+                assert!(module.ends_with("\nOK_INSTANCE(x__rt_1, 1u)\n") && module.matches("\nOK_INSTANCE(").count() == 1, "{}", v.label);
+            }
+        }
+        assert!(checked >= 19, "variants with instances: the chunk kernel's 8, the combine's 4, turbo's 5, QJL's 2 (got {checked})");
     }
 }
