@@ -4,11 +4,7 @@
 # gen-B = gen-A with sh_ktile static where (!async_k || deterministic) (hand edit, measurement only), gen-base at 9992247;
 # .devbin/onekernel is the binary of 9b96177. Run through the device tool with carry [.devbin, .gl].
 set -uo pipefail
-t0=$(date +%s); left() { echo $(( 540 - ($(date +%s) - t0) )); }
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+export BUDGET_S=${BUDGET_S:-540}; source scripts/device-env.sh
 log=$OUT/ab.log; mkdir -p $OUT/r
 finish() { cd $OUT && tar czf r.tgz r && rm -rf r; exit 0; }
 for g in cur A B; do echo "== ptxas $g" >> $log

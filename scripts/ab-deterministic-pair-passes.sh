@@ -7,11 +7,7 @@
 # candidate's binary, .devbin/t/attention_invariance its test. Run through the device
 # tool with carry [.devbin, .gl]; the log and JSON come back in $OUT/r.tgz.
 set -uo pipefail
-t0=$(date +%s); left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - t0) )); }
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+source scripts/device-env.sh
 mkdir -p $OUT/r; log=$OUT/r/ab.log
 finish() { cd $OUT && tar czf r.tgz r && rm -rf r; exit 0; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> $log

@@ -11,11 +11,7 @@
 # .devbin/, test binaries in .devbin/t/, the Vulkan loader packages in .gl/ and the
 # fixtures in .fx/ (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz.
 set -uo pipefail
-t0=$(date +%s); left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - t0) )); }
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+source scripts/device-env.sh
 mkdir -p /tmp/fx ../shared/fixtures $OUT/ev; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../shared/fixtures/
 E=$OUT/ev; log=$E/run-h200.log
 finish() { cd $OUT && tar czf ev.tgz ev && rm -rf ev; exit 0; }

@@ -21,8 +21,7 @@ smi=$!
 ONEKERNEL_SKIP_GRID=1 ONEKERNEL_SKIP_ATTENTION_BENCH=1 bash scripts/gpu-validate.sh .devbin/onekernel "$ev" .fx > "$ev/gpu-validate-kvquant.log" 2>&1
 echo "gpu-validate rc=$?"
 kill $smi
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}
+source scripts/device-env.sh
 mkdir -p /work/main/tests /work/shared/fixtures/attention /work/shared/fixtures/eliza
 [ -e /work/main/generated ] || ln -sfn "$PWD/generated" /work/main/generated
 for f in .fx/*; do case $f in *@*) cp "$f" /work/shared/fixtures/eliza/;; *) cp "$f" /work/shared/fixtures/attention/;; esac; done

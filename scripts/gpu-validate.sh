@@ -17,14 +17,7 @@ set -uo pipefail
 bin=${1:-.devbin/onekernel}
 evidence=${2:-generated/evidence}
 fixtures=${3:-}
-if ! ldconfig -p | grep -q libvulkan.so.1; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+source scripts/device-env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
 if command -v nvcc >/dev/null; then

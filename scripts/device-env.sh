@@ -1,0 +1,15 @@
+# Sourced by the GPU-machine scripts: the Vulkan loader from the carried .gl packages
+# (where the machine lacks one), NVIDIA's Vulkan driver, CUDA's tools and libraries on
+# the paths, and `left`, the seconds left of BUDGET_S (default 545, under the device
+# tool's 600 s limit) since this file was sourced.
+if ! ldconfig -p | grep -q libvulkan.so.1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+export PATH=/usr/local/cuda/bin:$PATH
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+done
+ok_env_t0=$(date +%s)
+left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - ok_env_t0) )); }
