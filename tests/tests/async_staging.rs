@@ -49,6 +49,6 @@ fn async_and_register_k_staging_give_the_same_bits_on_the_interpreter() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 22, "4 async variants × 6 cases (256-token workgroups with two deterministic chunks each; 512-token workgroups), less the two fast 512-token runs");
+    assert_eq!(compared, 30, "4 async variants × 8 cases (256-token workgroups with two deterministic chunks each; 512-token workgroups; deterministic 256-token chunks past a length), less the two fast 512-token runs");
     assert_eq!(own_chunks, 2, "the fast variants' 512-token case is the staged variant's alone");
 }

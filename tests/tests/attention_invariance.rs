@@ -223,3 +223,47 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
         bits(&p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut be, &m, &artifacts).unwrap())
     );
 }
+
+/// Deterministic mode cuts a sequence longer than its threshold into 256-token chunks,
+/// one per workgroup (the runtime's threshold is 4096 tokens; this test lowers it to
+/// 200 so that short sequences reach both sides): a sequence's bits do not depend on the
+/// batch, which mixes both kinds, nor on how many 128-token chunks the short sequences'
+/// workgroups hold, on any backend; a long sequence's output is the fast mode's at
+/// 256-token chunks; and the threshold matters (the negative control: the same sequence
+/// cut into 128-token chunks rounds differently).
+#[test]
+fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(cpu())];
+    backends.extend(gpu_backends());
+    let sh = BatchShape { head_dim: 128, n_heads: 8, n_kv_heads: 2, mask: true, ..shape(KvFormat::F16, KvFormat::F16) };
+    let lens = [300u32, 150, 201, 520, 1, 256, 200];
+    let seqs: Vec<Sequence> = lens.iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 140 + j as u64, len)).collect();
+    let batch: Vec<&Sequence> = seqs.iter().collect();
+    let rule = |chunks_per_group| Split::DeterministicLongAfter { long_after: 200, chunks_per_group };
+    let per_seq = sh.n_heads as usize * sh.head_dim as usize;
+    let mut reference: Option<Vec<u32>> = None;
+    for be in backends.iter_mut() {
+        let name = be.name();
+        let batched = pack(&sh, &batch, 16, Some(5));
+        let all = bits(&batched.run(rule(None), be.as_mut(), &m, &artifacts).unwrap());
+        for cpg in [Some(1), Some(2)] {
+            assert_eq!(bits(&batched.run(rule(cpg), be.as_mut(), &m, &artifacts).unwrap()), all, "{name}: {cpg:?} chunks per workgroup");
+        }
+        for (j, s) in seqs.iter().enumerate() {
+            let alone = bits(&pack(&sh, &[s], 16, None).run(rule(None), be.as_mut(), &m, &artifacts).unwrap());
+            assert_eq!(alone, all[j * per_seq..][..per_seq], "{name}: sequence of {} tokens alone and in the batch", lens[j]);
+        }
+        match &reference {
+            None => reference = Some(all),
+            Some(r) => assert_eq!(&all, r, "{name} differs from the interpreter"),
+        }
+    }
+    // A long sequence (300 tokens) is the fast mode's 256-token chunking; cut into
+    // 128-token chunks (a threshold above its length) it rounds differently.
+    let mut be = cpu();
+    let p = pack(&sh, &[&seqs[0]], 16, None);
+    let long = bits(&p.run(rule(None), &mut be, &m, &artifacts).unwrap());
+    assert_eq!(long, bits(&p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).unwrap()));
+    assert_ne!(long, bits(&p.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap()), "128- and 256-token chunks should round differently");
+}

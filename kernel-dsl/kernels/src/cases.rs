@@ -72,6 +72,14 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
 /// 600, so that five partial rows cover every workgroup of every mode).
 #[allow(clippy::too_many_arguments)]
 fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64)) -> Case {
+    attention_chunk_det_long(kf, vf, v_fill, label, softcap, max_bias, chunk_tokens, kv_len, 4096)
+}
+
+/// [`attention_chunk_lengths`] where deterministic mode cuts sequences longer than
+/// `det_long` tokens into 256-token chunks (the runtime's rule has 4096; a smaller one
+/// puts sequences of both classes in one launch).
+#[allow(clippy::too_many_arguments)]
+fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64), det_long: u32) -> Case {
     let (b, hq, hkv, d, p, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 5u32);
     let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
     let n_pages = (b * pages_per_seq) as usize;
@@ -98,15 +106,22 @@ fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill
         .scalar("has_mask", Literal::U32(1))
         .scalar("k_type", Literal::U32(kf.code()))
         .scalar("v_type", Literal::U32(vf.code()))
+        .scalar("det_long", Literal::U32(det_long))
 }
 
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
 /// `kv_len`, with or without sinks.
 fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) -> Case {
+    attention_combine_det_long(hq, n_chunks, kv_len, sinks, 4096)
+}
+
+/// [`attention_combine`] with deterministic 256-token chunks past `det_long` tokens.
+fn attention_combine_det_long(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool, det_long: u32) -> Case {
     let (b, d) = (2u32, 128usize);
     let parts = (b * hq * n_chunks) as usize;
     let (sink_len, sink_fill) = if sinks { (hq as usize, Fill::Uniform { lo: -3.0, hi: 3.0 }) } else { (1, Fill::Zeros) };
-    Case::new(format!("2 seqs x {hq} heads x {n_chunks} chunks, {}", if sinks { "sinks" } else { "no sinks" }), [hq, b, 1])
+    let long = if det_long < 4096 { format!(", deterministic 256-token chunks past {det_long} tokens") } else { String::new() };
+    Case::new(format!("2 seqs x {hq} heads x {n_chunks} chunks, {}{long}", if sinks { "sinks" } else { "no sinks" }), [hq, b, 1])
         .buffer("part_m", parts, Fill::Uniform { lo: -5.0, hi: 5.0 })
         .buffer("part_l", parts, Fill::Uniform { lo: 0.5, hi: 50.0 })
         .buffer("part_acc", parts * d, Fill::Uniform { lo: -20.0, hi: 20.0 })
@@ -117,6 +132,7 @@ fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) ->
         .scalar("n_chunks", Literal::U32(n_chunks))
         .scalar("chunk_tokens", Literal::U32(64))
         .scalar("has_sinks", Literal::U32(sinks as u32))
+        .scalar("det_long", Literal::U32(det_long))
 }
 
 /// Block images: every 16-bit half a safe f16 or bf16 (|x| in [1/8, 2) as f16; normal as
@@ -207,6 +223,8 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             // More than one 1024-chunk block of weights; chunk lanes with several batches
             // of sixteen chunks and a partial one.
             attention_combine(2, 1100, (66_000, 70_400), false),
+            // Sequences on both sides of a deterministic length threshold of 150 tokens.
+            attention_combine_det_long(8, 5, (1, 300), true, 150),
         ],
         "attn_decode_chunk" => {
             use CacheFormat::*;
@@ -220,6 +238,11 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 // deterministic chunks), sequences of 400 … 600 tokens: a workgroup with
                 // more than 256 tokens, and one with a last run of fewer than 32.
                 attention_chunk_lengths(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups", 0.0, 0.0, 512, (400, 600)),
+                // Deterministic 256-token chunks past 150 tokens: sequences of 1 … 300
+                // tokens on both sides of the threshold, with one and with two 128-token
+                // chunks per workgroup for the short ones.
+                attention_chunk_det_long(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, deterministic 256-token chunks past 150 tokens", 0.0, 0.0, 64, (1, 300), 150),
+                attention_chunk_det_long(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups, deterministic 256-token chunks past 150 tokens", 20.0, 8.0, 256, (1, 300), 150),
                 // Both halves of every V word zero or subnormal: the widening of the low
                 // and of the high half (read in place, docs/CODEGEN.md) where a driver's
                 // conversion flushes denormals. (llvmpipe's does not; there the case

@@ -30,8 +30,21 @@ pub fn max_fast_chunk(async_copies: bool) -> u32 {
     }
 }
 
-/// The deterministic mode's fixed chunk: tokens `[128·i, 128·i + 128)` of a sequence.
+/// The deterministic mode's fixed chunk: tokens `[128·i, 128·i + 128)` of a sequence of
+/// at most [`DETERMINISTIC_LONG_AFTER`] tokens.
 pub const DETERMINISTIC_CHUNK: u32 = 128;
+
+/// Sequences longer than this take [`DETERMINISTIC_LONG_CHUNK`]-token chunks in
+/// deterministic mode: the rule reads a sequence's own length only, so results stay
+/// batch-invariant. At 4096 tokens and below the 128-token chunks keep short batches
+/// spread over the SMs (1 × 4096); above, one 256-token chunk per workgroup is the fast
+/// mode's shape on Vulkan and pays a workgroup's fixed costs half as often as two
+/// 128-token chunks on CUDA (docs/PERFORMANCE.md, "Nineteenth session").
+pub const DETERMINISTIC_LONG_AFTER: u32 = 4096;
+
+/// The deterministic chunk of a sequence longer than [`DETERMINISTIC_LONG_AFTER`]:
+/// tokens `[256·i, 256·i + 256)`, one per workgroup.
+pub const DETERMINISTIC_LONG_CHUNK: u32 = 256;
 
 /// Workgroups of two deterministic chunks below which a launch takes one chunk per
 /// workgroup instead: fewer is less than a wave on the H200 (132 SMs, four resident
@@ -80,6 +93,17 @@ pub enum Split {
         /// Chunks per workgroup, 1 or 2.
         chunks_per_group: u32,
     },
+    /// The deterministic split with another length above which sequences take
+    /// [`DETERMINISTIC_LONG_CHUNK`]-token chunks, and optionally a fixed number of
+    /// 128-token chunks per workgroup: batch-invariant for any fixed `long_after` (a
+    /// sequence's bits depend on it); for tests, which reach the long path with short
+    /// sequences.
+    DeterministicLongAfter {
+        /// Longest sequence split into 128-token chunks.
+        long_after: u32,
+        /// 128-token chunks per workgroup (1 or 2); `None`: as [`Split::Deterministic`].
+        chunks_per_group: Option<u32>,
+    },
     /// Chunks of `chunk_tokens` chosen by the caller from the work: 1 … 512 where the
     /// backend stages K (`async_copies`), 1 … 256 otherwise ([`max_fast_chunk`]).
     Fast {
@@ -92,6 +116,15 @@ impl Split {
     /// Whether this is a batch-invariant split.
     pub fn is_deterministic(self) -> bool {
         !matches!(self, Split::Fast { .. })
+    }
+
+    /// The longest sequence a deterministic split cuts into 128-token chunks (the fast
+    /// split: every sequence's chunks are the caller's).
+    pub fn long_after(self) -> u32 {
+        match self {
+            Split::DeterministicLongAfter { long_after, .. } => long_after,
+            _ => DETERMINISTIC_LONG_AFTER,
+        }
     }
 }
 
@@ -194,6 +227,8 @@ impl DecodeProblem {
             ))),
             Split::DeterministicGrouped { chunks_per_group: c @ 1..=2 } => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * c)),
             Split::DeterministicGrouped { chunks_per_group } => Err(AttentionError::Invalid(format!("{chunks_per_group} deterministic chunks per workgroup: 1 or 2"))),
+            Split::DeterministicLongAfter { chunks_per_group: None, .. } => self.split_tokens(Split::Deterministic, staged),
+            Split::DeterministicLongAfter { chunks_per_group: Some(c), .. } => self.split_tokens(Split::DeterministicGrouped { chunks_per_group: c }, staged),
         }
     }
 
@@ -286,10 +321,15 @@ impl DecodeProblem {
         let staged = backend.info().async_copies && chunk.spec_constants.iter().any(|s| s.name == "async_k");
         let (chunk_tokens, group_tokens) = self.split_tokens(split, staged)?;
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
-        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
-        let n_chunks = max_len.div_ceil(chunk_tokens);
-        let parts = (b * hq * n_chunks) as usize;
         let deterministic = split.is_deterministic();
+        let long_after = split.long_after();
+        // Partial rows and workgroups per (sequence, KV head): a deterministic sequence
+        // longer than `long_after` takes 256-token chunks, one per workgroup (the kernels
+        // apply the same rule).
+        let long = |l: u32| deterministic && l > long_after;
+        let n_chunks = self.kv_len.iter().map(|&l| if long(l) { l.div_ceil(DETERMINISTIC_LONG_CHUNK) } else { l.div_ceil(chunk_tokens) }).max().unwrap_or(1).max(1);
+        let n_groups = self.kv_len.iter().map(|&l| if long(l) { l.div_ceil(DETERMINISTIC_LONG_CHUNK) } else { l.div_ceil(group_tokens) }).max().unwrap_or(1).max(1);
+        let parts = (b * hq * n_chunks) as usize;
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
             .buffer("k", HostBuffer::u32_image(&self.k))
@@ -311,13 +351,14 @@ impl DecodeProblem {
             .scalar("max_bias", self.max_bias)
             .scalar("has_mask", self.mask.is_some() as u32)
             .scalar("k_type", self.k_format.code())
-            .scalar("v_type", self.v_format.code());
+            .scalar("v_type", self.v_format.code())
+            .scalar("det_long", long_after);
         let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
-        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [max_len.div_ceil(group_tokens), self.n_kv_heads, b] };
+        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
         let chunk_times = match runs {
             Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
             None => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],
@@ -333,7 +374,8 @@ impl DecodeProblem {
             .scalar("n_heads", hq)
             .scalar("n_chunks", n_chunks)
             .scalar("chunk_tokens", chunk_tokens)
-            .scalar("has_sinks", self.sinks.is_some() as u32);
+            .scalar("has_sinks", self.sinks.is_some() as u32)
+            .scalar("det_long", long_after);
         let mut combine_axes = vec![("deterministic", Literal::Bool(deterministic))];
         if combine.spec_constants.iter().any(|s| s.name == "early_loads") {
             combine_axes.push(("early_loads", Literal::Bool(early_combine_loads(b * hq))));

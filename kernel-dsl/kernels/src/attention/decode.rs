@@ -9,11 +9,13 @@
 //! * `attn_decode_combine`: grid `[n_heads, n_seq]`; merges a sequence's chunks in chunk
 //!   order (the fixed merge order), adds the head's sink to the denominator, normalizes.
 //!
-//! With `deterministic`, a chunk is always 128 tokens starting at token 0, so a
-//! sequence's result does not depend on the batch it is in, the grid, or the page layout;
-//! a workgroup takes one such chunk or two consecutive ones (`chunk_tokens` > 128), with
-//! the same bits either way (each chunk's softmax and V sums are its own), so the runtime
-//! sizes the grid from the work without changing results. Otherwise the caller chooses
+//! With `deterministic`, a sequence of at most `det_long` tokens is split into chunks of
+//! 128 tokens starting at token 0, a longer one into chunks of 256: the rule reads the
+//! sequence's own length only, so its result does not depend on the batch it is in, the
+//! grid, or the page layout. A workgroup takes one 128-token chunk or two consecutive
+//! ones (`chunk_tokens` > 128), with the same bits either way (each chunk's softmax and V
+//! sums are its own), so the runtime sizes the grid from the work without changing
+//! results; a 256-token chunk is one workgroup's. Otherwise the caller chooses
 //! `chunk_tokens` (≤ 512 with `async_k`, ≤ 256 without) from the work and the device,
 //! one chunk per workgroup.
 //! `paged` selects the in-kernel block-table read (`block_table[b][t / page_size]`);
@@ -68,6 +70,7 @@ pub fn attn_decode_chunk(
     #[push] has_mask: u32,
     #[push] k_type: u32,
     #[push] v_type: u32,
+    #[push] det_long: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
     // Tokens a workgroup holds at most (`cap`): 512 in the fast `async_k` variant, so
@@ -139,13 +142,17 @@ pub fn attn_decode_chunk(
     let vd = select(f16_v, 8u32, 2u32);
     let units = head_dim / vd;
     let groups = WORKGROUP_X / units;
-    // Deterministic chunks in this workgroup: two where `chunk_tokens` > 128 asks for
-    // them and the V pass has a token group for each (not at one group: D > 128 in a
-    // format other than f16), else one. Fast: one chunk of `chunk_tokens`.
-    let per = select(deterministic && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
-    let cap = select(async_k && !deterministic, 512u32, 256u32);
-    let chunk = select(deterministic, 128 * per, min(chunk_tokens, cap));
+    // Deterministic mode splits a sequence of at most `det_long` tokens into 128-token
+    // chunks (`split`): two per workgroup where `chunk_tokens` > 128 asks for them and the
+    // V pass has a token group for each (not at one group: D > 128 in a format other than
+    // f16), else one. A longer sequence takes one 256-token chunk per workgroup, the fast
+    // path's shape: the rule reads only the sequence's own length, so it stays
+    // batch-invariant. Fast: one chunk of `chunk_tokens`.
     let len = kv_len[b];
+    let split = deterministic && len <= det_long;
+    let per = select(split && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
+    let cap = select(async_k && !deterministic, 512u32, 256u32);
+    let chunk = select(split, 128 * per, select(deterministic, 256u32, min(chunk_tokens, cap)));
     let start = c * chunk;
     let end = min(start + chunk, len);
     let n = select(end > start, end - start, 0u32);
@@ -477,12 +484,12 @@ pub fn attn_decode_chunk(
         // g sums rows [ilo, ihi) of chunk `vc`, the chunk's groups are added in group order,
         // so a chunk's sums are the same whether its workgroup holds one chunk or two (the
         // groups past `per · gpc` idle).
-        let n_sub = select(deterministic, (n + 127) / 128, 1u32);
-        let c_first = select(deterministic, c * per, c);
-        let gpc = select(deterministic, max(groups / 2, 1u32), groups);
+        let n_sub = select(split, (n + 127) / 128, 1u32);
+        let c_first = select(split, c * per, c);
+        let gpc = select(split, max(groups / 2, 1u32), groups);
         let vc = g / gpc;
-        let clo = select(deterministic, min(vc * 128, n), 0u32);
-        let clen = select(deterministic, min(n - clo, 128u32), n);
+        let clo = select(split, min(vc * 128, n), 0u32);
+        let clen = select(split, min(n - clo, 128u32), n);
         let span = (clen + gpc - 1) / gpc;
         let ilo = clo + min((g - vc * gpc) * span, clen);
         let ihi = min(ilo + span, clo + clen);
@@ -526,7 +533,7 @@ pub fn attn_decode_chunk(
         if sh < hn {
             for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
-                    if deterministic && e >= 4 {
+                    if split && e >= 4 {
                         mx2 = max(mx2, sv[e]);
                     } else {
                         mx = max(mx, sv[e]);
@@ -537,7 +544,7 @@ pub fn attn_decode_chunk(
         // The q·k partials are read (the last score pass is behind a barrier): the lanes'
         // maxima and sums go to `part` (the second chunk's 128 words further).
         part[t0] = mx;
-        if deterministic {
+        if split {
             part[WORKGROUP_X + t0] = mx2;
         }
         barrier();
@@ -546,7 +553,7 @@ pub fn attn_decode_chunk(
         for l2 in 0..32u32 {
             m = max(m, part[sh * 32 + l2]);
         }
-        if deterministic {
+        if split {
             for l2 in 0..32u32 {
                 m2 = max(m2, part[WORKGROUP_X + sh * 32 + l2]);
             }
@@ -556,7 +563,7 @@ pub fn attn_decode_chunk(
         if sh < hn {
             for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
-                    let second = deterministic && e >= 4;
+                    let second = split && e >= 4;
                     let sc = sv[e];
                     let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - select(second, m2, m)));
                     if second {
@@ -579,7 +586,7 @@ pub fn attn_decode_chunk(
         }
         barrier();
         part[t0] = ls;
-        if deterministic {
+        if split {
             part[WORKGROUP_X + t0] = ls2;
         }
         barrier();
@@ -670,7 +677,7 @@ pub fn attn_decode_chunk(
         // are written as soon as they are complete and `sum` restarts for the second, so
         // the pair costs no second set of sums.
         let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
-        let n_vc = select(deterministic, max(min(per, n_sub), 1u32), 1u32);
+        let n_vc = select(split, max(min(per, n_sub), 1u32), 1u32);
         let used_groups = min(groups, n_vc * gpc);
         let mut sum = [0.0; 8];
         for g0 in (0..used_groups).step_by(vgroups) {
@@ -706,8 +713,8 @@ pub fn attn_decode_chunk(
                         }
                         // A chunk's first group's sum is taken as it is (0 + x would turn
                         // −0 into +0).
-                        sum[r] = select(g2 == 0 || (deterministic && g2 == gpc), x, sum[r] + x);
-                        if deterministic && n_vc == 2 && g2 + 1 == gpc {
+                        sum[r] = select(g2 == 0 || (split && g2 == gpc), x, sum[r] + x);
+                        if split && n_vc == 2 && g2 + 1 == gpc {
                             part_acc[((b * n_heads + head0 + hh) * n_chunks + c_first) * head_dim + d] = sum[r];
                         }
                     }
@@ -751,6 +758,7 @@ pub fn attn_decode_combine(
     #[push] n_chunks: u32,
     #[push] chunk_tokens: u32,
     #[push] has_sinks: u32,
+    #[push] det_long: u32,
     #[spec(default = 128)] head_dim: u32,
 ) {
     let weights = shared::<f32, 1024>();
@@ -758,7 +766,8 @@ pub fn attn_decode_combine(
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
-    let chunk = select(deterministic, 128u32, min(chunk_tokens, 512u32));
+    // The chunk kernel's rule: 128-token chunks up to `det_long` tokens, 256 beyond.
+    let chunk = select(deterministic, select(kv_len[b] <= det_long, 128u32, 256u32), min(chunk_tokens, 512u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
     // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so
