@@ -97,7 +97,9 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
-                    let (chunk_tokens, group_tokens) = p.split_tokens(split, b.info().async_copies)?;
+                    // Every sequence of a shape has length l, so one sequence's chunking is
+                    // the launch's (deterministic mode: 256-token chunks past 4096 tokens).
+                    let (chunk_tokens, group_tokens) = split.sequence_tokens(p.split_tokens(split, b.info().async_copies)?, l);
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;

@@ -126,6 +126,19 @@ impl Split {
             _ => DETERMINISTIC_LONG_AFTER,
         }
     }
+
+    /// Tokens per partial result (chunk) and per workgroup of a sequence of `len` tokens,
+    /// given the launch's `tokens` from [`DecodeProblem::split_tokens`]: those, except a
+    /// deterministic sequence longer than [`Split::long_after`], which takes one
+    /// [`DETERMINISTIC_LONG_CHUNK`]-token chunk per workgroup (the kernels apply the same
+    /// rule through `det_long`).
+    pub fn sequence_tokens(self, tokens: (u32, u32), len: u32) -> (u32, u32) {
+        if self.is_deterministic() && len > self.long_after() {
+            (DETERMINISTIC_LONG_CHUNK, DETERMINISTIC_LONG_CHUNK)
+        } else {
+            tokens
+        }
+    }
 }
 
 /// A decode step: one query token per sequence against a KV cache in the layout of
@@ -323,12 +336,11 @@ impl DecodeProblem {
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
         let deterministic = split.is_deterministic();
         let long_after = split.long_after();
-        // Partial rows and workgroups per (sequence, KV head): a deterministic sequence
-        // longer than `long_after` takes 256-token chunks, one per workgroup (the kernels
-        // apply the same rule).
-        let long = |l: u32| deterministic && l > long_after;
-        let n_chunks = self.kv_len.iter().map(|&l| if long(l) { l.div_ceil(DETERMINISTIC_LONG_CHUNK) } else { l.div_ceil(chunk_tokens) }).max().unwrap_or(1).max(1);
-        let n_groups = self.kv_len.iter().map(|&l| if long(l) { l.div_ceil(DETERMINISTIC_LONG_CHUNK) } else { l.div_ceil(group_tokens) }).max().unwrap_or(1).max(1);
+        // Partial rows and workgroups per (sequence, KV head): the most any sequence needs.
+        let (n_chunks, n_groups) = self.kv_len.iter().fold((1, 1), |(nc, ng), &l| {
+            let (c, g) = split.sequence_tokens((chunk_tokens, group_tokens), l);
+            (nc.max(l.div_ceil(c)), ng.max(l.div_ceil(g)))
+        });
         let parts = (b * hq * n_chunks) as usize;
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
@@ -387,5 +399,23 @@ impl DecodeProblem {
             None => vec![backend.launch(&combine_launch, &mut c)?.device_ns.unwrap_or(f64::NAN)],
         };
         Ok(((chunk_times, combine_times), c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_deterministic_sequences_past_the_threshold_take_long_chunks() {
+        let short = (DETERMINISTIC_CHUNK, 2 * DETERMINISTIC_CHUNK);
+        let long = (DETERMINISTIC_LONG_CHUNK, DETERMINISTIC_LONG_CHUNK);
+        assert_eq!(Split::Deterministic.sequence_tokens(short, DETERMINISTIC_LONG_AFTER), short);
+        assert_eq!(Split::Deterministic.sequence_tokens(short, DETERMINISTIC_LONG_AFTER + 1), long);
+        assert_eq!(Split::DeterministicGrouped { chunks_per_group: 1 }.sequence_tokens((128, 128), 5000), long);
+        let moved = Split::DeterministicLongAfter { long_after: 200, chunks_per_group: None };
+        assert_eq!((moved.sequence_tokens(short, 200), moved.sequence_tokens(short, 201)), (short, long));
+        // The fast split keeps the caller's chunks at any length.
+        assert_eq!(Split::Fast { chunk_tokens: 512 }.sequence_tokens((512, 512), 1 << 20), (512, 512));
     }
 }
