@@ -10,9 +10,7 @@
 set -uo pipefail
 BUDGET_S=${BUDGET_S:-400}
 source scripts/device-env.sh
-E=$OUT/ev; mkdir -p $E; log=$E/run-h200.log
-finish() { cd $OUT && tar czf ev.tgz ev && rm -rf ev; exit 0; }
-trap finish EXIT
+ev_start
 BASE_GEN=${BASE_GEN:-.devbin/gen-base}; BASE_BIN=${BASE_BIN:-.devbin/onekernel-base}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $log
 for g in generated $BASE_GEN; do

@@ -9,9 +9,7 @@
 # $OUT/ev.tgz.
 set -uo pipefail
 source scripts/device-env.sh
-E=$OUT/ev; mkdir -p $E; log=$E/run-h200.log
-finish() { cd $OUT && tar czf ev.tgz ev && rm -rf ev; exit 0; }
-trap finish EXIT
+ev_start
 BASE_GEN=${BASE_GEN:-.devbin/gen-base}; BASE_BIN=${BASE_BIN:-.devbin/onekernel-base}
 rm -rf /tmp/gen-lb2 && cp -r generated /tmp/gen-lb2
 sed -i 's/__launch_bounds__(512, 1)/__launch_bounds__(512, 2)/' /tmp/gen-lb2/cuda/tbq4_score.cu

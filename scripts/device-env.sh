@@ -1,7 +1,8 @@
 # Sourced by the GPU-machine scripts: the Vulkan loader from the carried .gl packages
 # (where the machine lacks one), NVIDIA's Vulkan driver, CUDA's tools and libraries on
-# the paths, and `left`, the seconds left of BUDGET_S (default 545, under the device
-# tool's 600 s limit) since this file was sourced.
+# the paths, `left`, the seconds left of BUDGET_S (default 545, under the device
+# tool's 600 s limit) since this file was sourced, and `ev_start` / `finish` for a
+# call's evidence directory.
 if ! ldconfig -p | grep -q libvulkan.so.1; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
@@ -13,3 +14,8 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
 done
 ok_env_t0=$(date +%s)
 left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - ok_env_t0) )); }
+# The call's evidence: $E (= $OUT/ev) with its console $log; from `ev_start` on, any exit
+# runs `finish`, which packs $E into $OUT/ev.tgz (the device tool returns at most eight
+# files) once and exits 0, so a failing step never loses what was written.
+ev_start() { E=$OUT/ev; mkdir -p "$E"; log=$E/run-h200.log; trap finish EXIT; }
+finish() { trap - EXIT; cd "$OUT" && tar czf ev.tgz ev && rm -rf ev; exit 0; }

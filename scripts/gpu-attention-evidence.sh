@@ -12,9 +12,8 @@
 # fixtures in .fx/ (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz.
 set -uo pipefail
 source scripts/device-env.sh
-mkdir -p /tmp/fx ../shared/fixtures $OUT/ev; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../shared/fixtures/
-E=$OUT/ev; log=$E/run-h200.log
-finish() { cd $OUT && tar czf ev.tgz ev && rm -rf ev; exit 0; }
+ev_start
+mkdir -p /tmp/fx ../shared/fixtures; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../shared/fixtures/
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $log
 echo "== compiler resource report (ptxas -v, sm_90) $(date +%T)" >> $log
 for k in attn_decode_chunk attn_decode_combine; do
