@@ -20,7 +20,7 @@ for k in attn_decode_chunk attn_decode_combine; do
   echo "-- $k"; nvcc -arch=sm_90 -cubin -o /tmp/$k.cubin --resource-usage generated/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill|smem" | sed 's/^ptxas info *: //'
 done > $E/ptxas-resource-usage-h200.log 2>&1
 echo "== validate $(date +%T)" >> $log
-timeout 150 .devbin/onekernel validate --backend all --evidence $E > $E/validate-h200.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
+timeout 240 .devbin/onekernel validate --backend all --evidence $E > $E/validate-h200.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
 grep -c ' ok ' $E/validate-h200.log >> $log; grep -v ' ok ' $E/validate-h200.log | grep -v SKIPPED | tail -5 >> $log
 [ $rc -ne 0 ] && finish
 echo "== fixtures $(date +%T)" >> $log

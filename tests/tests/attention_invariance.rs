@@ -267,3 +267,47 @@ fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
     assert_eq!(long, bits(&p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).unwrap()));
     assert_ne!(long, bits(&p.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap()), "128- and 256-token chunks should round differently");
 }
+
+/// Deterministic launches whose sequences are all long take two 256-token chunks per
+/// 512-token workgroup where the backend stages K (`long_pairs`, run by the staged fast
+/// variant): the same bits as one chunk per workgroup, on the interpreter reporting
+/// asynchronous copies (so that it runs the staged variants, as CUDA does) and on the
+/// GPU backends. The threshold is lowered to 200 tokens so that short sequences are long;
+/// the lengths give second chunks of 1 … 256 tokens and groups with fewer than eight of
+/// their rows. Negative control: the same 512-token workgroups as one chunk each (the
+/// fast mode) round differently.
+#[test]
+fn paired_long_chunks_give_the_bits_of_one_chunk_per_workgroup() {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let mut backends: Vec<Box<dyn Backend>> = vec![Box::new(cpu().reporting_async_copies())];
+    backends.extend(gpu_backends());
+    let sh = BatchShape { head_dim: 128, n_heads: 8, n_kv_heads: 2, mask: true, ..shape(KvFormat::F16, KvFormat::F16) };
+    let lens = [300u32, 520, 201, 700, 257, 768];
+    let seqs: Vec<Sequence> = lens.iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 170 + j as u64, len)).collect();
+    let batch: Vec<&Sequence> = seqs.iter().collect();
+    let rule = |chunks_per_group| Split::DeterministicLongAfter { long_after: 200, chunks_per_group: Some(chunks_per_group) };
+    let p = pack(&sh, &batch, 16, Some(9));
+    let mut reference: Option<Vec<u32>> = None;
+    let mut paired_on = Vec::new();
+    for be in backends.iter_mut() {
+        let name = be.name();
+        let staged = be.info().async_copies;
+        assert!(!p.plan(rule(1), staged).unwrap().long_pairs);
+        let one = bits(&p.run(rule(1), be.as_mut(), &m, &artifacts).unwrap());
+        let two = bits(&p.run(rule(2), be.as_mut(), &m, &artifacts).unwrap());
+        assert_eq!(two, one, "{name}: two long chunks per workgroup");
+        if p.plan(rule(2), staged).unwrap().long_pairs {
+            paired_on.push(name);
+            let fast = bits(&p.run(Split::Fast { chunk_tokens: 512 }, be.as_mut(), &m, &artifacts).unwrap());
+            assert_ne!(fast, two, "{name}: 512-token chunks should round differently from two 256-token ones");
+        }
+        match &reference {
+            None => reference = Some(one),
+            Some(r) => assert_eq!(&one, r, "{name} differs from the interpreter"),
+        }
+    }
+    assert!(paired_on.contains(&"cpu"), "the interpreter reporting asynchronous copies pairs the long chunks");
+    // One short sequence in the launch: every workgroup holds one long chunk.
+    let mixed = pack(&sh, &[&seqs[0], &Sequence::random(&sh, 3, 150)], 16, None);
+    assert!(!mixed.plan(rule(2), true).unwrap().long_pairs);
+}

@@ -99,7 +99,8 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     // Every sequence of a shape has length l, so one sequence's chunking is
                     // the launch's (deterministic mode: 256-token chunks past 4096 tokens).
-                    let (chunk_tokens, group_tokens) = split.sequence_tokens(p.split_tokens(split, b.info().async_copies)?, l);
+                    let plan = p.plan(split, b.info().async_copies)?;
+                    let (chunk_tokens, group_tokens) = plan.sequence_tokens(l);
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
@@ -107,7 +108,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     eprintln!("{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} {:>9.1} µs  {:>7.0} GB/s", b.name(), if paged { "paged" } else { "contiguous" }, t / 1e3, gbs);
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
-                        "chunk_tokens": chunk_tokens, "group_tokens": group_tokens,
+                        "chunk_tokens": chunk_tokens, "group_tokens": group_tokens, "long_pairs": plan.long_pairs,
                         "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i], "fraction_of_driver_copy": gbs / driver[i],
                     }));
                 }

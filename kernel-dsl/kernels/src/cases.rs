@@ -75,6 +75,8 @@ fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill
     attention_chunk_det_long(kf, vf, v_fill, label, softcap, max_bias, chunk_tokens, kv_len, 4096)
 }
 
+
+
 /// [`attention_chunk_lengths`] where deterministic mode cuts sequences longer than
 /// `det_long` tokens into 256-token chunks (the runtime's rule has 4096; a smaller one
 /// puts sequences of both classes in one launch).
@@ -243,6 +245,12 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 // chunks per workgroup for the short ones.
                 attention_chunk_det_long(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, deterministic 256-token chunks past 150 tokens", 0.0, 0.0, 64, (1, 300), 150),
                 attention_chunk_det_long(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups, deterministic 256-token chunks past 150 tokens", 20.0, 8.0, 256, (1, 300), 150),
+                // 512-token workgroups, sequences of 200 … 600 tokens: in the `long_pairs`
+                // variant (two 256-token chunks per workgroup) second chunks of 0 … 256
+                // tokens, some groups with fewer than eight of their rows, f16 V and the
+                // other formats' V pass.
+                attention_chunk_lengths(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens", 0.0, 0.0, 512, (200, 600)),
+                attention_chunk_lengths(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens", 0.0, 0.0, 512, (200, 600)),
                 // Both halves of every V word zero or subnormal: the widening of the low
                 // and of the high half (read in place, docs/CODEGEN.md) where a driver's
                 // conversion flushes denormals. (llvmpipe's does not; there the case

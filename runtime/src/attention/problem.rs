@@ -101,7 +101,9 @@ pub enum Split {
     DeterministicLongAfter {
         /// Longest sequence split into 128-token chunks.
         long_after: u32,
-        /// 128-token chunks per workgroup (1 or 2); `None`: as [`Split::Deterministic`].
+        /// Chunks per workgroup (1 or 2; `None`: as [`Split::Deterministic`]): 128-token
+        /// chunks of short sequences, and 256-token chunks where every sequence is long
+        /// and the backend stages K ([`DecodeProblem::plan`]).
         chunks_per_group: Option<u32>,
     },
     /// Chunks of `chunk_tokens` chosen by the caller from the work: 1 … 512 where the
@@ -137,6 +139,42 @@ impl Split {
             (DETERMINISTIC_LONG_CHUNK, DETERMINISTIC_LONG_CHUNK)
         } else {
             tokens
+        }
+    }
+
+    /// Deterministic chunks per workgroup the split asks for (`None`: chosen from the work).
+    pub fn chunks_per_group(self) -> Option<u32> {
+        match self {
+            Split::DeterministicGrouped { chunks_per_group } => Some(chunks_per_group),
+            Split::DeterministicLongAfter { chunks_per_group, .. } => chunks_per_group,
+            _ => None,
+        }
+    }
+}
+
+/// How one launch cuts its sequences (see [`DecodeProblem::plan`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ChunkPlan {
+    /// The split asked for.
+    pub split: Split,
+    /// Tokens per partial result (chunk) of the launch's short sequences.
+    pub chunk_tokens: u32,
+    /// Tokens per workgroup of the launch's short sequences.
+    pub group_tokens: u32,
+    /// Deterministic launches whose sequences are all long: two
+    /// [`DETERMINISTIC_LONG_CHUNK`]-token chunks per workgroup, run by the staged fast
+    /// variant (`long_pairs`; the same bits as one chunk per workgroup).
+    pub long_pairs: bool,
+}
+
+impl ChunkPlan {
+    /// Tokens per partial result and per workgroup of a sequence of `len` tokens.
+    pub fn sequence_tokens(&self, len: u32) -> (u32, u32) {
+        let (c, g) = self.split.sequence_tokens((self.chunk_tokens, self.group_tokens), len);
+        if self.long_pairs && self.split.is_deterministic() && len > self.split.long_after() {
+            (c, 2 * c)
+        } else {
+            (c, g)
         }
     }
 }
@@ -219,6 +257,32 @@ impl DecodeProblem {
     pub fn pairs_deterministic_chunks(&self) -> bool {
         let vd = if self.v_format == KvFormat::F16 && self.head_dim.is_multiple_of(8) { 8 } else { 2 };
         128 / (self.head_dim / vd).max(1) >= 2
+    }
+
+    /// Whether the chunk kernel can hold two long deterministic chunks per workgroup
+    /// (`long_pairs`): its V pass then takes each chunk's rows in whole blocks of eight
+    /// per token group, so at most 32 groups (D ≥ 32 for f16 V, D ≥ 8 otherwise). The
+    /// kernel applies the same rule.
+    pub fn pairs_long_chunks(&self) -> bool {
+        let vd = if self.v_format == KvFormat::F16 && self.head_dim.is_multiple_of(8) { 8 } else { 2 };
+        128 / (self.head_dim / vd).max(1) <= 32
+    }
+
+    /// The launch's chunking under `split` where the chunk kernel stages K (`staged`) or
+    /// not: [`DecodeProblem::split_tokens`], and two long deterministic chunks per
+    /// workgroup where the kernel can (staged, [`DecodeProblem::pairs_long_chunks`]) and
+    /// every sequence is long, if the split asks for two chunks per workgroup or, left to
+    /// the work, the paired launch still has [`DETERMINISTIC_PAIR_MIN_GROUPS`] workgroups.
+    pub fn plan(&self, split: Split, staged: bool) -> Result<ChunkPlan, AttentionError> {
+        let (chunk_tokens, group_tokens) = self.split_tokens(split, staged)?;
+        let all_long = self.kv_len.iter().all(|&l| l > split.long_after());
+        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
+        let wanted = match split.chunks_per_group() {
+            Some(c) => c == 2,
+            None => self.n_seq() * self.n_kv_heads * max_len.div_ceil(2 * DETERMINISTIC_LONG_CHUNK) >= DETERMINISTIC_PAIR_MIN_GROUPS,
+        };
+        let long_pairs = split.is_deterministic() && staged && all_long && self.pairs_long_chunks() && wanted;
+        Ok(ChunkPlan { split, chunk_tokens, group_tokens, long_pairs })
     }
 
     /// Tokens per partial result (chunk) and per workgroup under `split` for the chunk
@@ -332,15 +396,16 @@ impl DecodeProblem {
         // variants give the same bits for the same chunks; validate proves each on every
         // backend).
         let staged = backend.info().async_copies && chunk.spec_constants.iter().any(|s| s.name == "async_k");
-        let (chunk_tokens, group_tokens) = self.split_tokens(split, staged)?;
+        let plan = self.plan(split, staged)?;
         let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
         let deterministic = split.is_deterministic();
         let long_after = split.long_after();
         // Partial rows and workgroups per (sequence, KV head): the most any sequence needs.
         let (n_chunks, n_groups) = self.kv_len.iter().fold((1, 1), |(nc, ng), &l| {
-            let (c, g) = split.sequence_tokens((chunk_tokens, group_tokens), l);
+            let (c, g) = plan.sequence_tokens(l);
             (nc.max(l.div_ceil(c)), ng.max(l.div_ceil(g)))
         });
+        let (chunk_tokens, group_tokens) = (plan.chunk_tokens, if plan.long_pairs { MAX_CHUNK } else { plan.group_tokens });
         let parts = (b * hq * n_chunks) as usize;
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
@@ -365,9 +430,15 @@ impl DecodeProblem {
             .scalar("k_type", self.k_format.code())
             .scalar("v_type", self.v_format.code())
             .scalar("det_long", long_after);
-        let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
+        // Paired long chunks are the staged fast code's (see `ChunkPlan::long_pairs`).
+        let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic && !plan.long_pairs))];
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
+        }
+        if chunk.spec_constants.iter().any(|s| s.name == "long_pairs") {
+            axes.push(("long_pairs", Literal::Bool(plan.long_pairs)));
+        } else if plan.long_pairs {
+            return Err(AttentionError::Manifest("`attn_decode_chunk` has no `long_pairs` variant".into()));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };

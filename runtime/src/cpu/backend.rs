@@ -30,6 +30,14 @@ impl CpuBackend {
             },
         }
     }
+
+    /// The same backend reporting asynchronous copies, so that runtimes choose the
+    /// variants and schedules meant for such devices (the interpreter runs their copies
+    /// synchronously and checks their protocol); for tests of those schedules.
+    pub fn reporting_async_copies(mut self) -> Self {
+        self.info.async_copies = true;
+        self
+    }
 }
 
 impl Backend for CpuBackend {

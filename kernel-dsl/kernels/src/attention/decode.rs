@@ -15,7 +15,9 @@
 //! grid, or the page layout. A workgroup takes one 128-token chunk or two consecutive
 //! ones (`chunk_tokens` > 128), with the same bits either way (each chunk's softmax and V
 //! sums are its own), so the runtime sizes the grid from the work without changing
-//! results; a 256-token chunk is one workgroup's. Otherwise the caller chooses
+//! results; a 256-token chunk is one workgroup's, or, in the `long_pairs` variant, one of
+//! two in a 512-token workgroup with the same bits (the runtime takes that variant where
+//! every sequence of a deterministic launch is long and K is staged). Otherwise the caller chooses
 //! `chunk_tokens` (≤ 512 with `async_k`, ≤ 256 without) from the work and the device,
 //! one chunk per workgroup.
 //! `paged` selects the in-kernel block-table read (`block_table[b][t / page_size]`);
@@ -47,7 +49,7 @@ use onekernel_macros::kernel;
 /// before the softmax); the `128 / (D/8)` token groups' partial sums are added in group
 /// order. Staging moves data only, so both `async_k` variants give the same bits for the
 /// same chunks (fast chunks of more than 256 tokens are the staged variant's alone).
-#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], async_k = [false, true]))]
+#[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], async_k = [false, true], long_pairs = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
     #[len((n_kv_heads * select(k_type == 0, head_dim * 4, select(k_type <= 2, head_dim * 2, head_dim / 32 * select(k_type == 3, 34, 18))) + 3) / 4)] k: &[u32],
@@ -152,7 +154,20 @@ pub fn attn_decode_chunk(
     let split = deterministic && len <= det_long;
     let per = select(split && chunk_tokens > 128 && groups >= 2, 2u32, 1u32);
     let cap = select(async_k && !deterministic, 512u32, 256u32);
-    let chunk = select(split, 128 * per, select(deterministic, 256u32, min(chunk_tokens, cap)));
+    // `long_pairs` (with `async_k`, in the fast code, whose workgroups hold 512 tokens):
+    // a workgroup's 512 tokens are two 256-token chunks, partial rows 2c and 2c + 1, each
+    // with its own softmax and with its V rows split among all the token groups as in a
+    // workgroup of one 256-token chunk: the same bits as the deterministic split's long
+    // chunks, at the fast mode's tokens per workgroup. The runtime takes it for
+    // deterministic launches whose sequences are all long. Only where a chunk's groups
+    // take whole blocks of eight V rows (at most 32 groups: D ≥ 32 for f16 V, D ≥ 8
+    // otherwise), as the runtime's rule; elsewhere the variant is the fast one.
+    let pairs = long_pairs && async_k && !deterministic && groups <= 32;
+    let chunk = select(split, 128 * per, select(deterministic, 256u32, select(pairs, 512u32, min(chunk_tokens, cap))));
+    // Two chunks' softmax in one workgroup: the second chunk is the lanes' values
+    // e ≥ `e_half` (tokens 128 … or 256 …).
+    let two = split || pairs;
+    let e_half = select(deterministic, 4u32, 8u32);
     let start = c * chunk;
     let end = min(start + chunk, len);
     let n = select(end > start, end - start, 0u32);
@@ -484,16 +499,21 @@ pub fn attn_decode_chunk(
         // g sums rows [ilo, ihi) of chunk `vc`, the chunk's groups are added in group order,
         // so a chunk's sums are the same whether its workgroup holds one chunk or two (the
         // groups past `per · gpc` idle).
-        let n_sub = select(split, (n + 127) / 128, 1u32);
-        let c_first = select(split, c * per, c);
+        let n_sub = select(split, (n + 127) / 128, select(pairs, (n + 255) / 256, 1u32));
+        let c_first = select(split, c * per, select(pairs, 2 * c, c));
         let gpc = select(split, max(groups / 2, 1u32), groups);
         let vc = g / gpc;
         let clo = select(split, min(vc * 128, n), 0u32);
-        let clen = select(split, min(n - clo, 128u32), n);
+        let clen = select(split, min(n - clo, 128u32), select(pairs, min(n, 256u32), n));
         let span = (clen + gpc - 1) / gpc;
         let ilo = clo + min((g - vc * gpc) * span, clen);
         let ihi = min(ilo + span, clo + clen);
         let v_active = g < groups && vc < per;
+        // `pairs` with a second chunk: each group takes its rows of the first chunk,
+        // [ilo, ihi), then those of the second (below), the first chunk's sums set aside
+        // in the free K tiles at `abase`, [groups][4 heads][head_dim], after the second's.
+        let pair_b = pairs && n > 256;
+        let abase = 4 * groups * head_dim;
         // (Computed here rather than before the head loop: live through the q·k pass they
         // cost registers where the CUDA variants have none to spare.)
         // The first eight rows' f16 V quads are requested now and arrive during the
@@ -526,14 +546,15 @@ pub fn attn_decode_chunk(
                 sv[e] = scores[srow + 32 * e];
             }
         }
-        // A deterministic workgroup's second chunk is its lanes' values e ≥ 4 (tokens
-        // 128 …): its maximum and sum are `mx2` / `ls2`, the first chunk's `mx` / `ls`.
+        // A workgroup's second chunk (`two`) is its lanes' values e ≥ `e_half` (tokens
+        // 128 … or 256 …): its maximum and sum are `mx2` / `ls2`, the first chunk's `mx` /
+        // `ls`.
         let mut mx = f32::NEG_INFINITY;
         let mut mx2 = f32::NEG_INFINITY;
         if sh < hn {
             for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
-                    if split && e >= 4 {
+                    if two && e >= e_half {
                         mx2 = max(mx2, sv[e]);
                     } else {
                         mx = max(mx, sv[e]);
@@ -544,7 +565,7 @@ pub fn attn_decode_chunk(
         // The q·k partials are read (the last score pass is behind a barrier): the lanes'
         // maxima and sums go to `part` (the second chunk's 128 words further).
         part[t0] = mx;
-        if split {
+        if two {
             part[WORKGROUP_X + t0] = mx2;
         }
         barrier();
@@ -553,7 +574,7 @@ pub fn attn_decode_chunk(
         for l2 in 0..32u32 {
             m = max(m, part[sh * 32 + l2]);
         }
-        if split {
+        if two {
             for l2 in 0..32u32 {
                 m2 = max(m2, part[WORKGROUP_X + sh * 32 + l2]);
             }
@@ -563,7 +584,7 @@ pub fn attn_decode_chunk(
         if sh < hn {
             for e in 0..select(async_k && !deterministic, 16u32, 8u32) {
                 if 32 * e < n {
-                    let second = split && e >= 4;
+                    let second = two && e >= e_half;
                     let sc = sv[e];
                     let p = select(sc == f32::NEG_INFINITY, 0.0, exp(sc - select(second, m2, m)));
                     if second {
@@ -586,7 +607,7 @@ pub fn attn_decode_chunk(
         }
         barrier();
         part[t0] = ls;
-        if split {
+        if two {
             part[WORKGROUP_X + t0] = ls2;
         }
         barrier();
@@ -604,65 +625,102 @@ pub fn attn_decode_chunk(
         barrier();
         // [4 heads][8 dimensions]; the other formats use the first two of each head.
         let mut acc = [0.0; 32];
-        if v_active {
-            if f16_v {
-                // Whole blocks of eight rows: the next eight rows' quads are in flight
-                // while these eight are used; each quad gives eight dimensions for four
-                // heads.
-                let full = ilo + (ihi - ilo) / 8 * 8;
-                for i0 in (ilo..full).step_by(8u32) {
-                    let mut nx = [0u32; 32];
+        let mut lo = ilo;
+        let mut hi = ihi;
+        // A second run where there is a second chunk. The bound is the constant 1 outside
+        // the `long_pairs` variant, so that the other variants' V pass is one run whatever
+        // the compiler proves (NVIDIA's Vulkan compiler did not: their deterministic mode
+        // ran 7 % slower with `select(pair_b, 2, 1)`), and not a constant 2 inside it
+        // (nvcc then unrolled the two runs: +13 % at 128 × 8192; H200, docs/PERFORMANCE.md).
+        let runs = select(long_pairs && async_k && !deterministic, 2u32, 1u32);
+        for half in 0..runs {
+            if half == 1 && !pair_b {
+                lo = hi;
+            }
+            if half == 1 && pair_b {
+                // The second chunk's rows: group g's share of tokens [256, n), the first
+                // eight requested before the first chunk's sums are set aside.
+                let clen_b = n - 256;
+                let span_b = (clen_b + gpc - 1) / gpc;
+                lo = 256 + min(g * span_b, clen_b);
+                hi = min(lo + span_b, 256 + clen_b);
+                if v_active && f16_v && lo < hi {
                     for uu in 0..8u32 {
-                        let at = cells[min(i0 + 8 + uu, ihi - 1)] * (head_dim / 2) + 4 * u;
-                        load_words(nx, 4 * uu, v, at, 4);
-                    }
-                    for uu in 0..8u32 {
-                        let i = i0 + uu;
-                        let mut pw = [0.0; 4];
-                        load_words(pw, 0, scores, i * 4, 4);
-                        for e in 0..4u32 {
-                            let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
-                            let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
-                            for hh in 0..4u32 {
-                                let p = pw[hh];
-                                acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
-                                acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
-                            }
-                        }
-                    }
-                    for uu in 0..32u32 {
-                        vw[uu] = nx[uu];
+                        let at = cells[min(lo + uu, hi - 1)] * (head_dim / 2) + 4 * u;
+                        load_words(vw, 4 * uu, v, at, 4);
                     }
                 }
-                // The last (ihi − full) < 8 rows, already in `vw`.
-                for uu in 0..8u32 {
-                    let i = full + uu;
-                    if i < ihi {
-                        let mut pw = [0.0; 4];
-                        load_words(pw, 0, scores, i * 4, 4);
-                        for e in 0..4u32 {
-                            let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
-                            let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
-                            for hh in 0..4u32 {
-                                let p = pw[hh];
-                                acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
-                                acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
+                if v_active {
+                    for hh in 0..4u32 {
+                        for e in 0..8u32 {
+                            if e < vd {
+                                ktile[abase + (g * 4 + hh) * head_dim + vd * u + e] = acc[8 * hh + e].to_bits();
                             }
+                            acc[8 * hh + e] = 0.0;
                         }
                     }
                 }
-            } else {
-                for i0 in (ilo..ihi).step_by(8u32) {
+            }
+            if v_active {
+                if f16_v {
+                    // Whole blocks of eight rows: the next eight rows' quads are in flight
+                    // while these eight are used; each quad gives eight dimensions for four
+                    // heads.
+                    let full = lo + (hi - lo) / 8 * 8;
+                    for i0 in (lo..full).step_by(8u32) {
+                        let mut nx = [0u32; 32];
+                        for uu in 0..8u32 {
+                            let at = cells[min(i0 + 8 + uu, hi - 1)] * (head_dim / 2) + 4 * u;
+                            load_words(nx, 4 * uu, v, at, 4);
+                        }
+                        for uu in 0..8u32 {
+                            let i = i0 + uu;
+                            let mut pw = [0.0; 4];
+                            load_words(pw, 0, scores, i * 4, 4);
+                            for e in 0..4u32 {
+                                let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
+                                let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
+                                for hh in 0..4u32 {
+                                    let p = pw[hh];
+                                    acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
+                                    acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
+                                }
+                            }
+                        }
+                        for uu in 0..32u32 {
+                            vw[uu] = nx[uu];
+                        }
+                    }
+                    // The last (hi − full) < 8 rows, already in `vw`.
                     for uu in 0..8u32 {
-                        let i = i0 + uu;
-                        if i < ihi {
-                            let row = cells[i] * v_bytes;
-                            let x0 = elem(v, row, 2 * u, v_type);
-                            let x1 = elem(v, row, 2 * u + 1, v_type);
-                            for hh in 0..4u32 {
-                                let p = scores[i * 4 + hh];
-                                acc[8 * hh] = fma(p, x0, acc[8 * hh]);
-                                acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
+                        let i = full + uu;
+                        if i < hi {
+                            let mut pw = [0.0; 4];
+                            load_words(pw, 0, scores, i * 4, 4);
+                            for e in 0..4u32 {
+                                let x0 = f16_bits_to_f32(vw[4 * uu + e] & 65535);
+                                let x1 = f16_bits_to_f32(vw[4 * uu + e] >> 16);
+                                for hh in 0..4u32 {
+                                    let p = pw[hh];
+                                    acc[8 * hh + 2 * e] = fma(p, x0, acc[8 * hh + 2 * e]);
+                                    acc[8 * hh + 2 * e + 1] = fma(p, x1, acc[8 * hh + 2 * e + 1]);
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    for i0 in (lo..hi).step_by(8u32) {
+                        for uu in 0..8u32 {
+                            let i = i0 + uu;
+                            if i < hi {
+                                let row = cells[i] * v_bytes;
+                                let x0 = elem(v, row, 2 * u, v_type);
+                                let x1 = elem(v, row, 2 * u + 1, v_type);
+                                for hh in 0..4u32 {
+                                    let p = scores[i * 4 + hh];
+                                    acc[8 * hh] = fma(p, x0, acc[8 * hh]);
+                                    acc[8 * hh + 1] = fma(p, x1, acc[8 * hh + 1]);
+                                }
                             }
                         }
                     }
@@ -677,7 +735,7 @@ pub fn attn_decode_chunk(
         // are written as soon as they are complete and `sum` restarts for the second, so
         // the pair costs no second set of sums.
         let vgroups = max(1u32, min(groups, select(async_k, 8704u32, 1024u32) / (4 * head_dim)));
-        let n_vc = select(split, max(min(per, n_sub), 1u32), 1u32);
+        let n_vc = select(split, max(min(per, n_sub), 1u32), select(pair_b, 2u32, 1u32));
         let used_groups = min(groups, n_vc * gpc);
         let mut sum = [0.0; 8];
         for g0 in (0..used_groups).step_by(vgroups) {
@@ -703,6 +761,15 @@ pub fn attn_decode_chunk(
                 if idx < hn * head_dim {
                     let hh = idx / head_dim;
                     let d = idx % head_dim;
+                    // `pair_b`: the first chunk's sums, set aside during the V pass.
+                    if pair_b {
+                        let mut sa = 0.0;
+                        for g2 in 0..groups {
+                            let x = f32::from_bits(ktile[abase + (g2 * 4 + hh) * head_dim + d]);
+                            sa = select(g2 == 0, x, sa + x);
+                        }
+                        part_acc[((b * n_heads + head0 + hh) * n_chunks + c_first) * head_dim + d] = sa;
+                    }
                     for g2 in g0..min(g0 + vgroups, used_groups) {
                         let at = ((g2 - g0) * 4 + hh) * head_dim + d;
                         let mut x = 0.0;
