@@ -627,11 +627,11 @@ pub fn attn_decode_chunk(
         let mut acc = [0.0; 32];
         let mut lo = ilo;
         let mut hi = ihi;
-        // A second run where there is a second chunk. The bound is the constant 1 outside
-        // the `long_pairs` variant, so that the other variants' V pass is one run whatever
-        // the compiler proves (NVIDIA's Vulkan compiler did not: their deterministic mode
-        // ran 7 % slower with `select(pair_b, 2, 1)`), and not a constant 2 inside it
-        // (nvcc then unrolled the two runs: +13 % at 128 × 8192; H200, docs/PERFORMANCE.md).
+        // A second run where there is a second chunk, in the `long_pairs` variant only. The
+        // bound goes through a `let`: inline, a bound of variant axes gets the unroll hint,
+        // and nvcc unrolled the two runs (+13 % at 128 × 8192). NVIDIA's Vulkan compiler runs
+        // the other variants' one-run loop 5–7 % slower in deterministic mode than the pass
+        // without a loop (H200; docs/PERFORMANCE.md, "Twentieth session", Next steps).
         let runs = select(long_pairs && async_k && !deterministic, 2u32, 1u32);
         for half in 0..runs {
             if half == 1 && !pair_b {
