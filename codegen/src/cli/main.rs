@@ -58,7 +58,8 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          with the copy bandwidth of the same run; markdown table + JSON (GPU machine;
          --shape BxL, repeatable: only those shapes; --fast-chunk N: the fast mode's
          chunk length instead of the scheduler's choice; --det-chunks 1|2: the
-         deterministic mode's 128-token chunks per workgroup instead of the runtime's)
+         deterministic mode's chunks per workgroup instead of the runtime's — 128-token
+         chunks, and 256-token ones where every sequence is long and K is staged)
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run (GPU machine; --quick: TBQ4, QJL, Polar at 65536)

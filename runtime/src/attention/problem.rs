@@ -489,4 +489,57 @@ mod tests {
         // The fast split keeps the caller's chunks at any length.
         assert_eq!(Split::Fast { chunk_tokens: 512 }.sequence_tokens((512, 512), 1 << 20), (512, 512));
     }
+
+    /// A problem of `kv_len` sequences at Hkv 8, D 128 (the checks are not run: `plan`
+    /// reads the shapes and lengths only).
+    fn lengths(kv_len: &[u32], head_dim: u32, v_format: KvFormat) -> DecodeProblem {
+        DecodeProblem {
+            head_dim,
+            n_heads: 32,
+            n_kv_heads: 8,
+            page_size: 16,
+            pages_per_seq: 1,
+            kv_len: kv_len.to_vec(),
+            k_format: KvFormat::F16,
+            v_format,
+            k: Vec::new(),
+            v: Vec::new(),
+            block_table: None,
+            q: Vec::new(),
+            scale: 1.0,
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: None,
+            sinks: None,
+        }
+    }
+
+    #[test]
+    fn long_chunks_pair_only_in_staged_all_long_launches_with_enough_workgroups() {
+        let long = DETERMINISTIC_LONG_AFTER + 1;
+        let pairs = |p: &DecodeProblem, split, staged| p.plan(split, staged).unwrap().long_pairs;
+        // 16 × 32768 at Hkv 8: 4096 pairs of 256-token chunks.
+        let big = lengths(&[32768; 16], 128, KvFormat::F16);
+        assert!(pairs(&big, Split::Deterministic, true));
+        let plan = big.plan(Split::Deterministic, true).unwrap();
+        assert_eq!(plan.sequence_tokens(32768), (DETERMINISTIC_LONG_CHUNK, 2 * DETERMINISTIC_LONG_CHUNK));
+        // Not without staging (Vulkan), not in fast mode, not when one sequence is short.
+        assert!(!pairs(&big, Split::Deterministic, false));
+        assert!(!pairs(&big, Split::Fast { chunk_tokens: 512 }, true));
+        let mut mixed = big.kv_len.clone();
+        mixed[3] = DETERMINISTIC_LONG_AFTER;
+        assert!(!pairs(&lengths(&mixed, 128, KvFormat::F16), Split::Deterministic, true));
+        // Fewer than DETERMINISTIC_PAIR_MIN_GROUPS paired workgroups: one chunk each,
+        // unless the split asks for two; one chunk when it asks for one.
+        let small = lengths(&[long; 2], 128, KvFormat::F16);
+        assert!(!pairs(&small, Split::Deterministic, true));
+        assert!(pairs(&small, Split::DeterministicGrouped { chunks_per_group: 2 }, true));
+        assert!(!pairs(&big, Split::DeterministicGrouped { chunks_per_group: 1 }, true));
+        assert_eq!(small.plan(Split::Deterministic, true).unwrap().sequence_tokens(long), (DETERMINISTIC_LONG_CHUNK, DETERMINISTIC_LONG_CHUNK));
+        // More than 32 V token groups (D = 16 with f16 V): a chunk's rows are not whole
+        // blocks of eight per group, so the kernel's rule refuses the pair, and so does
+        // the runtime's; D = 32 (32 groups) pairs.
+        assert!(!pairs(&lengths(&[32768; 16], 16, KvFormat::F16), Split::Deterministic, true));
+        assert!(pairs(&lengths(&[32768; 16], 32, KvFormat::F16), Split::Deterministic, true));
+    }
 }
