@@ -75,8 +75,6 @@ fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill
     attention_chunk_det_long(kf, vf, v_fill, label, softcap, max_bias, chunk_tokens, kv_len, 4096)
 }
 
-
-
 /// [`attention_chunk_lengths`] where deterministic mode cuts sequences longer than
 /// `det_long` tokens into 256-token chunks (the runtime's rule has 4096; a smaller one
 /// puts sequences of both classes in one launch).

@@ -241,22 +241,32 @@ impl DecodeProblem {
     /// Deterministic chunks per workgroup: two, unless that launch would have fewer than
     /// [`DETERMINISTIC_PAIR_MIN_GROUPS`] workgroups or the chunk kernel cannot pair them.
     pub fn deterministic_chunks_per_group(&self) -> u32 {
-        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
-        let pairs = self.n_seq() * self.n_kv_heads * max_len.div_ceil(2 * DETERMINISTIC_CHUNK);
-        if pairs < DETERMINISTIC_PAIR_MIN_GROUPS || !self.pairs_deterministic_chunks() {
-            1
-        } else {
+        if self.pairs_fill_the_device(DETERMINISTIC_CHUNK) && self.pairs_deterministic_chunks() {
             2
+        } else {
+            1
         }
     }
 
-    /// Whether the chunk kernel can hold two deterministic chunks per workgroup: its V
-    /// pass needs a token group per chunk, and has `128 / (D / 8)` groups for f16 V with
-    /// D % 8 = 0, `128 / (D / 2)` otherwise (one for other formats at D > 128). The kernel
-    /// applies the same rule (`per` in `attn_decode_chunk`).
-    pub fn pairs_deterministic_chunks(&self) -> bool {
+    /// Whether a launch of two `chunk`-token chunks per workgroup over the longest
+    /// sequence still has [`DETERMINISTIC_PAIR_MIN_GROUPS`] workgroups.
+    fn pairs_fill_the_device(&self, chunk: u32) -> bool {
+        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
+        self.n_seq() * self.n_kv_heads * max_len.div_ceil(2 * chunk) >= DETERMINISTIC_PAIR_MIN_GROUPS
+    }
+
+    /// The chunk kernel's V token groups: `128 / (D / 8)` for f16 V with D % 8 = 0,
+    /// `128 / (D / 2)` otherwise (`groups` in `attn_decode_chunk`).
+    fn v_token_groups(&self) -> u32 {
         let vd = if self.v_format == KvFormat::F16 && self.head_dim.is_multiple_of(8) { 8 } else { 2 };
-        128 / (self.head_dim / vd).max(1) >= 2
+        128 / (self.head_dim / vd).max(1)
+    }
+
+    /// Whether the chunk kernel can hold two deterministic chunks per workgroup: its V
+    /// pass needs a token group per chunk (one for other formats than f16 at D > 128).
+    /// The kernel applies the same rule (`per` in `attn_decode_chunk`).
+    pub fn pairs_deterministic_chunks(&self) -> bool {
+        self.v_token_groups() >= 2
     }
 
     /// Whether the chunk kernel can hold two long deterministic chunks per workgroup
@@ -264,8 +274,7 @@ impl DecodeProblem {
     /// per token group, so at most 32 groups (D ≥ 32 for f16 V, D ≥ 8 otherwise). The
     /// kernel applies the same rule.
     pub fn pairs_long_chunks(&self) -> bool {
-        let vd = if self.v_format == KvFormat::F16 && self.head_dim.is_multiple_of(8) { 8 } else { 2 };
-        128 / (self.head_dim / vd).max(1) <= 32
+        self.v_token_groups() <= 32
     }
 
     /// The launch's chunking under `split` where the chunk kernel stages K (`staged`) or
@@ -276,11 +285,7 @@ impl DecodeProblem {
     pub fn plan(&self, split: Split, staged: bool) -> Result<ChunkPlan, AttentionError> {
         let (chunk_tokens, group_tokens) = self.split_tokens(split, staged)?;
         let all_long = self.kv_len.iter().all(|&l| l > split.long_after());
-        let max_len = self.kv_len.iter().max().copied().unwrap_or(1);
-        let wanted = match split.chunks_per_group() {
-            Some(c) => c == 2,
-            None => self.n_seq() * self.n_kv_heads * max_len.div_ceil(2 * DETERMINISTIC_LONG_CHUNK) >= DETERMINISTIC_PAIR_MIN_GROUPS,
-        };
+        let wanted = split.chunks_per_group().map_or_else(|| self.pairs_fill_the_device(DETERMINISTIC_LONG_CHUNK), |c| c == 2);
         let long_pairs = split.is_deterministic() && staged && all_long && self.pairs_long_chunks() && wanted;
         Ok(ChunkPlan { split, chunk_tokens, group_tokens, long_pairs })
     }
