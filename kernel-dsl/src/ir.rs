@@ -339,6 +339,11 @@ pub enum StmtKind {
         step: Expr,
         /// Loop body.
         body: Vec<Stmt>,
+        /// `#[peel_single_trip]` (unit step only): where the loop runs exactly once, the
+        /// generated code runs the body once without a loop (docs/DSL.md, "Control
+        /// flow"). The meaning is the same either way; the interpreter ignores it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        peel: bool,
     },
     /// `while cond { body }`
     While {

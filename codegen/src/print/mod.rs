@@ -176,15 +176,30 @@ impl<'a> Printer<'a> {
                     self.line("}");
                 }
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For { var, start, end, step, body, peel } => {
                 let ty = start.ty;
                 let t = self.d.scalar(ty);
                 let name = self.local(*var);
-                let (s, e) = (self.expr(start), self.expr(end));
+                let (mut s, e) = (self.expr(start), self.expr(end));
                 let unit_step = matches!(step.kind, ExprKind::Lit(Literal::U32(1) | Literal::I32(1)));
                 self.line("{");
                 self.indent += 1;
                 self.line(&format!("const {t} ok_end_{} = {e};", var.0));
+                if *peel {
+                    // `#[peel_single_trip]`: one trip is the body without a loop (the
+                    // condition is a constant once the variant is fixed, so compilers keep
+                    // one branch); `end - 1` cannot overflow where start < end.
+                    self.line(&format!("const {t} ok_start_{} = {s};", var.0));
+                    s = format!("ok_start_{}", var.0);
+                    let one = if ty == Scalar::I32 { self.d.int_literal(1) } else { self.d.uint_literal(1) };
+                    self.line(&format!("if ({s} < ok_end_{v} && ok_end_{v} - {one} == {s}) {{", v = var.0));
+                    self.indent += 1;
+                    self.line(&format!("const {t} {name} = {s};"));
+                    self.block(body);
+                    self.indent -= 1;
+                    self.line("} else {");
+                    self.indent += 1;
+                }
                 let advance = if unit_step {
                     // i < end ≤ MAX, so i + 1 cannot overflow.
                     format!("{name}++")
@@ -209,6 +224,10 @@ impl<'a> Printer<'a> {
                 }
                 self.nested(&format!("for ({t} {name} = {s}; {name} < ok_end_{}; {advance})", var.0), body);
                 self.line("}");
+                if *peel {
+                    self.indent -= 1;
+                    self.line("}");
+                }
                 self.indent -= 1;
                 self.line("}");
             }

@@ -6,7 +6,7 @@ use crate::ir::{
     Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use crate::typing;
-use crate::types::{Scalar, StorageType, VarType};
+use crate::types::{Literal, Scalar, StorageType, VarType};
 
 /// What names a body can see.
 struct Scope<'a> {
@@ -169,7 +169,14 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             check_block(sc, then_body, loop_depth, d);
             check_block(sc, else_body, loop_depth, d);
         }
-        StmtKind::For { var, start, end, step, body } => {
+        StmtKind::For { var, start, end, step, body, peel } => {
+            if *peel && !matches!(step.kind, ExprKind::Lit(Literal::U32(1) | Literal::I32(1))) {
+                d.error(step.span, ErrorKind::Unsupported, "`#[peel_single_trip]` takes a unit-step loop (`a..b`)");
+            }
+            // The peeled trip is no loop, so nothing in it may leave or restart this one.
+            if let Some(at) = peel.then(|| loop_exit(body)).flatten() {
+                d.error(at, ErrorKind::Unsupported, "`break` / `continue` of a `#[peel_single_trip]` loop");
+            }
             let ts = check_expr(sc, start, d);
             let te = check_expr(sc, end, d);
             let tp = check_expr(sc, step, d);
@@ -502,4 +509,14 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
         return None;
     }
     Some(t)
+}
+
+/// The span of a `break` / `continue` in `body` that belongs to the loop whose body it is
+/// (not to a loop nested in it).
+fn loop_exit(body: &[Stmt]) -> Option<SpanId> {
+    body.iter().find_map(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Continue => Some(s.span),
+        StmtKind::If { then_body, else_body, .. } => loop_exit(then_body).or_else(|| loop_exit(else_body)),
+        _ => None,
+    })
 }

@@ -130,7 +130,7 @@ impl Analysis<'_> {
                     t && e
                 }
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For { var, start, end, step, body, .. } => {
                 let mut inner = uniform && self.uniform(start) && self.uniform(end) && self.uniform(step);
                 if inner && self.diverging_exit(body) {
                     inner = false;

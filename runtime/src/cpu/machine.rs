@@ -247,7 +247,7 @@ impl<'k> Machine<'k> {
                 }
                 Ok(())
             }
-            StmtKind::For { var, start, end, step, body } => self.exec_for(frame, s, var.0 as usize, start, end, step, body, lanes),
+            StmtKind::For { var, start, end, step, body, .. } => self.exec_for(frame, s, var.0 as usize, start, end, step, body, lanes),
             StmtKind::While { cond, body } => {
                 let mut live = lanes.to_vec();
                 let mut c = self.tmp();

@@ -629,10 +629,12 @@ pub fn attn_decode_chunk(
         let mut hi = ihi;
         // A second run where there is a second chunk, in the `long_pairs` variant only. The
         // bound goes through a `let`: inline, a bound of variant axes gets the unroll hint,
-        // and nvcc unrolled the two runs (+13 % at 128 × 8192). NVIDIA's Vulkan compiler runs
-        // the other variants' one-run loop 5–7 % slower in deterministic mode than the pass
-        // without a loop (H200; docs/PERFORMANCE.md, "Twentieth session", Next steps).
+        // and nvcc unrolled the two runs (+13 % at 128 × 8192). The other variants' one run
+        // is peeled: NVIDIA's Vulkan compiler ran it as a loop of one trip 5–7 % slower in
+        // deterministic mode than the pass without a loop (H200; docs/PERFORMANCE.md,
+        // "Twentieth session").
         let runs = select(long_pairs && async_k && !deterministic, 2u32, 1u32);
+        #[peel_single_trip]
         for half in 0..runs {
             if half == 1 && !pair_b {
                 lo = hi;

@@ -486,6 +486,15 @@ impl Lowerer {
         if f.label.is_some() {
             return Err(err(span, "loop labels are not supported"));
         }
+        // The one loop attribute: `#[peel_single_trip]` (docs/DSL.md, "Control flow").
+        let mut peel = false;
+        for a in &f.attrs {
+            if a.path().is_ident("peel_single_trip") && matches!(a.meta, syn::Meta::Path(_)) {
+                peel = true;
+            } else {
+                return Err(err(a.span(), "the only attribute a `for` loop takes is `#[peel_single_trip]`"));
+            }
+        }
         let syn::Pat::Ident(pi) = &*f.pat else {
             return Err(err(f.pat.span(), "the loop variable is one identifier"));
         };
@@ -533,6 +542,9 @@ impl Lowerer {
         if step.ty != ty {
             return Err(err(self.compiler_span(step.span), format!("the step must be {ty} like the range, found {}", step.ty)));
         }
+        if peel && !matches!(step.kind, onekernel_dsl::ir::ExprKind::Lit(onekernel_dsl::types::Literal::U32(1) | onekernel_dsl::types::Literal::I32(1))) {
+            return Err(err(self.compiler_span(step.span), "`#[peel_single_trip]` takes a unit-step loop (`a..b`)"));
+        }
         self.scopes.push(Default::default());
         let var = self.declare_local(&pi.ident.to_string(), VarType::Scalar(ty), false);
         self.loop_depth += 1;
@@ -540,7 +552,7 @@ impl Lowerer {
         self.loop_depth -= 1;
         self.scopes.pop();
         let body = body?;
-        self.push(out, StmtKind::For { var, start, end, step, body }, span);
+        self.push(out, StmtKind::For { var, start, end, step, body, peel }, span);
         Ok(())
     }
 }

@@ -3,10 +3,11 @@
 # .devbin/new/onekernel, its generated/ in the working tree) against a base (binary
 # .devbin/onekernel with its generated directory .devbin/gen-head, e.g. `git archive HEAD
 # generated`): ptxas of both, validate and attention_invariance (.devbin/t) of the
-# candidate, then the benchmark at the deterministic long shapes, both backends and CUDA
-# alone, candidate and base in turn. Used for the `long_pairs` variant (twentieth
-# session, generated/evidence/bench-ab-long-pairs-h200.log). Carry .devbin/new, .devbin/t,
-# .devbin/onekernel, .devbin/gen-head and .gl; writes $OUT/ev.tgz.
+# candidate, then the benchmark at SHAPES (default: the batched and long shapes), both
+# backends, candidate and base in turn, and CUDA alone where CUDA_ALONE=1. Used for the
+# `long_pairs` variant (twentieth session, generated/evidence/bench-ab-long-pairs-h200.log)
+# and the `packed` one (twenty-first, bench-ab-packed-h200.log). Carry .devbin/new,
+# .devbin/t, .devbin/onekernel, .devbin/gen-head and .gl; writes $OUT/ev.tgz.
 set -uo pipefail
 BUDGET_S=${BUDGET_S:-560}
 source scripts/device-env.sh
@@ -20,10 +21,12 @@ grep -v " ok " $E/validate.log | grep -v SKIPPED | tail -4 >> $log
 echo "== attention_invariance $(date +%T)" >> $log
 timeout 120 .devbin/t/attention_invariance --test-threads 2 > $E/attention_invariance.log 2>&1; echo "attention_invariance rc $?" >> $log
 grep -E "^test |test result" $E/attention_invariance.log >> $log
-S="--shape 1x32768 --shape 64x4096 --shape 16x32768 --shape 128x8192"
+S=$(for s in ${SHAPES:-1x32768 16x4096 64x4096 16x32768 128x8192}; do printf -- "--shape %s " $s; done)
 run() { name=$1; t=$2; shift 2; [ $(left) -lt $((t + 5)) ] && return; echo "== $name $(date +%T)" >> $log; timeout $t "$@" $S > $E/$name.log 2>&1; grep -E '^\| [0-9]' $E/$name.log >> $log; }
-run new-cv 130 .devbin/new/onekernel bench --backend cuda,vulkan
-run base-cv 130 .devbin/onekernel bench --backend cuda,vulkan --out .devbin/gen-head
-run new-c 70 .devbin/new/onekernel bench --backend cuda
-run base-c 70 .devbin/onekernel bench --backend cuda --out .devbin/gen-head
+run new-cv 160 .devbin/new/onekernel bench --backend cuda,vulkan
+run base-cv 160 .devbin/onekernel bench --backend cuda,vulkan --out .devbin/gen-head
+if [ "${CUDA_ALONE:-0}" = 1 ]; then
+  run new-c 80 .devbin/new/onekernel bench --backend cuda
+  run base-c 80 .devbin/onekernel bench --backend cuda --out .devbin/gen-head
+fi
 echo "done $(date +%T)" >> $log
