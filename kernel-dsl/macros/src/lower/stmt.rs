@@ -542,9 +542,6 @@ impl Lowerer {
         if step.ty != ty {
             return Err(err(self.compiler_span(step.span), format!("the step must be {ty} like the range, found {}", step.ty)));
         }
-        if peel && !matches!(step.kind, onekernel_dsl::ir::ExprKind::Lit(onekernel_dsl::types::Literal::U32(1) | onekernel_dsl::types::Literal::I32(1))) {
-            return Err(err(self.compiler_span(step.span), "`#[peel_single_trip]` takes a unit-step loop (`a..b`)"));
-        }
         self.scopes.push(Default::default());
         let var = self.declare_local(&pi.ident.to_string(), VarType::Scalar(ty), false);
         self.loop_depth += 1;
