@@ -86,6 +86,10 @@ impl Dialect for Glsl {
         Some("[[unroll]]")
     }
 
+    fn spec_logic_as_select(&self) -> bool {
+        true
+    }
+
     fn word_vector(&self, elem: Scalar, words: u32) -> String {
         let prefix = match elem {
             Scalar::F32 => "",

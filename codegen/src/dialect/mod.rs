@@ -212,6 +212,13 @@ pub trait Dialect {
         None
     }
 
+    /// Whether `&&` / `||` over specialization constants whose right operand is itself
+    /// logic are printed as `?:` (GLSL: glslang turned them into SPIR-V that uses an id
+    /// before defining it; docs/CODEGEN.md, "Specialization constants and glslang").
+    fn spec_logic_as_select(&self) -> bool {
+        false
+    }
+
     /// Declaration of a workgroup-shared array of `len` elements (without `;`).
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String;
 

@@ -296,6 +296,12 @@ impl<'a> Printer<'a> {
         self.compile_time(start) && self.compile_time(end) && trips.is_none_or(|n| n <= MAX_UNROLLED_TRIPS)
     }
 
+    /// Whether `e`, a boolean over specialization constants only, is printed as `?:` in
+    /// this dialect (see `Dialect::spec_logic_as_select`).
+    fn spec_select(&self, e: &Expr) -> bool {
+        e.ty == Scalar::Bool && self.d.spec_logic_as_select() && self.compile_time(e)
+    }
+
     /// Literals, spec constants, the workgroup size and pure operations on them.
     fn compile_time(&self, e: &Expr) -> bool {
         match &e.kind {
@@ -359,6 +365,10 @@ impl<'a> Printer<'a> {
             }
             ExprKind::Builtin { builtin: Builtin::WorkgroupSize, axis } => d.uint_literal(self.k.workgroup[*axis as usize]),
             ExprKind::Builtin { builtin, axis } => d.builtin(*builtin, *axis),
+            // `&&` / `||` over specialization constants whose right operand is itself
+            // logic, as `?:` where the dialect asks for it.
+            ExprKind::Binary(BinaryOp::And | BinaryOp::BitAnd, a, b) if self.spec_select(e) && nested_logic(b) => format!("({} ? {} : false)", self.expr(a), self.expr(b)),
+            ExprKind::Binary(BinaryOp::Or | BinaryOp::BitOr, a, b) if self.spec_select(e) && nested_logic(b) => format!("({} ? true : {})", self.expr(a), self.expr(b)),
             ExprKind::Unary(op, a) => {
                 let x = self.expr(a);
                 match (op, a.ty) {
@@ -468,4 +478,18 @@ pub fn reduction_types(k: &Kernel) -> Vec<Scalar> {
     });
     tys.sort();
     tys
+}
+
+/// Whether a boolean is itself logic (`&&`, `||`, `?:`, or `!` of one of those): as the
+/// right operand of `&&` / `||` over specialization constants, glslang compiled such
+/// operands into SPIR-V that uses an id before defining it (`a && (b || c)`, `a || (b &&
+/// c)`, `a && (b ? c : a)`; `(a || b) && c`, `a && !b` and comparisons compile:
+/// docs/CODEGEN.md, "Specialization constants and glslang").
+fn nested_logic(e: &Expr) -> bool {
+    e.ty == Scalar::Bool
+        && match &e.kind {
+            ExprKind::Binary(BinaryOp::And | BinaryOp::BitAnd | BinaryOp::Or | BinaryOp::BitOr, ..) | ExprKind::Select(..) => true,
+            ExprKind::Unary(UnaryOp::Not, a) => nested_logic(a),
+            _ => false,
+        }
 }
