@@ -37,6 +37,9 @@ fn int_literal(e: &syn::Expr) -> Option<u32> {
     }
 }
 
+/// Why an attribute on a statement is rejected.
+const STATEMENT_ATTRIBUTES: &str = "statements take no attributes (a `for` loop takes `#[peel_single_trip]`)";
+
 impl Lowerer {
     pub(super) fn push(&mut self, out: &mut Vec<Stmt>, kind: StmtKind, span: Span) {
         let span = self.span_id(span);
@@ -44,7 +47,12 @@ impl Lowerer {
     }
 
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        // Attributes mean nothing on a statement, except `#[peel_single_trip]` on a `for`
+        // (checked there): rejected rather than ignored.
+        let attributed = |tokens: proc_macro2::TokenStream| matches!(tokens.into_iter().next(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '#');
         match s {
+            syn::Stmt::Local(l) if !l.attrs.is_empty() => Err(err(l.attrs[0].span(), STATEMENT_ATTRIBUTES)),
+            syn::Stmt::Expr(e, _) if !matches!(e, syn::Expr::ForLoop(_)) && attributed(quote::ToTokens::to_token_stream(e)) => Err(err(e.span(), STATEMENT_ATTRIBUTES)),
             syn::Stmt::Local(l) => self.local(l, out),
             syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
             syn::Stmt::Item(i) => Err(err(i.span(), "items (fn, const, struct, use …) cannot be declared inside a kernel; use `let`")),

@@ -36,4 +36,20 @@ fn leaves(y: &mut [f32], #[push] n: u32) {
     }
 }
 
+// Other statements take no attribute at all.
+#[kernel(workgroup = 64)]
+fn on_let(y: &mut [f32]) {
+    #[peel_single_trip]
+    let x = 1.0;
+    y[0] = x;
+}
+
+#[kernel(workgroup = 64)]
+fn on_if(y: &mut [f32], #[push] n: u32) {
+    #[allow(unused)]
+    if n > 0 {
+        y[0] = 1.0;
+    }
+}
+
 fn main() {}
