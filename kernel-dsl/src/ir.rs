@@ -447,6 +447,13 @@ pub struct Expr {
     pub span: SpanId,
 }
 
+impl Expr {
+    /// Whether this is the literal 1 (`u32` or `i32`): a `for` loop's unit step.
+    pub fn is_one(&self) -> bool {
+        matches!(self.kind, ExprKind::Lit(crate::types::Literal::U32(1) | crate::types::Literal::I32(1)))
+    }
+}
+
 /// Per-invocation or per-dispatch built-in values (one component each).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -181,7 +181,7 @@ impl<'a> Printer<'a> {
                 let t = self.d.scalar(ty);
                 let name = self.local(*var);
                 let (mut s, e) = (self.expr(start), self.expr(end));
-                let unit_step = matches!(step.kind, ExprKind::Lit(Literal::U32(1) | Literal::I32(1)));
+                let unit_step = step.is_one();
                 self.line("{");
                 self.indent += 1;
                 self.line(&format!("const {t} ok_end_{} = {e};", var.0));

@@ -6,7 +6,7 @@ use crate::ir::{
     Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use crate::typing;
-use crate::types::{Literal, Scalar, StorageType, VarType};
+use crate::types::{Scalar, StorageType, VarType};
 
 /// What names a body can see.
 struct Scope<'a> {
@@ -170,7 +170,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             check_block(sc, else_body, loop_depth, d);
         }
         StmtKind::For { var, start, end, step, body, peel } => {
-            if *peel && !matches!(step.kind, ExprKind::Lit(Literal::U32(1) | Literal::I32(1))) {
+            if *peel && !step.is_one() {
                 d.error(step.span, ErrorKind::Unsupported, "`#[peel_single_trip]` takes a unit-step loop (`a..b`)");
             }
             // The peeled trip is no loop, so nothing in it may leave or restart this one.

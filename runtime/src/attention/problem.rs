@@ -159,7 +159,8 @@ pub struct ChunkPlan {
     pub split: Split,
     /// Tokens per partial result (chunk) of the launch's short sequences.
     pub chunk_tokens: u32,
-    /// Tokens per workgroup of the launch's short sequences.
+    /// Tokens per workgroup of the launch's short sequences, or of its paired long ones
+    /// where `long_pairs` (the chunk kernel's `chunk_tokens`).
     pub group_tokens: u32,
     /// Deterministic launches whose sequences are all long: two
     /// [`DETERMINISTIC_LONG_CHUNK`]-token chunks per workgroup, run by the staged fast
@@ -171,8 +172,8 @@ impl ChunkPlan {
     /// Tokens per partial result and per workgroup of a sequence of `len` tokens.
     pub fn sequence_tokens(&self, len: u32) -> (u32, u32) {
         let (c, g) = self.split.sequence_tokens((self.chunk_tokens, self.group_tokens), len);
-        if self.long_pairs && self.split.is_deterministic() && len > self.split.long_after() {
-            (c, 2 * c)
+        if self.long_pairs && len > self.split.long_after() {
+            (c, self.group_tokens)
         } else {
             (c, g)
         }
@@ -287,6 +288,7 @@ impl DecodeProblem {
         let all_long = self.kv_len.iter().all(|&l| l > split.long_after());
         let wanted = split.chunks_per_group().map_or_else(|| self.pairs_fill_the_device(DETERMINISTIC_LONG_CHUNK), |c| c == 2);
         let long_pairs = split.is_deterministic() && staged && all_long && self.pairs_long_chunks() && wanted;
+        let group_tokens = if long_pairs { 2 * DETERMINISTIC_LONG_CHUNK } else { group_tokens };
         Ok(ChunkPlan { split, chunk_tokens, group_tokens, long_pairs })
     }
 
@@ -410,7 +412,7 @@ impl DecodeProblem {
             let (c, g) = plan.sequence_tokens(l);
             (nc.max(l.div_ceil(c)), ng.max(l.div_ceil(g)))
         });
-        let (chunk_tokens, group_tokens) = (plan.chunk_tokens, if plan.long_pairs { MAX_CHUNK } else { plan.group_tokens });
+        let (chunk_tokens, group_tokens) = (plan.chunk_tokens, plan.group_tokens);
         let parts = (b * hq * n_chunks) as usize;
         let mut a = Args::new()
             .buffer("q", HostBuffer::from_f32(&self.q))
