@@ -220,7 +220,7 @@ fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
     assert!(err.contains("--fast-chunk takes a chunk length"), "{err}");
     let (code, _, err) = onekernel(&["bench-kvquant", "--fast-chunk", "64"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--fast-chunk and --det-chunks are options of `onekernel bench`"), "{err}");
+    assert!(err.contains("--fast-chunk, --det-chunks and --det-long-after are options of `onekernel bench`"), "{err}");
 }
 
 #[test]
@@ -231,6 +231,18 @@ fn cli_bench_takes_one_or_two_deterministic_chunks_per_workgroup() {
         assert!(err.contains("--det-chunks takes 1 or 2 deterministic chunks per workgroup"), "{err}");
     }
     let (code, _, err) = onekernel(&["bench-kvquant", "--det-chunks", "1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("are options of `onekernel bench`"), "{err}");
+}
+
+#[test]
+fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
+    for bad in ["0", "-1", "long"] {
+        let (code, _, err) = onekernel(&["bench", "--det-long-after", bad]);
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains("--det-long-after takes a sequence length of at least 1 token"), "{err}");
+    }
+    let (code, _, err) = onekernel(&["bench-kvquant", "--det-long-after", "2048"]);
     assert_eq!(code, 2);
     assert!(err.contains("are options of `onekernel bench`"), "{err}");
 }

@@ -225,7 +225,7 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
 }
 
 /// Deterministic mode cuts a sequence longer than its threshold into 256-token chunks,
-/// one per workgroup (the runtime's threshold is 4096 tokens; this test lowers it to
+/// one per workgroup (the runtime's threshold is 2048 tokens; this test lowers it to
 /// 200 so that short sequences reach both sides): a sequence's bits do not depend on the
 /// batch, which mixes both kinds, nor on how many 128-token chunks the short sequences'
 /// workgroups hold, on any backend; a long sequence's output is the fast mode's at

@@ -64,7 +64,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -91,14 +91,20 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            for split in [None, Some(det_chunks.map_or(Split::Deterministic, |c| Split::DeterministicGrouped { chunks_per_group: c }))] {
+            let deterministic = match (det_long_after, det_chunks) {
+                (Some(long_after), chunks_per_group) => Split::DeterministicLongAfter { long_after, chunks_per_group },
+                (None, Some(c)) => Split::DeterministicGrouped { chunks_per_group: c },
+                (None, None) => Split::Deterministic,
+            };
+            for split in [None, Some(deterministic)] {
                 for (i, b) in opened.iter_mut().enumerate() {
                     // Fast: the scheduler's chunks for this backend (up to 512 tokens where
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     // Every sequence of a shape has length l, so one sequence's chunking is
-                    // the launch's (deterministic mode: 256-token chunks past 4096 tokens).
+                    // the launch's (deterministic mode: 256-token chunks past 2048 tokens or
+                    // --det-long-after).
                     let plan = p.plan(split, b.info().async_copies)?;
                     let (chunk_tokens, group_tokens) = plan.sequence_tokens(l);
                     let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));

@@ -110,12 +110,16 @@ pub struct BenchOptions {
     /// `--det-chunks N` (1 or 2): deterministic chunks per workgroup instead of the
     /// runtime's choice.
     pub det_chunks: Option<u32>,
+    /// `--det-long-after N`: the longest sequence the deterministic mode cuts into
+    /// 128-token chunks instead of the runtime's `DETERMINISTIC_LONG_AFTER` (other bits
+    /// for sequences between the two; for measuring where the threshold should be).
+    pub det_long_after: Option<u32>,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -145,6 +149,13 @@ impl BenchOptions {
                     match v.parse::<u32>() {
                         Ok(n) if (1..=2).contains(&n) => o.det_chunks = Some(n),
                         _ => bail!("--det-chunks takes 1 or 2 deterministic chunks per workgroup (got `{v}`)"),
+                    }
+                }
+                "--det-long-after" if quick_allowed => {
+                    let v = value("--det-long-after")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if n > 0 => o.det_long_after = Some(n),
+                        _ => bail!("--det-long-after takes a sequence length of at least 1 token (got `{v}`)"),
                     }
                 }
                 other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),

@@ -36,11 +36,14 @@ pub const DETERMINISTIC_CHUNK: u32 = 128;
 
 /// Sequences longer than this take [`DETERMINISTIC_LONG_CHUNK`]-token chunks in
 /// deterministic mode: the rule reads a sequence's own length only, so results stay
-/// batch-invariant. At 4096 tokens and below the 128-token chunks keep short batches
-/// spread over the SMs (1 × 4096); above, one 256-token chunk per workgroup is the fast
-/// mode's shape on Vulkan and pays a workgroup's fixed costs half as often as two
-/// 128-token chunks on CUDA (docs/PERFORMANCE.md, "Nineteenth session").
-pub const DETERMINISTIC_LONG_AFTER: u32 = 4096;
+/// batch-invariant. Up to 2048 tokens the 128-token chunks keep short sequences spread
+/// over the SMs; above, one 256-token chunk per workgroup is the fast mode's shape on
+/// Vulkan, and two per workgroup (`long_pairs`) the fast mode's 512-token workgroups on
+/// CUDA. Measured on the H200 (docs/PERFORMANCE.md, "Twenty-second session"): 2048
+/// instead of 4096 took CUDA's deterministic overhead at 64 × 4096 from +21 % to +11 %
+/// and at 16 × 4096 from +15 % to +8 %, at the cost of 1 × 4096 (+4 % → +10 % on CUDA,
+/// −0.5 % → +16 % on Vulkan, where 128 workgroups of 256 tokens replace 256 of 128).
+pub const DETERMINISTIC_LONG_AFTER: u32 = 2048;
 
 /// The deterministic chunk of a sequence longer than [`DETERMINISTIC_LONG_AFTER`]:
 /// tokens `[256·i, 256·i + 256)`, one per workgroup.
@@ -548,5 +551,23 @@ mod tests {
         // the runtime's; D = 32 (32 groups) pairs.
         assert!(!pairs(&lengths(&[32768; 16], 16, KvFormat::F16), Split::Deterministic, true));
         assert!(pairs(&lengths(&[32768; 16], 32, KvFormat::F16), Split::Deterministic, true));
+    }
+
+    #[test]
+    fn anchor_shapes_of_4096_tokens_take_the_measured_deterministic_chunking() {
+        // ANCHORS.md's 16 × 4096 and 64 × 4096 (Hkv 8): 256-token chunks, two per
+        // workgroup where K is staged; 1 × 4096: one per workgroup (64 pairs would be
+        // half a wave); 2048 tokens: 128-token chunks.
+        for b in [16, 64] {
+            let p = lengths(&vec![4096; b], 128, KvFormat::F16);
+            let plan = p.plan(Split::Deterministic, true).unwrap();
+            assert!(plan.long_pairs, "B = {b}");
+            assert_eq!(plan.sequence_tokens(4096), (256, 512), "B = {b}");
+            assert_eq!(p.plan(Split::Deterministic, false).unwrap().sequence_tokens(4096), (256, 256), "B = {b}");
+        }
+        let one = lengths(&[4096], 128, KvFormat::F16);
+        assert_eq!(one.plan(Split::Deterministic, true).unwrap().sequence_tokens(4096), (256, 256));
+        let short = lengths(&[2048], 128, KvFormat::F16);
+        assert_eq!(short.plan(Split::Deterministic, true).unwrap().sequence_tokens(2048), (128, 128));
     }
 }
