@@ -6,7 +6,7 @@
 //! writes the manifest the runtime launches from (`docs/MANIFEST.md`).
 //!
 //! * [`Builder`]: the library API, e.g. for a downstream `build.rs`.
-//! * [`dialect`] + [`print`]: one IR printer, three target spellings.
+//! * [`dialect`] + [`print`](mod@print): one IR printer, three target spellings.
 //! * [`templates`]: the tera templates around the printed body.
 //! * [`spirv`]: shaderc, the `NoContraction` pass, spirv-val, reflection.
 //! * [`manifest`], [`generate`], [`output`]: the artifacts, their index, the check.

@@ -2,7 +2,7 @@
 //!
 //! The core of onekernel: the kernel IR ([`ir`]), its types ([`types`]) and type rules
 //! ([`typing`]), the validator ([`validate`]), the portable math library ([`mathlib`])
-//! and the catalogue that `#[kernel]` functions register into ([`catalogue`]).
+//! and the catalogue that `#[kernel]` functions register into ([`catalogue()`]).
 //!
 //! Kernels are written with the `#[kernel]` attribute of the `onekernel-macros` crate,
 //! which parses the function body at compile time, lowers it to this IR, validates it

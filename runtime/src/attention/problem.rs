@@ -84,10 +84,10 @@ pub enum AttentionError {
 /// How the KV sequence is split into chunks.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Split {
-    /// Fixed chunks of [`DETERMINISTIC_CHUNK`] tokens from token 0: batch-invariant. A
-    /// workgroup takes one or two of them, as
-    /// [`DecodeProblem::deterministic_chunks_per_group`] chooses from the work; the bits
-    /// are the same either way.
+    /// Fixed chunks of [`DETERMINISTIC_CHUNK`] tokens from token 0 for sequences of at
+    /// most [`DETERMINISTIC_LONG_AFTER`] tokens, of [`DETERMINISTIC_LONG_CHUNK`] tokens
+    /// for longer ones: batch-invariant. A workgroup takes one or two of them, as
+    /// [`DecodeProblem::plan`] chooses from the work; the bits are the same either way.
     Deterministic,
     /// The deterministic split with `chunks_per_group` (1 or 2) chunks per workgroup
     /// whatever the work: the same bits as [`Split::Deterministic`] (for tests and

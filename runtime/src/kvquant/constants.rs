@@ -608,7 +608,7 @@ pub const POLAR_CENTROIDS: [f32; 16] = [
     2.754354807,
 ];
 
-/// PolarQuant encoder cut points (eliza verify: b[7] = 0) (`polar.q4_boundaries`).
+/// PolarQuant encoder cut points (eliza verify: `b[7] = 0`) (`polar.q4_boundaries`).
 pub const POLAR_BOUNDARIES: [f32; 15] = [
     -2.423958757,
     -1.868302108,

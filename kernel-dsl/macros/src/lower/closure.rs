@@ -1,7 +1,7 @@
 //! Kernel-local helpers written as closures, so one kernel can decode a format or
 //! score a row in one place and use it in several:
 //!
-//! ```ignore
+//! ```text
 //! let elem = |w: &[u32], byte: u32, fmt: u32| -> f32 { …; value };
 //! let x = elem(k, row, k_type);
 //! ```
