@@ -210,41 +210,32 @@ fn cli_vk_stats_reports_statistics_or_says_why_not() {
     }
 }
 
-#[test]
-fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
-    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "0"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--fast-chunk takes a chunk length of 1 … 512 tokens"), "{err}");
-    let (code, _, err) = onekernel(&["bench", "--fast-chunk", "513"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--fast-chunk takes a chunk length"), "{err}");
-    let (code, _, err) = onekernel(&["bench-kvquant", "--fast-chunk", "64"]);
-    assert_eq!(code, 2);
+/// `bench FLAG v` fails with `message` for each `bad` value, and `bench-kvquant FLAG
+/// good` fails because the option is decode attention's alone.
+fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message: &str, good: &str) {
+    for v in bad {
+        let (code, _, err) = onekernel(&["bench", flag, v]);
+        assert_eq!(code, 2, "{flag} {v}");
+        assert!(err.contains(message), "{flag} {v}: {err}");
+    }
+    let (code, _, err) = onekernel(&["bench-kvquant", flag, good]);
+    assert_eq!(code, 2, "bench-kvquant {flag} {good}");
     assert!(err.contains("--fast-chunk, --det-chunks and --det-long-after are options of `onekernel bench`"), "{err}");
 }
 
 #[test]
+fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--fast-chunk", &["0", "513"], "--fast-chunk takes a chunk length of 1 … 512 tokens", "64");
+}
+
+#[test]
 fn cli_bench_takes_one_or_two_deterministic_chunks_per_workgroup() {
-    for bad in ["0", "3", "two"] {
-        let (code, _, err) = onekernel(&["bench", "--det-chunks", bad]);
-        assert_eq!(code, 2, "{bad}");
-        assert!(err.contains("--det-chunks takes 1 or 2 deterministic chunks per workgroup"), "{err}");
-    }
-    let (code, _, err) = onekernel(&["bench-kvquant", "--det-chunks", "1"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("are options of `onekernel bench`"), "{err}");
+    bench_option_is_checked_and_attention_only("--det-chunks", &["0", "3", "two"], "--det-chunks takes 1 or 2 deterministic chunks per workgroup", "1");
 }
 
 #[test]
 fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
-    for bad in ["0", "-1", "long"] {
-        let (code, _, err) = onekernel(&["bench", "--det-long-after", bad]);
-        assert_eq!(code, 2, "{bad}");
-        assert!(err.contains("--det-long-after takes a sequence length of at least 1 token"), "{err}");
-    }
-    let (code, _, err) = onekernel(&["bench-kvquant", "--det-long-after", "2048"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("are options of `onekernel bench`"), "{err}");
+    bench_option_is_checked_and_attention_only("--det-long-after", &["0", "-1", "long"], "--det-long-after takes a sequence length of at least 1 token", "2048");
 }
 
 #[test]

@@ -85,17 +85,17 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         driver[i] = driver_copy_gbs(b.as_mut(), driver_bytes)?.unwrap_or(f64::NAN);
         eprintln!("{}: driver copy ({} MiB, read + write) {:.0} GB/s", b.name(), driver_bytes >> 20, driver[i]);
     }
+    let deterministic = match (det_long_after, det_chunks) {
+        (Some(long_after), chunks_per_group) => Split::DeterministicLongAfter { long_after, chunks_per_group },
+        (None, Some(c)) => Split::DeterministicGrouped { chunks_per_group: c },
+        (None, None) => Split::Deterministic,
+    };
     for &(bsz, l) in shapes {
         let bytes = (bsz * l * HKV * D * 2) as usize;
         let image = (bsz * l.div_ceil(PAGE) * PAGE * HKV * D * 2) as usize;
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            let deterministic = match (det_long_after, det_chunks) {
-                (Some(long_after), chunks_per_group) => Split::DeterministicLongAfter { long_after, chunks_per_group },
-                (None, Some(c)) => Split::DeterministicGrouped { chunks_per_group: c },
-                (None, None) => Split::Deterministic,
-            };
             for split in [None, Some(deterministic)] {
                 for (i, b) in opened.iter_mut().enumerate() {
                     // Fast: the scheduler's chunks for this backend (up to 512 tokens where
