@@ -6,7 +6,8 @@
 # candidate, then the benchmark at SHAPES (default: the batched and long shapes), both
 # backends, candidate and base in turn, and CUDA alone where CUDA_ALONE=1. Used for the
 # `long_pairs` variant (twentieth session, generated/evidence/bench-ab-long-pairs-h200.log)
-# and the `packed` one (twenty-first, bench-ab-packed-h200.log). Carry .devbin/new,
+# and the `packed` one (twenty-first, bench-ab-packed-h200.log). ROUNDS (default 1)
+# alternating candidate / base rounds on BACKENDS (default cuda,vulkan). Carry .devbin/new,
 # .devbin/t, .devbin/onekernel, .devbin/gen-head and .gl; writes $OUT/ev.tgz.
 set -uo pipefail
 BUDGET_S=${BUDGET_S:-560}
@@ -23,8 +24,10 @@ timeout 120 .devbin/t/attention_invariance --test-threads 2 > $E/attention_invar
 grep -E "^test |test result" $E/attention_invariance.log >> $log
 S=$(for s in ${SHAPES:-1x32768 16x4096 64x4096 16x32768 128x8192}; do printf -- "--shape %s " $s; done)
 run() { name=$1; t=$2; shift 2; [ $(left) -lt $((t + 5)) ] && return; echo "== $name $(date +%T)" >> $log; timeout $t "$@" $S > $E/$name.log 2>&1; grep -E '^\| [0-9]' $E/$name.log >> $log; }
-run new-cv 160 .devbin/new/onekernel bench --backend cuda,vulkan
-run base-cv 160 .devbin/onekernel bench --backend cuda,vulkan --out .devbin/gen-head
+for r in $(seq 1 ${ROUNDS:-1}); do
+  run new-cv-$r 160 .devbin/new/onekernel bench --backend ${BACKENDS:-cuda,vulkan}
+  run base-cv-$r 160 .devbin/onekernel bench --backend ${BACKENDS:-cuda,vulkan} --out .devbin/gen-head
+done
 if [ "${CUDA_ALONE:-0}" = 1 ]; then
   run new-c 80 .devbin/new/onekernel bench --backend cuda
   run base-c 80 .devbin/onekernel bench --backend cuda --out .devbin/gen-head
