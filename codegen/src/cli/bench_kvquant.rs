@@ -8,6 +8,12 @@
 //! inputs lowers its clocks (measured: 660–690 MHz instead of 1980 on the H200 during a
 //! Vulkan-only run, 2–4× slower kernels). `--quick` measures TBQ4, QJL and Polar at
 //! L = 65536 only. Writes a table and, with --evidence, JSON.
+//!
+//! Each shape also gets the best copy of the same bytes (the driver's and `copy_words`,
+//! same flush and timing), and each backend the time of a near-empty dispatch (the
+//! launch floor): at L = 16384 a cache is 4–11 MB, where the fixed cost of a timed
+//! dispatch is a large part of any kernel's time, so these say how much of a shortfall
+//! against the 1 GiB copy is the size rather than the kernel.
 
 use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
@@ -52,6 +58,43 @@ impl Path {
 
 /// KV heads of the benchmark's cache (ANCHORS.md's decode shape).
 const KV_HEADS: u32 = 8;
+
+/// Words of the near-empty `copy_words` dispatch whose time is the launch floor: one
+/// workgroup.
+const FLOOR_WORDS: usize = 1024;
+
+/// A backend's baselines, measured once: `copy_words` over 96 MiB (its median time and
+/// bandwidth), the driver's 1 GiB copy, and the launch floor.
+#[derive(Clone, Copy)]
+struct Copies {
+    copy_ns: f64,
+    copy_gbs: f64,
+    driver_gbs: f64,
+    floor_ns: f64,
+}
+
+/// Copies of one shape's byte count, read + write counted (GB/s; NaN where the backend
+/// has no driver copy).
+struct SameSizeCopy {
+    copy_words_gbs: f64,
+    driver_gbs: f64,
+}
+
+impl SameSizeCopy {
+    /// The faster of the two (the copy a kernel reading those bytes is held to).
+    fn best_gbs(&self) -> f64 {
+        self.copy_words_gbs.max(self.driver_gbs)
+    }
+}
+
+/// `copy_words` and the driver's copy of `bytes` bytes (rounded up to words), each timed
+/// as the kernels are (L2 flushed, median of `runs`; the driver copy of 20).
+fn same_size_copy(dev: &mut Device, words: &[u32], bytes: usize, runs: usize) -> Result<SameSizeCopy> {
+    let n = bytes.div_ceil(4).min(words.len());
+    let t = time(dev, runs, |d| d.copy_words(&words[..n]).map(|_| ()))?;
+    let driver_gbs = driver_copy_gbs(dev.backend_mut(), (n * 4) as u64)?.unwrap_or(f64::NAN);
+    Ok(SameSizeCopy { copy_words_gbs: 2.0 * (n * 4) as f64 / t.median, driver_gbs })
+}
 
 /// Device times in ns of one measurement: median, fastest and slowest run.
 struct Times {
@@ -116,8 +159,15 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
         let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?.median;
         let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
-        eprintln!("{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB) {driver_gbs:.1} GB/s", dev.backend_name(), driver_bytes >> 20);
-        copies.push((copy_ns, copy_gbs, driver_gbs));
+        let floor_ns = time(&mut dev, runs, |d| d.copy_words(&words[..FLOOR_WORDS]).map(|_| ()))?.median;
+        eprintln!(
+            "{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
+            dev.backend_name(),
+            driver_bytes >> 20,
+            FLOOR_WORDS * 4,
+            floor_ns / 1e3
+        );
+        copies.push(Copies { copy_ns, copy_gbs, driver_gbs, floor_ns });
     }
     let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
     let mut table = vec![String::new(); opened.len()];
@@ -134,31 +184,46 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                     let mut dev = Device::new(b.as_mut(), &manifest, &out);
                     time(&mut dev, 20, |d| d.copy_words(&words).map(|_| ()))?;
                     let t = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
-                    let (_, copy_gbs, driver_gbs) = copies[i];
+                    let same = same_size_copy(&mut dev, &words, bytes.len(), runs)?;
+                    let Copies { copy_gbs, driver_gbs, .. } = copies[i];
                     let gbs = bytes.len() as f64 / t.median;
                     let row = format!(
-                        "| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % | {:.1} % |",
+                        "| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % | {:.1} % | {:.1} | {:.1} % |",
                         p.label(),
                         bytes.len(),
                         t.median / 1e3,
                         t.min / 1e3,
                         t.max / 1e3,
                         100.0 * gbs / copy_gbs,
-                        100.0 * gbs / driver_gbs
+                        100.0 * gbs / driver_gbs,
+                        same.best_gbs(),
+                        100.0 * gbs / same.best_gbs()
                     );
                     eprintln!("{row}");
                     table[i] += &(row + "\n");
-                    records[i].push(serde_json::json!({"kernel": p.label(), "rows": l, "n_heads": hq, "n_kv_heads": KV_HEADS, "bytes_read": bytes.len(), "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "gb_per_s": gbs, "fraction_of_copy": gbs / copy_gbs, "fraction_of_driver_copy": gbs / driver_gbs}));
+                    records[i].push(serde_json::json!({
+                        "kernel": p.label(), "rows": l, "n_heads": hq, "n_kv_heads": KV_HEADS, "bytes_read": bytes.len(),
+                        "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "gb_per_s": gbs,
+                        "fraction_of_copy": gbs / copy_gbs, "fraction_of_driver_copy": gbs / driver_gbs,
+                        "same_size_copy": {"copy_words_gb_per_s": same.copy_words_gbs, "driver_gb_per_s": same.driver_gbs, "best_gb_per_s": same.best_gbs()},
+                        "fraction_of_same_size_copy": gbs / same.best_gbs(),
+                    }));
                 }
             }
         }
     }
     for (i, b) in opened.iter_mut().enumerate() {
         let info = b.info().clone();
-        let (copy_ns, copy_gbs, driver_gbs) = copies[i];
-        println!("\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB, read + write) {driver_gbs:.1} GB/s", info.backend, driver_bytes >> 20);
-        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of driver copy |");
-        println!("|---|---|---|---|---|---|---|---|---|");
+        let Copies { copy_ns, copy_gbs, driver_gbs, floor_ns } = copies[i];
+        println!(
+            "\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB, read + write) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
+            info.backend,
+            driver_bytes >> 20,
+            FLOOR_WORDS * 4,
+            floor_ns / 1e3
+        );
+        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of driver copy | same-size copy GB/s | of it |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
         print!("{}", table[i]);
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -167,6 +232,8 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                 "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
                 "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
                 "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": 128u64 << 20,
+                "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
+                "same_size_copy": "per result: the driver's copy and copy_words of bytes_read bytes (read + write counted), same flush and timing; best_gb_per_s is the faster",
                 "results": records[i],
             });
             let p = dir.join(format!("bench-kvquant-{}.json", info.backend));

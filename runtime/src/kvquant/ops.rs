@@ -143,6 +143,11 @@ impl<'a> Device<'a> {
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }
+
+    /// The backend, for measurements beside the kernels (a benchmark's driver copy).
+    pub fn backend_mut(&mut self) -> &mut dyn Backend {
+        &mut *self.backend
+    }
 }
 
 impl Device<'_> {
