@@ -169,7 +169,8 @@ fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run(
 }
 
 /// `onekernel bench --quick`: a smoke test of the benchmark program (not a measurement):
-/// it runs chunk + combine repeatedly on Vulkan (lavapipe in CI) and prints its table.
+/// it runs chunk + combine repeatedly on Vulkan (lavapipe in CI), apart and as decode
+/// steps, and prints its tables.
 #[test]
 fn cli_bench_quick_prints_the_table() {
     let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
@@ -181,6 +182,13 @@ fn cli_bench_quick_prints_the_table() {
         return;
     }
     assert!(out.contains("| B × L | paged fast |") && out.contains("| 1 × 100 |"), "{out}");
+    // Both times: the decode step (the two kernels back to back, timed as one unit on the
+    // device) first, then the kernels timed apart; lavapipe has timestamps, so the
+    // step's row holds a finite time.
+    let (step, apart) = (out.find("decode step (chunk + combine back to back"), out.find("kernels timed apart"));
+    assert!(step.zip(apart).is_some_and(|(s, a)| s < a), "{out}");
+    let step_time = out[step.unwrap_or(0)..].lines().find(|l| l.starts_with("| 1 × 100 |")).and_then(|l| l.split("| ").nth(2)).and_then(|c| c.split(" µs").next()).and_then(|v| v.parse::<f64>().ok());
+    assert!(step_time.is_some_and(|t| t > 0.0), "{out}");
     // The driver's own copy is measured beside `copy_words` (a finite figure: lavapipe
     // has timestamps).
     let driver = out.split("driver copy ").nth(1).and_then(|t| t.split(" GB/s").next()).and_then(|v| v.parse::<f64>().ok());

@@ -2,6 +2,7 @@
 //! offers, and the launch description it takes, built from a manifest entry.
 
 use crate::args::{ArgValue, Args};
+use onekernel_dsl::ir::Access;
 use onekernel_dsl::manifest::KernelManifest;
 use onekernel_dsl::types::Literal;
 use serde::Serialize;
@@ -155,6 +156,28 @@ pub trait Backend {
         (0..runs).map(|_| self.launch(launch, args).map(|s| s.device_ns.unwrap_or(f64::NAN))).collect()
     }
 
+    /// For benchmarks: `launches` in order as one timed unit (a decode step's chunk and
+    /// combine kernels), `runs` times, each unit after the L2 flush when set and none
+    /// between its launches, as an application runs them. A buffer name bound by several
+    /// launches is one buffer: uploaded from the first launch's arguments that bind it,
+    /// its contents passing from launch to launch, read back into every launch's
+    /// arguments that bind it. Returns each unit's device time in ns, from before its
+    /// first dispatch to after its last. The default runs the launches one by one,
+    /// passing read-write buffers on by name, and adds their device times.
+    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        check_sequence(self.name(), launches, args)?;
+        (0..runs.max(1))
+            .map(|_| {
+                let mut t = 0.0;
+                for i in 0..launches.len() {
+                    t += self.launch(&launches[i], &mut args[i])?.device_ns.unwrap_or(f64::NAN);
+                    pass_on_buffers(launches, args, i);
+                }
+                Ok(t)
+            })
+            .collect()
+    }
+
     /// For benchmarks: the driver's own device-to-device copy of `bytes` (CUDA
     /// `cuMemcpyDtoDAsync`, Vulkan `vkCmdCopyBuffer`), `runs` times, each after the L2
     /// flush when set; each run's device time in ns. It is the ceiling the generated
@@ -223,6 +246,67 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// Checks a sequence of launches before anything runs: one argument set per launch, at
+/// least one launch, and every buffer name bound by several launches bound to buffers of
+/// one element type and size (they are one buffer).
+pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args]) -> Result<(), BackendError> {
+    let name = |i: usize| launches.get(i).map_or_else(|| "sequence".to_string(), |l| l.kernel.name.clone());
+    if launches.is_empty() || launches.len() != args.len() {
+        return Err(BackendError::Arguments { kernel: name(0), backend, message: format!("a sequence of {} launches with {} argument sets", launches.len(), args.len()) });
+    }
+    for (i, (l, a)) in launches.iter().zip(args).enumerate() {
+        for b in &l.kernel.buffers {
+            let Some(h) = a.get_buffer(&b.name) else { continue };
+            for (j, (l2, a2)) in launches.iter().zip(args).enumerate().skip(i + 1) {
+                let Some(h2) = a2.get_buffer(&b.name).filter(|_| l2.kernel.buffers.iter().any(|b2| b2.name == b.name)) else { continue };
+                if h.elem() != h2.elem() || h.as_bytes().len() != h2.as_bytes().len() {
+                    return Err(BackendError::Arguments {
+                        kernel: name(i),
+                        backend,
+                        message: format!(
+                            "buffer `{}` is one buffer across the sequence, but launch {i} binds {} {} elements and launch {j} (`{}`) {} {} elements",
+                            b.name,
+                            h.len(),
+                            h.elem(),
+                            name(j),
+                            h2.len(),
+                            h2.elem()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The buffer names some launch of a sequence writes (read back after it), each once, in
+/// first-launch order.
+pub fn read_back_names(launches: &[Launch]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for b in launches.iter().flat_map(|l| &l.kernel.buffers) {
+        if b.access == Access::ReadWrite && !names.contains(&b.name) {
+            names.push(b.name.clone());
+        }
+    }
+    names
+}
+
+/// After launch `i` of a sequence: its read-write buffers copied into every other
+/// launch's arguments that bind the same name (one buffer, as on a device).
+fn pass_on_buffers(launches: &[Launch], args: &mut [Args], i: usize) {
+    for b in launches[i].kernel.buffers.iter().filter(|b| b.access == Access::ReadWrite) {
+        let Some(h) = args[i].get_buffer(&b.name).cloned() else { continue };
+        for (j, a) in args.iter_mut().enumerate() {
+            if j != i {
+                if let Some(slot) = a.get_buffer_mut(&b.name) {
+                    *slot = h.clone();
+                }
+            }
+        }
+    }
 }
 
 /// The push-constant bytes of a launch, in manifest order (4 bytes each).

@@ -3,7 +3,13 @@
 //! 16×32768, 128×8192}; `--shape BxL`, repeatable, measures others instead), paged (pages
 //! of 16, random permutation) and contiguous, fast and deterministic: median device time
 //! of `--runs` dispatches of the chunk and the combine kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
-//! bandwidth is measured in the same run. Writes a markdown table and JSON.
+//! bandwidth is measured in the same run. Writes markdown tables and JSON.
+//!
+//! Two times per configuration: the decode step (both kernels back to back as one timed
+//! unit, the L2 flushed before each step: what an application's decode step costs, and
+//! how ANCHORS.md timed the other systems, one call each) and, as before the
+//! twenty-fourth session, the sum of the two kernels' medians, each kernel timed on its
+//! own after its own flush (its launch latency and its cold partial results counted).
 
 use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{anyhow, Context, Result};
@@ -107,14 +113,25 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     // --det-long-after).
                     let plan = p.plan(split, b.info().async_copies)?;
                     let (chunk_tokens, group_tokens) = plan.sequence_tokens(l);
-                    let (tc, tm) = (median(&chunk[3..]), median(&combine[3..]));
+                    let (step, _) = p.time_step(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}: decode step", b.name()))?;
+                    let (tc, tm, ts) = (median(&chunk[3..]), median(&combine[3..]), median(&step[3..]));
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
+                    let step_gbs = 2.0 * bytes as f64 / ts;
                     let mode = if split.is_deterministic() { "deterministic" } else { "fast" };
-                    eprintln!("{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} {:>9.1} µs  {:>7.0} GB/s", b.name(), if paged { "paged" } else { "contiguous" }, t / 1e3, gbs);
+                    eprintln!(
+                        "{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} step {:>9.1} µs {:>7.0} GB/s; kernels apart {:>9.1} µs {:>7.0} GB/s",
+                        b.name(),
+                        if paged { "paged" } else { "contiguous" },
+                        ts / 1e3,
+                        step_gbs,
+                        t / 1e3,
+                        gbs
+                    );
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
                         "chunk_tokens": chunk_tokens, "group_tokens": group_tokens, "long_pairs": plan.long_pairs,
+                        "step_median_ns": ts, "step_gb_per_s": step_gbs, "step_fraction_of_driver_copy": step_gbs / driver[i],
                         "chunk_median_ns": tc, "combine_median_ns": tm, "total_ns": t, "kv_bytes": 2 * bytes, "gb_per_s": gbs, "fraction_of_copy": gbs / copies[i], "fraction_of_driver_copy": gbs / driver[i],
                     }));
                 }
@@ -123,26 +140,36 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     }
     for (i, b) in opened.iter_mut().enumerate() {
         let name = b.name();
-        let find = |bs: u32, l: u32, layout: &str, mode: &str| records[i].iter().find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode).and_then(|x| x["total_ns"].as_f64()).unwrap_or(f64::NAN);
+        let find = |bs: u32, l: u32, layout: &str, mode: &str, field: &str| {
+            records[i].iter().find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode).and_then(|x| x[field].as_f64()).unwrap_or(f64::NAN)
+        };
         println!(
             "\n{name}: copy {:.0} GB/s (copy_words, read + write), driver copy {:.0} GB/s ({} MiB, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16",
             copies[i],
             driver[i],
             driver_bytes >> 20
         );
-        println!("| B × L | paged fast | of copy_words / driver copy | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
-        println!("|---|---|---|---|---|---|---|");
-        for &(bs, l) in shapes {
-            let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
-            let (pf, pd, cf) = (find(bs, l, "paged16", "fast"), find(bs, l, "paged16", "deterministic"), find(bs, l, "contiguous", "fast"));
-            println!(
-                "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % / {:.0} % | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
-                pf / 1e3,
-                bytes / pf / 1e3,
-                100.0 * bytes / pf / copies[i],
-                100.0 * bytes / pf / driver[i],
-                pd / 1e3, bytes / pd / 1e3, cf / 1e3, bytes / cf / 1e3, 100.0 * (pf / cf - 1.0), 100.0 * (pd / pf - 1.0)
-            );
+        for (title, field) in [("decode step (chunk + combine back to back, one L2 flush per step)", "step_median_ns"), ("kernels timed apart (chunk + combine medians, each after its own L2 flush)", "total_ns")] {
+            println!("\n{name}, {title}:");
+            println!("| B × L | paged fast | of copy_words / driver copy | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
+            println!("|---|---|---|---|---|---|---|");
+            for &(bs, l) in shapes {
+                let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
+                let (pf, pd, cf) = (find(bs, l, "paged16", "fast", field), find(bs, l, "paged16", "deterministic", field), find(bs, l, "contiguous", "fast", field));
+                println!(
+                    "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % / {:.0} % | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
+                    pf / 1e3,
+                    bytes / pf / 1e3,
+                    100.0 * bytes / pf / copies[i],
+                    100.0 * bytes / pf / driver[i],
+                    pd / 1e3,
+                    bytes / pd / 1e3,
+                    cf / 1e3,
+                    bytes / cf / 1e3,
+                    100.0 * (pf / cf - 1.0),
+                    100.0 * (pd / pf - 1.0)
+                );
+            }
         }
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

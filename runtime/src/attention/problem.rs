@@ -387,18 +387,30 @@ impl DecodeProblem {
     /// Runs chunk + combine on `backend` with the kernels of `manifest`; returns the
     /// `[B][Hq][D]` output.
     pub fn run(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<Vec<f32>, AttentionError> {
-        let (_, out) = self.launch(split, backend, manifest, artifacts, None)?;
+        let (_, out) = self.launch(split, backend, manifest, artifacts, Timing::Once)?;
         Ok(out)
     }
 
     /// For benchmarks: the chunk and the combine kernel each dispatched `runs` times on
     /// inputs uploaded once; returns their device times in ns.
     pub fn time(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: u32) -> Result<KernelTimes, AttentionError> {
-        let (times, _) = self.launch(split, backend, manifest, artifacts, Some(runs))?;
+        let (times, _) = self.launch(split, backend, manifest, artifacts, Timing::Kernels(runs))?;
         Ok(times)
     }
 
-    fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: Option<u32>) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
+    /// For benchmarks: the decode step — the chunk kernel and then the combine kernel,
+    /// back to back with nothing between them, as an application runs them — timed as
+    /// one unit `runs` times ([`Backend::launch_sequence_repeated`]; the L2 flush, where
+    /// set, before each step only). Returns each step's device time in ns and the
+    /// output of the last one, which equals [`DecodeProblem::run`]'s.
+    pub fn time_step(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, runs: u32) -> Result<(Vec<f64>, Vec<f32>), AttentionError> {
+        let ((step, _), out) = self.launch(split, backend, manifest, artifacts, Timing::Step(runs))?;
+        Ok((step, out))
+    }
+
+    /// Builds both launches and runs them as `timing` asks: for [`Timing::Step`] the
+    /// first element of the returned times is the steps' and the second is empty.
+    fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, timing: Timing) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
         let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
@@ -452,9 +464,12 @@ impl DecodeProblem {
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
-        let chunk_times = match runs {
-            Some(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
-            None => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],
+        // A timed step runs both kernels below; otherwise the chunk kernel runs now and
+        // the combine takes its partial results.
+        let chunk_times = match timing {
+            Timing::Step(_) => Vec::new(),
+            Timing::Kernels(n) => backend.launch_repeated(&chunk_launch, &mut a, n)?,
+            Timing::Once => vec![backend.launch(&chunk_launch, &mut a)?.device_ns.unwrap_or(f64::NAN)],
         };
         let take = |name: &str| a.get_buffer(name).cloned().ok_or_else(|| AttentionError::Manifest(format!("no `{name}` after the chunk kernel")));
         let mut c = Args::new()
@@ -475,12 +490,30 @@ impl DecodeProblem {
         }
         let combine_spec = variant_spec(combine, &combine_axes, d)?;
         let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] };
-        let combine_times = match runs {
-            Some(n) => backend.launch_repeated(&combine_launch, &mut c, n)?,
-            None => vec![backend.launch(&combine_launch, &mut c)?.device_ns.unwrap_or(f64::NAN)],
+        let times = match timing {
+            Timing::Step(n) => {
+                let mut both = [a, c];
+                let steps = backend.launch_sequence_repeated(&[chunk_launch, combine_launch], &mut both, n)?;
+                let [_, done] = both;
+                c = done;
+                (steps, Vec::new())
+            }
+            Timing::Kernels(n) => (chunk_times, backend.launch_repeated(&combine_launch, &mut c, n)?),
+            Timing::Once => (chunk_times, vec![backend.launch(&combine_launch, &mut c)?.device_ns.unwrap_or(f64::NAN)]),
         };
-        Ok(((chunk_times, combine_times), c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default()))
+        Ok((times, c.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default()))
     }
+}
+
+/// How [`DecodeProblem::launch`] runs its two kernels.
+#[derive(Clone, Copy)]
+enum Timing {
+    /// Each once.
+    Once,
+    /// Each `n` times on its own (the combine on the chunk kernel's last results).
+    Kernels(u32),
+    /// Both as one unit, `n` times.
+    Step(u32),
 }
 
 #[cfg(test)]

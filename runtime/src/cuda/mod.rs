@@ -10,10 +10,9 @@
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::{ArgValue, Args};
-use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
+use crate::backend::{check_args, check_sequence, push_bytes, read_back_names, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use onekernel_dsl::ir::Access;
 use onekernel_dsl::types::Literal;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -195,6 +194,10 @@ impl Backend for Cuda {
         self.run(l, args, runs.max(1))
     }
 
+    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run_sequence(launches, args, runs.max(1))
+    }
+
     fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
         let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
@@ -281,48 +284,84 @@ impl Cuda {
     /// Uploads once, dispatches `runs` times (each between two events, after the L2
     /// flush when set), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        let k = l.kernel;
-        check_args("cuda", l, args)?;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
-        let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
-            Some(v) => v.cuda_entry.clone(),
-            None => self.runtime_instance(l)?,
-        };
-        let module = self.module(l, &entry)?;
-        let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
-        let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
-        let mut slices: Vec<CudaSlice<u8>> = Vec::new();
-        for b in &k.buffers {
-            let Some(ArgValue::Buffer(h)) = args.get(&b.name) else { continue };
-            slices.push(self.stream.clone_htod(h.as_bytes()).map_err(|e| api("cuMemcpyHtoD", &e))?);
+        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs)
+    }
+
+    /// [`Backend::launch_sequence_repeated`]: every launch's module and arguments
+    /// prepared first, buffers uploaded once per name, then `runs` units of all the
+    /// dispatches between two events (after the L2 flush when set), read-write buffers
+    /// read back once into every launch's arguments that bind them.
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        check_sequence("cuda", launches, args)?;
+        struct Prepared {
+            func: CudaFunction,
+            /// Indices into `slices`, in binding order.
+            bound: Vec<usize>,
+            push: PushBlock,
+            has_push: bool,
+            cfg: LaunchConfig,
         }
-        let mut push = PushBlock([0; 128]);
-        let bytes = push_bytes(k, args);
-        push.0[..bytes.len()].copy_from_slice(&bytes);
-        let cfg = LaunchConfig {
-            grid_dim: (l.groups[0], l.groups[1], l.groups[2]),
-            block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
-            shared_mem_bytes: dyn_shared,
-        };
+        let mut slices: Vec<CudaSlice<u8>> = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        let mut prepared = Vec::with_capacity(launches.len());
+        for (l, a) in launches.iter().zip(args.iter()) {
+            let k = l.kernel;
+            check_args("cuda", l, a)?;
+            let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+            let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
+                Some(v) => v.cuda_entry.clone(),
+                None => self.runtime_instance(l)?,
+            };
+            let module = self.module(l, &entry)?;
+            let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
+            let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
+            let mut bound = Vec::new();
+            for b in &k.buffers {
+                let Some(ArgValue::Buffer(h)) = a.get(&b.name) else { continue };
+                let at = match by_name.get(&b.name) {
+                    Some(&at) => at,
+                    None => {
+                        slices.push(self.stream.clone_htod(h.as_bytes()).map_err(|e| api("cuMemcpyHtoD", &e))?);
+                        by_name.insert(b.name.clone(), slices.len() - 1);
+                        slices.len() - 1
+                    }
+                };
+                bound.push(at);
+            }
+            let mut push = PushBlock([0; 128]);
+            let bytes = push_bytes(k, a);
+            push.0[..bytes.len()].copy_from_slice(&bytes);
+            let cfg = LaunchConfig {
+                grid_dim: (l.groups[0], l.groups[1], l.groups[2]),
+                block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
+                shared_mem_bytes: dyn_shared,
+            };
+            prepared.push(Prepared { func, bound, push, has_push: !bytes.is_empty(), cfg });
+        }
+        let first = launches[0].kernel.name.clone();
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let times = self.timed_runs(runs, &api, |stream| {
-            let mut b = stream.launch_builder(&func);
-            for s in &slices {
-                b.arg(s);
+            for (p, l) in prepared.iter().zip(launches) {
+                let mut b = stream.launch_builder(&p.func);
+                for &at in &p.bound {
+                    b.arg(&slices[at]);
+                }
+                if p.has_push {
+                    b.arg(&p.push);
+                }
+                // SAFETY: the argument list matches the generated signature (buffers in
+                // binding order, then the push struct), checked against the manifest above.
+                unsafe { b.launch(p.cfg) }.map(|_| ()).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernel: {e}") })?;
             }
-            if !bytes.is_empty() {
-                b.arg(&push);
-            }
-            // SAFETY: the argument list matches the generated signature (buffers in
-            // binding order, then the push struct), checked against the manifest above.
-            unsafe { b.launch(cfg) }.map(|_| ()).map_err(|e| api("cuLaunchKernel", &e))
+            Ok(())
         })?;
-        for (b, s) in k.buffers.iter().zip(&slices) {
-            if b.access != Access::ReadWrite {
-                continue;
-            }
-            let back = self.stream.clone_dtoh(s).map_err(|e| api("cuMemcpyDtoH", &e))?;
-            if let Some(h) = args.get_buffer_mut(&b.name) {
-                h.as_bytes_mut().copy_from_slice(&back);
+        for name in read_back_names(launches) {
+            let Some(&at) = by_name.get(&name) else { continue };
+            let back = self.stream.clone_dtoh(&slices[at]).map_err(|e| api("cuMemcpyDtoH", &e))?;
+            for a in args.iter_mut() {
+                if let Some(h) = a.get_buffer_mut(&name) {
+                    h.as_bytes_mut().copy_from_slice(&back);
+                }
             }
         }
         Ok(times)

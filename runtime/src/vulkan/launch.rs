@@ -5,9 +5,8 @@
 
 use super::device::{CachedPipeline, Vulkan};
 use crate::args::{ArgValue, Args};
-use crate::backend::{check_args, push_bytes, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use crate::backend::{check_args, check_sequence, push_bytes, read_back_names, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 use ash::vk;
-use onekernel_dsl::ir::Access;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
 pub(super) struct Resources<'a> {
@@ -57,6 +56,10 @@ impl Backend for Vulkan {
         self.run(l, args, runs.max(1))
     }
 
+    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run_sequence(launches, args, runs.max(1))
+    }
+
     fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
         self.driver_copy(bytes, runs.max(1)).map(Some)
     }
@@ -66,22 +69,47 @@ impl Vulkan {
     /// Uploads once, records `runs` dispatches (each between two timestamps, after the
     /// L2 flush when set, separated by barriers), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        let k = l.kernel;
-        check_args("vulkan", l, args)?;
-        let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
-        self.check_shared_memory(l)?;
-        for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
-            if g > max {
-                return Err(BackendError::Arguments {
-                    kernel: k.name.clone(),
-                    backend: "vulkan",
-                    message: format!("{g} workgroups on axis {axis} exceed the device limit {max}"),
-                });
-            }
+        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs)
+    }
+
+    /// [`Backend::launch_sequence_repeated`]: one device buffer per buffer name (with a
+    /// staging twin), one descriptor set per launch, then `runs` units recorded in one
+    /// command buffer — the flush, a barrier, the first launch's pipeline bound, a
+    /// timestamp, the dispatches with a barrier between consecutive ones, a timestamp —
+    /// and the written buffers read back once into every launch's arguments that bind
+    /// them.
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        check_sequence("vulkan", launches, args)?;
+        /// What one launch binds and pushes.
+        struct Prepared {
+            layout: vk::PipelineLayout,
+            pipeline: vk::Pipeline,
+            set_layout: vk::DescriptorSetLayout,
+            /// Indices into `staged`, in binding order.
+            bound: Vec<usize>,
+            push: Vec<u8>,
+            groups: [u32; 3],
         }
-        let push = push_bytes(k, args);
-        let cached = self.pipeline(l, push.len())?;
-        let (set_layout, layout, pipeline) = (cached.set_layout, cached.layout, cached.pipeline);
+        let mut prepared = Vec::with_capacity(launches.len());
+        for (l, a) in launches.iter().zip(args.iter()) {
+            let k = l.kernel;
+            check_args("vulkan", l, a)?;
+            self.check_shared_memory(l)?;
+            for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
+                if g > max {
+                    return Err(BackendError::Arguments {
+                        kernel: k.name.clone(),
+                        backend: "vulkan",
+                        message: format!("{g} workgroups on axis {axis} exceed the device limit {max}"),
+                    });
+                }
+            }
+            let push = push_bytes(k, a);
+            let cached = self.pipeline(l, push.len())?;
+            prepared.push(Prepared { layout: cached.layout, pipeline: cached.pipeline, set_layout: cached.set_layout, bound: Vec::new(), push, groups: l.groups });
+        }
+        let first = launches[0].kernel.name.clone();
+        let api = |what: &str, e: vk::Result| BackendError::Api { kernel: first.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let d = &self.device;
         let mut r = Resources {
             device: d,
@@ -97,79 +125,103 @@ impl Vulkan {
             // device's bandwidth) with a host-visible staging twin for upload and
             // read-back; on devices whose memory is all one kind (lavapipe) both are
             // the same kind of memory and the copies are cheap.
-            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64, bool)> = Vec::new();
+            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64)> = Vec::new();
             let mut stage_mems: Vec<vk::DeviceMemory> = Vec::new();
-            for b in &k.buffers {
-                let Some(ArgValue::Buffer(host)) = args.get(&b.name) else { continue };
-                let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
-                let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-                let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
-                let (stage_buf, stage_mem) =
-                    self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
-                let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
-                std::ptr::write_bytes(ptr, 0, size as usize);
-                std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
-                d.unmap_memory(stage_mem);
-                staged.push((dev_buf, stage_buf, size, b.access == Access::ReadWrite));
-                stage_mems.push(stage_mem);
+            let mut by_name: Vec<String> = Vec::new();
+            for (l, (a, p)) in launches.iter().zip(args.iter().zip(prepared.iter_mut())) {
+                for b in &l.kernel.buffers {
+                    let Some(ArgValue::Buffer(host)) = a.get(&b.name) else { continue };
+                    if let Some(at) = by_name.iter().position(|n| *n == b.name) {
+                        p.bound.push(at);
+                        continue;
+                    }
+                    let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
+                    let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+                    let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
+                    let (stage_buf, stage_mem) =
+                        self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
+                    let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
+                    std::ptr::write_bytes(ptr, 0, size as usize);
+                    std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
+                    d.unmap_memory(stage_mem);
+                    staged.push((dev_buf, stage_buf, size));
+                    stage_mems.push(stage_mem);
+                    by_name.push(b.name.clone());
+                    p.bound.push(staged.len() - 1);
+                }
             }
             let scratch = if self.flush_bytes > 0 {
                 Some(self.allocate(&mut r, self.flush_bytes, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0)
             } else {
                 None
             };
-            let set_layouts = [set_layout];
-            if !k.buffers.is_empty() {
-                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(k.buffers.len() as u32)];
-                r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
+            let descriptors: u32 = prepared.iter().map(|p| p.bound.len() as u32).sum();
+            if descriptors > 0 {
+                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(descriptors)];
+                r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(prepared.len() as u32).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
             }
-            let set = if k.buffers.is_empty() {
-                None
-            } else {
+            let mut sets = Vec::with_capacity(prepared.len());
+            for p in &prepared {
+                if p.bound.is_empty() {
+                    sets.push(None);
+                    continue;
+                }
+                let set_layouts = [p.set_layout];
                 let s = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = staged.iter().map(|(b, ..)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = p.bound.iter().map(|&at| [vk::DescriptorBufferInfo::default().buffer(staged[at].0).offset(0).range(vk::WHOLE_SIZE)]).collect();
                 let writes: Vec<vk::WriteDescriptorSet> = infos
                     .iter()
                     .enumerate()
                     .map(|(i, info)| vk::WriteDescriptorSet::default().dst_set(s).dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info))
                     .collect();
                 d.update_descriptor_sets(&writes, &[]);
-                Some(s)
-            };
-            let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
-                for (dev_buf, stage_buf, size, _) in &staged {
-                    d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
-                }
-                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+                sets.push(Some(s));
+            }
+            let read_back = read_back_names(launches);
+            let bind = |cb: vk::CommandBuffer, p: &Prepared, set: Option<vk::DescriptorSet>| {
+                d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 if let Some(s) = set {
-                    d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[s], &[]);
+                    d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &[s], &[]);
                 }
-                if !push.is_empty() {
-                    d.cmd_push_constants(cb, layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+                if !p.push.is_empty() {
+                    d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &p.push);
+                }
+            };
+            // The uploads, the flush and the previous unit complete before a unit; one
+            // dispatch's writes before the next dispatch of the unit.
+            let before = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            let between = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
+                for (dev_buf, stage_buf, size) in &staged {
+                    d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
                 }
                 for run in 0..runs {
                     if let Some(s) = scratch {
                         d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
                     }
-                    // Uploads (or the previous run) and the flush complete before this run.
-                    let before = [vk::MemoryBarrier::default()
-                        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
-                        .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
-                    if queries != vk::QueryPool::null() {
-                        // Written once every earlier command has completed: the interval
-                        // covers this dispatch only.
-                        d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, queries, 2 * run);
+                    for (i, (p, set)) in prepared.iter().zip(&sets).enumerate() {
+                        if i > 0 {
+                            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &between, &[], &[]);
+                        }
+                        bind(cb, p, *set);
+                        if i == 0 && queries != vk::QueryPool::null() {
+                            // Written once every earlier command has completed: the interval
+                            // covers this unit's dispatches only.
+                            d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, queries, 2 * run);
+                        }
+                        d.cmd_dispatch(cb, p.groups[0], p.groups[1], p.groups[2]);
                     }
-                    d.cmd_dispatch(cb, l.groups[0], l.groups[1], l.groups[2]);
                     if queries != vk::QueryPool::null() {
                         d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, queries, 2 * run + 1);
                     }
                 }
                 let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &written, &[], &[]);
-                for (dev_buf, stage_buf, size, read_back) in &staged {
-                    if *read_back {
+                for (name, (dev_buf, stage_buf, size)) in by_name.iter().zip(&staged) {
+                    if read_back.contains(name) {
                         d.cmd_copy_buffer(cb, *dev_buf, *stage_buf, &[vk::BufferCopy::default().size(*size)]);
                     }
                 }
@@ -177,21 +229,23 @@ impl Vulkan {
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
                 Ok(())
             })?;
-            for (b, mem) in k.buffers.iter().zip(&stage_mems) {
-                if b.access != Access::ReadWrite {
+            for (name, mem) in by_name.iter().zip(&stage_mems) {
+                if !read_back.contains(name) {
                     continue;
                 }
-                if let Some(host) = args.get_buffer_mut(&b.name) {
-                    let n = host.as_bytes().len();
-                    let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
-                    std::ptr::copy_nonoverlapping(ptr, host.as_bytes_mut().as_mut_ptr(), n);
-                    d.unmap_memory(*mem);
+                let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
+                for a in args.iter_mut() {
+                    if let Some(host) = a.get_buffer_mut(name) {
+                        let n = host.as_bytes().len();
+                        std::ptr::copy_nonoverlapping(ptr, host.as_bytes_mut().as_mut_ptr(), n);
+                    }
                 }
+                d.unmap_memory(*mem);
             }
             drop(r);
             let messages = self.take_messages();
             if !messages.is_empty() {
-                return Err(BackendError::ValidationLayer { kernel: k.name.clone(), messages });
+                return Err(BackendError::ValidationLayer { kernel: first, messages });
             }
             Ok(times)
         }

@@ -1,0 +1,67 @@
+//! The decode step as one timed unit (`DecodeProblem::time_step`, built on
+//! `Backend::launch_sequence_repeated`, which `onekernel bench` times): the chunk and the
+//! combine kernel run back to back and share their partial-result buffers by name, so a
+//! step's output is bitwise the output of `DecodeProblem::run` (each kernel launched on
+//! its own) on every backend present — the interpreter, lavapipe in CI, CUDA on the GPU
+//! machine — in both modes, with the device timing every step. A sequence whose launches
+//! bind one buffer name to buffers of different sizes is rejected before anything runs.
+
+use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
+use onekernel_runtime::attention::grid::fast_chunk;
+use onekernel_runtime::attention::{KvFormat, Split};
+use onekernel_runtime::{Args, BackendError, HostBuffer, Launch};
+use onekernel_tests::harness::{all_backends, manifest, root};
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn a_timed_decode_step_gives_the_bits_of_a_run_on_every_backend() {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let sh = BatchShape { head_dim: 64, n_heads: 8, n_kv_heads: 2, k_format: KvFormat::F16, v_format: KvFormat::F16, scale: 0.125, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None };
+    let (a, b) = (Sequence::random(&sh, 11, 300), Sequence::random(&sh, 12, 77));
+    let p = pack(&sh, &[&a, &b], 16, Some(5));
+    for mut be in all_backends() {
+        let name = be.name();
+        let fast = Split::Fast { chunk_tokens: fast_chunk(&p, be.info().async_copies) };
+        for split in [Split::Deterministic, fast] {
+            let want = p.run(split, be.as_mut(), &m, &artifacts).unwrap_or_else(|e| panic!("{name} {split:?}: {e}"));
+            let (times, got) = p.time_step(split, be.as_mut(), &m, &artifacts, 3).unwrap_or_else(|e| panic!("{name} {split:?} step: {e}"));
+            assert_eq!(times.len(), 3, "{name}: one time per step");
+            assert_eq!(bits(&got), bits(&want), "{name} {split:?}: the step's output differs from the run's");
+            // The output is the combine's: finite and not the zeros it starts from.
+            assert!(got.iter().all(|x| x.is_finite()) && got.iter().any(|&x| x != 0.0), "{name} {split:?}");
+            if name != "cpu" {
+                assert!(times.iter().all(|t| t.is_finite() && *t > 0.0), "{name}: device time of every step: {times:?}");
+            }
+            println!("{name} {split:?}: step bitwise equal to the run, device times {times:?} ns");
+        }
+    }
+}
+
+#[test]
+fn a_sequence_binding_one_name_to_buffers_of_two_sizes_is_rejected_before_launch() {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let k = m.kernel("copy_words").expect("copy_words in the manifest");
+    let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+    let words = |n: usize| HostBuffer::from_u32(&(0..n as u32).collect::<Vec<_>>());
+    let args = |n: usize| Args::new().buffer("src", words(n)).buffer("dst", words(n)).scalar("n", n as u32);
+    let launch = |n: usize| Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [(n as u32).div_ceil(1024), 1, 1] };
+    for mut be in all_backends() {
+        let name = be.name();
+        // Two copies of the same 256 words: one buffer each for `src` and `dst`, fine.
+        let mut same = [args(256), args(256)];
+        let t = be.launch_sequence_repeated(&[launch(256), launch(256)], &mut same, 2).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(t.len(), 2, "{name}");
+        assert_eq!(same[1].get_buffer("dst"), Some(&words(256)), "{name}: the copy's result is read back into every launch's arguments");
+        // 256 and 300 words under the same names cannot be one buffer.
+        let mut mixed = [args(256), args(300)];
+        let e = be.launch_sequence_repeated(&[launch(256), launch(300)], &mut mixed, 1).expect_err(name);
+        println!("{name}: {e}");
+        assert!(matches!(&e, BackendError::Arguments { .. }) && e.to_string().contains("one buffer across the sequence"), "{name}: {e}");
+        // And one argument set short.
+        let e = be.launch_sequence_repeated(&[launch(256), launch(256)], &mut same[..1], 1).expect_err(name);
+        assert!(e.to_string().contains("2 launches with 1 argument sets"), "{name}: {e}");
+    }
+}
