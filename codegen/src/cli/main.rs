@@ -54,8 +54,9 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
   attention-grid  run decode attention's determinism grid (issue 6; full: 216 points,
          ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
          and repeatable and the fast-mode control changes bits
-  bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic)
-         with the copy bandwidth of the same run; markdown table + JSON (GPU machine;
+  bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic),
+         timed as decode steps (chunk + combine back to back) and as the two kernels
+         apart, with the copy bandwidth of the same run; markdown tables + JSON (GPU machine;
          --shape BxL, repeatable: only those shapes; --fast-chunk N: the fast mode's
          chunk length instead of the scheduler's choice; --det-chunks 1|2: the
          deterministic mode's chunks per workgroup instead of the runtime's — 128-token
@@ -63,7 +64,8 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          --det-long-after N: 256-token deterministic chunks past N tokens instead of 2048)
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
-         measured in the same run (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
+         measured in the same run, the best copy of the same bytes and the launch floor
+         (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
