@@ -81,13 +81,20 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     // The copies' sizes follow --quick, not the number of shapes: one --shape is a
     // measurement (until the twenty-fourth session it took the smoke test's small copies).
     let driver_bytes = driver_copy_bytes(quick);
+    let words: Vec<u32> = (0..if quick { 1u32 << 16 } else { 24u32 << 20 }).collect();
+    let copy_kernel = manifest.kernel("copy_words").ok_or_else(|| anyhow!("`copy_words` is not in the manifest"))?;
+    let copy_spec = copy_kernel.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
+    let copy = Launch { kernel: copy_kernel, artifacts: &out, spec: &copy_spec, groups: [(words.len() as u32).div_ceil(1024), 1, 1] };
+    let mut copy_args = Args::new().buffer("src", HostBuffer::from_u32(&words)).buffer("dst", HostBuffer::from_u32(&words)).scalar("n", words.len() as u32);
+    let has_cuda = opened.iter().any(|b| b.name() == "cuda");
     for (i, b) in opened.iter_mut().enumerate() {
+        if b.name() == "vulkan" && !has_cuda && b.info().device.contains("NVIDIA") {
+            // Measured on the H200: alone, the attention kernels ran at 585–690 MHz
+            // (docs/PERFORMANCE.md, "Method"); with CUDA in the same process they did not.
+            eprintln!("note: NVIDIA Vulkan without CUDA in the same run was measured at low clocks on the H200 (docs/PERFORMANCE.md); for comparable figures run --backend cuda,vulkan");
+        }
         b.set_l2_flush(128 << 20);
-        let words: Vec<u32> = (0..if quick { 1u32 << 16 } else { 24u32 << 20 }).collect();
-        let k = manifest.kernel("copy_words").ok_or_else(|| anyhow!("`copy_words` is not in the manifest"))?;
-        let spec = k.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
-        let mut a = Args::new().buffer("src", HostBuffer::from_u32(&words)).buffer("dst", HostBuffer::from_u32(&words)).scalar("n", words.len() as u32);
-        let t = b.launch_repeated(&Launch { kernel: k, artifacts: &out, spec: &spec, groups: [(words.len() as u32).div_ceil(1024), 1, 1] }, &mut a, 23)?;
+        let t = b.launch_repeated(&copy, &mut copy_args, 23)?;
         copies[i] = 2.0 * (words.len() * 4) as f64 / median(&t[3..]);
         eprintln!("{}: copy bandwidth (copy_words, {:.2} MiB, read + write) {:.0} GB/s", b.name(), (words.len() * 4) as f64 / 1048576.0, copies[i]);
         driver[i] = driver_copy_gbs(b.as_mut(), driver_bytes)?.unwrap_or(f64::NAN);
