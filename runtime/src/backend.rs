@@ -282,16 +282,36 @@ pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args])
     Ok(())
 }
 
-/// The buffer names some launch of a sequence writes (read back after it), each once, in
-/// first-launch order.
-pub fn read_back_names(launches: &[Launch]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for b in launches.iter().flat_map(|l| &l.kernel.buffers) {
-        if b.access == Access::ReadWrite && !names.contains(&b.name) {
-            names.push(b.name.clone());
+/// How the launches of a sequence bind their buffers, one device buffer per name.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SequenceBindings {
+    /// Each buffer name once, in first-use order, with the launch whose arguments it is
+    /// uploaded from (the first that binds it; [`check_sequence`] makes the others equal
+    /// in size).
+    pub buffers: Vec<(String, usize)>,
+    /// Per launch, indices into `buffers` in the kernel's binding order.
+    pub bound: Vec<Vec<usize>>,
+    /// Per buffer, whether some launch writes it (it is read back after the sequence).
+    pub written: Vec<bool>,
+}
+
+/// The bindings of `launches` with `args` (what both GPU backends allocate and bind).
+pub fn sequence_bindings(launches: &[Launch], args: &[Args]) -> SequenceBindings {
+    let mut s = SequenceBindings { buffers: Vec::new(), bound: Vec::new(), written: Vec::new() };
+    for (i, (l, a)) in launches.iter().zip(args).enumerate() {
+        let mut bound = Vec::new();
+        for b in l.kernel.buffers.iter().filter(|b| a.get_buffer(&b.name).is_some()) {
+            let at = s.buffers.iter().position(|(n, _)| *n == b.name).unwrap_or_else(|| {
+                s.buffers.push((b.name.clone(), i));
+                s.written.push(false);
+                s.buffers.len() - 1
+            });
+            s.written[at] |= b.access == Access::ReadWrite;
+            bound.push(at);
         }
+        s.bound.push(bound);
     }
-    names
+    s
 }
 
 /// After launch `i` of a sequence: its read-write buffers copied into every other
@@ -322,7 +342,31 @@ pub fn push_bytes(k: &KernelManifest, args: &Args) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::DeviceInfo;
+    use super::{sequence_bindings, DeviceInfo, Launch, SequenceBindings};
+    use crate::args::Args;
+    use crate::buffer::HostBuffer;
+    use onekernel_dsl::manifest::Manifest;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_sequence_binds_each_buffer_name_once_and_reads_back_what_any_launch_writes() {
+        let generated = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
+        let m: Manifest = serde_json::from_slice(&std::fs::read(generated.join("manifest.json")).unwrap()).unwrap();
+        let (chunk, combine) = (m.kernel("attn_decode_chunk").unwrap(), m.kernel("attn_decode_combine").unwrap());
+        let launch = |k| Launch { kernel: k, artifacts: &generated, spec: &[], groups: [1, 1, 1] };
+        let with = |names: &[&str]| names.iter().fold(Args::new(), |a, n| a.buffer(n, HostBuffer::from_u32(&[0])));
+        // The chunk kernel binds some of its buffers, the combine its own and shared ones.
+        let args = [with(&["q", "kv_len", "part_m", "part_acc"]), with(&["part_m", "part_acc", "kv_len", "out"])];
+        let b = sequence_bindings(&[launch(chunk), launch(combine)], &args);
+        let names: Vec<(&str, usize)> = b.buffers.iter().map(|(n, i)| (n.as_str(), *i)).collect();
+        // In each kernel's binding order; a name first bound by the chunk kernel is uploaded from its arguments.
+        assert_eq!(names, [("q", 0), ("kv_len", 0), ("part_m", 0), ("part_acc", 0), ("out", 1)]);
+        assert_eq!(b.bound, [vec![0, 1, 2, 3], vec![2, 3, 1, 4]]);
+        // part_* written by the chunk kernel, out by the combine; q and kv_len only read.
+        assert_eq!(b.written, [false, false, true, true, true]);
+        let one = sequence_bindings(&[launch(chunk)], &args[..1]);
+        assert_eq!(one, SequenceBindings { buffers: names[..4].iter().map(|(n, _)| (n.to_string(), 0)).collect(), bound: vec![vec![0, 1, 2, 3]], written: vec![false, false, true, true] });
+    }
 
     #[test]
     fn device_slugs_are_lower_case_runs_joined_by_dashes() {

@@ -9,8 +9,8 @@
 //! variants (a head size the catalogue does not list) get an instance the same way.
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
-use crate::args::{ArgValue, Args};
-use crate::backend::{check_args, check_sequence, push_bytes, read_back_names, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
+use crate::args::Args;
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::types::Literal;
@@ -295,14 +295,11 @@ impl Cuda {
         check_sequence("cuda", launches, args)?;
         struct Prepared {
             func: CudaFunction,
-            /// Indices into `slices`, in binding order.
-            bound: Vec<usize>,
             push: PushBlock,
             has_push: bool,
             cfg: LaunchConfig,
         }
-        let mut slices: Vec<CudaSlice<u8>> = Vec::new();
-        let mut by_name: HashMap<String, usize> = HashMap::new();
+        let bindings = sequence_bindings(launches, args);
         let mut prepared = Vec::with_capacity(launches.len());
         for (l, a) in launches.iter().zip(args.iter()) {
             let k = l.kernel;
@@ -315,19 +312,6 @@ impl Cuda {
             let module = self.module(l, &entry)?;
             let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
             let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
-            let mut bound = Vec::new();
-            for b in &k.buffers {
-                let Some(ArgValue::Buffer(h)) = a.get(&b.name) else { continue };
-                let at = match by_name.get(&b.name) {
-                    Some(&at) => at,
-                    None => {
-                        slices.push(self.stream.clone_htod(h.as_bytes()).map_err(|e| api("cuMemcpyHtoD", &e))?);
-                        by_name.insert(b.name.clone(), slices.len() - 1);
-                        slices.len() - 1
-                    }
-                };
-                bound.push(at);
-            }
             let mut push = PushBlock([0; 128]);
             let bytes = push_bytes(k, a);
             push.0[..bytes.len()].copy_from_slice(&bytes);
@@ -336,14 +320,19 @@ impl Cuda {
                 block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
                 shared_mem_bytes: dyn_shared,
             };
-            prepared.push(Prepared { func, bound, push, has_push: !bytes.is_empty(), cfg });
+            prepared.push(Prepared { func, push, has_push: !bytes.is_empty(), cfg });
         }
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let mut slices: Vec<CudaSlice<u8>> = Vec::with_capacity(bindings.buffers.len());
+        for (name, from) in &bindings.buffers {
+            let h = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
+            slices.push(self.stream.clone_htod(h).map_err(|e| api("cuMemcpyHtoD", &e))?);
+        }
         let times = self.timed_runs(runs, &api, |stream| {
-            for (p, l) in prepared.iter().zip(launches) {
+            for ((p, l), bound) in prepared.iter().zip(launches).zip(&bindings.bound) {
                 let mut b = stream.launch_builder(&p.func);
-                for &at in &p.bound {
+                for &at in bound {
                     b.arg(&slices[at]);
                 }
                 if p.has_push {
@@ -355,11 +344,10 @@ impl Cuda {
             }
             Ok(())
         })?;
-        for name in read_back_names(launches) {
-            let Some(&at) = by_name.get(&name) else { continue };
-            let back = self.stream.clone_dtoh(&slices[at]).map_err(|e| api("cuMemcpyDtoH", &e))?;
+        for (((name, _), slice), _) in bindings.buffers.iter().zip(&slices).zip(&bindings.written).filter(|(_, &w)| w) {
+            let back = self.stream.clone_dtoh(slice).map_err(|e| api("cuMemcpyDtoH", &e))?;
             for a in args.iter_mut() {
-                if let Some(h) = a.get_buffer_mut(&name) {
+                if let Some(h) = a.get_buffer_mut(name) {
                     h.as_bytes_mut().copy_from_slice(&back);
                 }
             }

@@ -4,8 +4,8 @@
 //! destroys it on every path, errors included.
 
 use super::device::{CachedPipeline, Vulkan};
-use crate::args::{ArgValue, Args};
-use crate::backend::{check_args, check_sequence, push_bytes, read_back_names, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use crate::args::Args;
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 use ash::vk;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
@@ -85,8 +85,6 @@ impl Vulkan {
             layout: vk::PipelineLayout,
             pipeline: vk::Pipeline,
             set_layout: vk::DescriptorSetLayout,
-            /// Indices into `staged`, in binding order.
-            bound: Vec<usize>,
             push: Vec<u8>,
             groups: [u32; 3],
         }
@@ -106,7 +104,7 @@ impl Vulkan {
             }
             let push = push_bytes(k, a);
             let cached = self.pipeline(l, push.len())?;
-            prepared.push(Prepared { layout: cached.layout, pipeline: cached.pipeline, set_layout: cached.set_layout, bound: Vec::new(), push, groups: l.groups });
+            prepared.push(Prepared { layout: cached.layout, pipeline: cached.pipeline, set_layout: cached.set_layout, push, groups: l.groups });
         }
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: first.clone(), backend: "vulkan", message: format!("{what}: {e}") };
@@ -125,50 +123,42 @@ impl Vulkan {
             // device's bandwidth) with a host-visible staging twin for upload and
             // read-back; on devices whose memory is all one kind (lavapipe) both are
             // the same kind of memory and the copies are cheap.
-            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64)> = Vec::new();
-            let mut stage_mems: Vec<vk::DeviceMemory> = Vec::new();
-            let mut by_name: Vec<String> = Vec::new();
-            for (l, (a, p)) in launches.iter().zip(args.iter().zip(prepared.iter_mut())) {
-                for b in &l.kernel.buffers {
-                    let Some(ArgValue::Buffer(host)) = a.get(&b.name) else { continue };
-                    if let Some(at) = by_name.iter().position(|n| *n == b.name) {
-                        p.bound.push(at);
-                        continue;
-                    }
-                    let size = (host.as_bytes().len().max(4) as u64).next_multiple_of(4);
-                    let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-                    let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
-                    let (stage_buf, stage_mem) =
-                        self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
-                    let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
-                    std::ptr::write_bytes(ptr, 0, size as usize);
-                    std::ptr::copy_nonoverlapping(host.as_bytes().as_ptr(), ptr, host.as_bytes().len());
-                    d.unmap_memory(stage_mem);
-                    staged.push((dev_buf, stage_buf, size));
-                    stage_mems.push(stage_mem);
-                    by_name.push(b.name.clone());
-                    p.bound.push(staged.len() - 1);
-                }
+            let bindings = sequence_bindings(launches, args);
+            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64)> = Vec::with_capacity(bindings.buffers.len());
+            let mut stage_mems: Vec<vk::DeviceMemory> = Vec::with_capacity(bindings.buffers.len());
+            for (name, from) in &bindings.buffers {
+                let host = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
+                let size = (host.len().max(4) as u64).next_multiple_of(4);
+                let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+                let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
+                let (stage_buf, stage_mem) =
+                    self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
+                let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
+                std::ptr::write_bytes(ptr, 0, size as usize);
+                std::ptr::copy_nonoverlapping(host.as_ptr(), ptr, host.len());
+                d.unmap_memory(stage_mem);
+                staged.push((dev_buf, stage_buf, size));
+                stage_mems.push(stage_mem);
             }
             let scratch = if self.flush_bytes > 0 {
                 Some(self.allocate(&mut r, self.flush_bytes, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0)
             } else {
                 None
             };
-            let descriptors: u32 = prepared.iter().map(|p| p.bound.len() as u32).sum();
+            let descriptors: u32 = bindings.bound.iter().map(|b| b.len() as u32).sum();
             if descriptors > 0 {
                 let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(descriptors)];
                 r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(prepared.len() as u32).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
             }
             let mut sets = Vec::with_capacity(prepared.len());
-            for p in &prepared {
-                if p.bound.is_empty() {
+            for (p, bound) in prepared.iter().zip(&bindings.bound) {
+                if bound.is_empty() {
                     sets.push(None);
                     continue;
                 }
                 let set_layouts = [p.set_layout];
                 let s = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = p.bound.iter().map(|&at| [vk::DescriptorBufferInfo::default().buffer(staged[at].0).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = bound.iter().map(|&at| [vk::DescriptorBufferInfo::default().buffer(staged[at].0).offset(0).range(vk::WHOLE_SIZE)]).collect();
                 let writes: Vec<vk::WriteDescriptorSet> = infos
                     .iter()
                     .enumerate()
@@ -177,7 +167,6 @@ impl Vulkan {
                 d.update_descriptor_sets(&writes, &[]);
                 sets.push(Some(s));
             }
-            let read_back = read_back_names(launches);
             let bind = |cb: vk::CommandBuffer, p: &Prepared, set: Option<vk::DescriptorSet>| {
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 if let Some(s) = set {
@@ -220,8 +209,8 @@ impl Vulkan {
                 }
                 let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &written, &[], &[]);
-                for (name, (dev_buf, stage_buf, size)) in by_name.iter().zip(&staged) {
-                    if read_back.contains(name) {
+                for ((dev_buf, stage_buf, size), &written) in staged.iter().zip(&bindings.written) {
+                    if written {
                         d.cmd_copy_buffer(cb, *dev_buf, *stage_buf, &[vk::BufferCopy::default().size(*size)]);
                     }
                 }
@@ -229,10 +218,7 @@ impl Vulkan {
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
                 Ok(())
             })?;
-            for (name, mem) in by_name.iter().zip(&stage_mems) {
-                if !read_back.contains(name) {
-                    continue;
-                }
+            for (((name, _), mem), _) in bindings.buffers.iter().zip(&stage_mems).zip(&bindings.written).filter(|(_, &w)| w) {
                 let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
                 for a in args.iter_mut() {
                     if let Some(host) = a.get_buffer_mut(name) {
