@@ -2,6 +2,7 @@
 //! offers, and the launch description it takes, built from a manifest entry.
 
 use crate::args::{ArgValue, Args};
+use crate::l2_flush::L2Flush;
 use onekernel_dsl::ir::Access;
 use onekernel_dsl::manifest::KernelManifest;
 use onekernel_dsl::types::Literal;
@@ -141,11 +142,13 @@ pub trait Backend {
     /// Runs one launch; read-write buffers in `args` are updated in place.
     fn launch(&mut self, launch: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError>;
 
-    /// For benchmarks: before each timed dispatch, write `bytes` of scratch memory so
-    /// the kernel's inputs (just uploaded) are no longer in the GPU's L2 and the timing
-    /// is DRAM bandwidth. 0 turns it off; backends without a cache to flush ignore it.
-    fn set_l2_flush(&mut self, bytes: u64) {
-        let _ = bytes;
+    /// For benchmarks: before each timed unit, run `flush` (the `read_words` kernel over
+    /// zeroed scratch, prepared here) so the unit's inputs (just uploaded) are no longer
+    /// in the GPU's L2, the lines it evicts are clean, and the timing is DRAM bandwidth
+    /// ([`L2Flush`]). `None` turns it off; backends without a cache to flush ignore it.
+    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
+        let _ = flush;
+        Ok(())
     }
 
     /// For benchmarks: runs the launch `runs` times and returns each run's device time

@@ -13,9 +13,11 @@ pub mod cuda;
 pub mod fixture;
 mod json;
 pub mod kvquant;
+pub mod l2_flush;
 pub mod validate;
 pub mod vulkan;
 
 pub use args::{Args, ArgValue};
 pub use backend::{Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 pub use buffer::HostBuffer;
+pub use l2_flush::L2Flush;

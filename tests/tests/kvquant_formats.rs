@@ -294,10 +294,11 @@ fn repeated_launches_give_the_single_launch_results() {
         let launch = Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [1, 1, 1] };
         let mut once = args();
         be.launch(&launch, &mut once).unwrap();
-        be.set_l2_flush(1 << 20);
+        let reader = m.kernel(onekernel_runtime::l2_flush::READER).unwrap();
+        be.set_l2_flush(Some(onekernel_runtime::L2Flush { reader, artifacts: &artifacts, bytes: 1 << 20 })).unwrap();
         let mut many = args();
         let times = be.launch_repeated(&launch, &mut many, 5).unwrap();
-        be.set_l2_flush(0);
+        be.set_l2_flush(None).unwrap();
         assert_eq!(times.len(), 5, "{}", be.name());
         assert_eq!(once.get_buffer("scores").unwrap().to_bits(), many.get_buffer("scores").unwrap().to_bits(), "{}", be.name());
         println!("{}: 5 timed runs {times:?}", be.name());

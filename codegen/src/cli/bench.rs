@@ -2,7 +2,8 @@
 //! (Hq 32, Hkv 8, D 128, f16 K/V; B × L ∈ {1×4096, 1×32768, 16×4096, 64×4096,
 //! 16×32768, 128×8192}; `--shape BxL`, repeatable, measures others instead), paged (pages
 //! of 16, random permutation) and contiguous, fast and deterministic: median device time
-//! of `--runs` dispatches of the chunk and the combine kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run. The copy
+//! of `--runs` dispatches of the chunk and the combine kernel after 3 warm-ups, inputs uploaded once, L2 flushed before every run
+//! (`read_words` over 128 MiB: clean lines, docs/PERFORMANCE.md). The copy
 //! bandwidth is measured in the same run. Writes markdown tables and JSON.
 //!
 //! Two times per configuration: the decode step (both kernels back to back as one timed
@@ -11,7 +12,7 @@
 //! twenty-fourth session, the sum of the two kernels' medians, each kernel timed on its
 //! own after its own flush (its launch latency and its cold partial results counted).
 
-use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, L2_FLUSH_BYTES, L2_FLUSH_METHOD, BenchOptions};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::fast_chunk;
@@ -93,7 +94,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             // (docs/PERFORMANCE.md, "Method"); with CUDA in the same process they did not.
             eprintln!("note: NVIDIA Vulkan without CUDA in the same run was measured at low clocks on the H200 (docs/PERFORMANCE.md); for comparable figures run --backend cuda,vulkan");
         }
-        b.set_l2_flush(128 << 20);
+        set_l2_flush(b.as_mut(), &manifest, &out)?;
         let t = b.launch_repeated(&copy, &mut copy_args, 23)?;
         copies[i] = 2.0 * (words.len() * 4) as f64 / median(&t[3..]);
         eprintln!("{}: copy bandwidth (copy_words, {:.2} MiB, read + write) {:.0} GB/s", b.name(), (words.len() * 4) as f64 / 1048576.0, copies[i]);
@@ -183,7 +184,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let doc = serde_json::json!({
-                "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": runs, "warmup": 3, "l2_flush_bytes": 128u64 << 20,
+                "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": runs, "warmup": 3, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
                 "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE},
                 "copy_gb_per_s": copies[i], "driver_copy": {"api": driver_copy_api(name), "bytes": driver_bytes, "gb_per_s": driver[i]}, "quick_smoke_test": quick, "results": records[i],
             });

@@ -3,7 +3,8 @@
 //! uploaded once) over a decode step's cache: 8 KV heads of L = 16384 and 65536 rows,
 //! scored by 8 query heads (one per KV head) and by 32 (GQA 4, the ANCHORS.md decode
 //! shape), against the copy bandwidth measured in the same run by the catalogue's
-//! `copy_words` kernel, with L2 flushed before each timed launch. The backends take turns
+//! `copy_words` kernel, with L2 flushed before each timed launch (`read_words` over
+//! 128 MiB, docs/PERFORMANCE.md). The backends take turns
 //! on each shape after 20 copies each: a GPU left idle while the host prepares the next
 //! inputs lowers its clocks (measured: 660–690 MHz instead of 1980 on the H200 during a
 //! Vulkan-only run, 2–4× slower kernels). `--quick` measures TBQ4, QJL and Polar at
@@ -15,7 +16,7 @@
 //! dispatch is a large part of any kernel's time, so these say how much of a shortfall
 //! against the 1 GiB copy is the size rather than the kernel.
 
-use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, L2_FLUSH_BYTES, L2_FLUSH_METHOD, BenchOptions};
 use anyhow::{bail, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
@@ -153,9 +154,9 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let mut copies = Vec::new();
     let driver_bytes = driver_copy_bytes(false);
     for b in opened.iter_mut() {
-        // Inputs are uploaded right before each launch; writing 128 MiB in between
+        // Inputs are uploaded right before each launch; reading 128 MiB in between
         // evicts them from L2, so every timed run reads its quantized cache from DRAM.
-        b.set_l2_flush(128 << 20);
+        set_l2_flush(b.as_mut(), &manifest, &out)?;
         let driver_gbs = driver_copy_gbs(b.as_mut(), driver_bytes)?.unwrap_or(f64::NAN);
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
         let copy_ns = time(&mut dev, runs.min(20), |d| d.copy_words(&words).map(|_| ()))?.median;
@@ -242,7 +243,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                 "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": 3,
                 "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
                 "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
-                "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": 128u64 << 20,
+                "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
                 "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
                 "same_size_copy": "per result: the driver's copy and copy_words of bytes_read bytes (read + write counted), same flush and timing; best_gb_per_s is the faster",
                 "results": records[i],

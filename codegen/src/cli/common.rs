@@ -168,6 +168,21 @@ impl BenchOptions {
     }
 }
 
+/// Bytes the benchmarks' L2 flush reads before each timed unit: 128 MiB, more than twice
+/// the 50 MB L2 of an H100 or H200.
+pub const L2_FLUSH_BYTES: u64 = 128 << 20;
+
+/// How the flush works, as the evidence JSON states it.
+pub const L2_FLUSH_METHOD: &str = "read_words over zeroed scratch before each timed unit (clean L2 lines; a memset before the twenty-fifth session)";
+
+/// Sets `b`'s L2 flush: the manifest's `read_words` over [`L2_FLUSH_BYTES`] of scratch
+/// (docs/PERFORMANCE.md, "Method"). The manifest's artifacts are in `out`.
+pub fn set_l2_flush(b: &mut dyn Backend, manifest: &Manifest, out: &Path) -> Result<()> {
+    let reader = manifest.kernel(onekernel_runtime::l2_flush::READER).ok_or_else(|| anyhow::anyhow!("`{}` (the benchmarks' L2 flush) is not in the manifest of {}", onekernel_runtime::l2_flush::READER, out.display()))?;
+    b.set_l2_flush(Some(onekernel_runtime::L2Flush { reader, artifacts: out, bytes: L2_FLUSH_BYTES }))?;
+    Ok(())
+}
+
 /// Bytes of the driver copy the benchmarks measure beside `copy_words`: 1 GiB, as
 /// ANCHORS.md's device-to-device copy (1 MiB in a `--quick` smoke run).
 pub fn driver_copy_bytes(quick: bool) -> u64 {

@@ -299,6 +299,19 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .buffer("src", 5000, Fill::Ints { lo: 0, hi: u32::MAX as i64 })
             .buffer("dst", 5000, Fill::Zeros)
             .scalar("n", Literal::U32(5000))],
+        // Words of 0 and 1: about half of the invocations XOR to 1 (every one of them
+        // writes the same value, so the result is deterministic), none to 2; 5000 words
+        // end inside a workgroup.
+        "read_words" => [(1, "some invocations match"), (2, "none match")]
+            .into_iter()
+            .map(|(tag, what)| {
+                Case::new(format!("5000 words, tag {tag}: {what}"), [5, 1, 1])
+                    .buffer("words", 5000, Fill::Ints { lo: 0, hi: 1 })
+                    .buffer("hits", 1, Fill::Zeros)
+                    .scalar("n", Literal::U32(5000))
+                    .scalar("tag", Literal::U32(tag))
+            })
+            .collect(),
         _ => return None,
     })
 }

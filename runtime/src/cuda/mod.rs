@@ -10,6 +10,7 @@
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::Args;
+use crate::l2_flush::L2Flush;
 use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
@@ -34,11 +35,27 @@ pub struct Cuda {
     arch: &'static str,
     /// Compiled modules by source hash and entry.
     modules: HashMap<String, Arc<CudaModule>>,
-    /// Scratch written before each timed dispatch (benchmarks' L2 flush), if set.
-    flush: Option<CudaSlice<u8>>,
+    /// The benchmarks' L2 flush, run before each timed unit when set.
+    flush: Option<L2Reader>,
     /// Dynamic shared bytes by (source hash, entry), read and checked once per entry.
     dyn_shared: HashMap<(String, String), u32>,
     info: DeviceInfo,
+}
+
+/// One launch ready to go: the function, its push block and grid.
+struct Prepared {
+    func: CudaFunction,
+    push: PushBlock,
+    has_push: bool,
+    cfg: LaunchConfig,
+}
+
+/// The prepared L2 flush ([`L2Flush`]): `read_words` and its buffers on the device,
+/// bound in its order (`words`, `hits`; [`L2Flush::check`]).
+struct L2Reader {
+    launch: Prepared,
+    scratch: CudaSlice<u8>,
+    hits: CudaSlice<u8>,
 }
 
 /// Template arguments of spec values, as the generated instances spell them.
@@ -177,8 +194,17 @@ impl Backend for Cuda {
         "cuda"
     }
 
-    fn set_l2_flush(&mut self, bytes: u64) {
-        self.flush = if bytes == 0 { None } else { self.stream.alloc_zeros::<u8>(bytes as usize).ok() };
+    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
+        self.flush = None;
+        let Some(f) = flush else { return Ok(()) };
+        f.check("cuda")?;
+        let (l, a) = (f.launch(), f.args());
+        let launch = self.prepare(&l, &a)?;
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let scratch = self.stream.alloc_zeros::<u8>(f.bytes as usize).map_err(|e| api("cuMemAlloc (L2 flush scratch)", &e))?;
+        let hits = self.stream.alloc_zeros::<u8>(4).map_err(|e| api("cuMemAlloc", &e))?;
+        self.flush = Some(L2Reader { launch, scratch, hits });
+        Ok(())
     }
 
     fn info(&self) -> &DeviceInfo {
@@ -219,8 +245,12 @@ impl Cuda {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
-            if let Some(scratch) = self.flush.as_mut() {
-                self.stream.memset_zeros(scratch).map_err(|e| api("cuMemsetD8Async (L2 flush)", &e))?;
+            if let Some(f) = &self.flush {
+                let mut b = self.stream.launch_builder(&f.launch.func);
+                b.arg(&f.scratch).arg(&f.hits).arg(&f.launch.push);
+                // SAFETY: `read_words(words, hits, push)`, checked by `L2Flush::check`;
+                // it reads the scratch's words and writes nothing (the tag is unmet).
+                unsafe { b.launch(f.launch.cfg) }.map_err(|e| api("cuLaunchKernel (L2 flush, read_words)", &e))?;
             }
             let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
             work(&self.stream)?;
@@ -281,6 +311,30 @@ impl Cuda {
         Ok(bytes)
     }
 
+    /// One launch's function (its module compiled on first use), push block and grid,
+    /// after its arguments are checked against the manifest.
+    fn prepare(&mut self, l: &Launch, a: &Args) -> Result<Prepared, BackendError> {
+        let k = l.kernel;
+        check_args("cuda", l, a)?;
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
+            Some(v) => v.cuda_entry.clone(),
+            None => self.runtime_instance(l)?,
+        };
+        let module = self.module(l, &entry)?;
+        let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
+        let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
+        let mut push = PushBlock([0; 128]);
+        let bytes = push_bytes(k, a);
+        push.0[..bytes.len()].copy_from_slice(&bytes);
+        let cfg = LaunchConfig {
+            grid_dim: (l.groups[0], l.groups[1], l.groups[2]),
+            block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
+            shared_mem_bytes: dyn_shared,
+        };
+        Ok(Prepared { func, push, has_push: !bytes.is_empty(), cfg })
+    }
+
     /// Uploads once, dispatches `runs` times (each between two events, after the L2
     /// flush when set), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
@@ -293,35 +347,8 @@ impl Cuda {
     /// read back once into every launch's arguments that bind them.
     fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
         check_sequence("cuda", launches, args)?;
-        struct Prepared {
-            func: CudaFunction,
-            push: PushBlock,
-            has_push: bool,
-            cfg: LaunchConfig,
-        }
         let bindings = sequence_bindings(launches, args);
-        let mut prepared = Vec::with_capacity(launches.len());
-        for (l, a) in launches.iter().zip(args.iter()) {
-            let k = l.kernel;
-            check_args("cuda", l, a)?;
-            let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
-            let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
-                Some(v) => v.cuda_entry.clone(),
-                None => self.runtime_instance(l)?,
-            };
-            let module = self.module(l, &entry)?;
-            let func = module.load_function(&entry).map_err(|e| api(&format!("cuModuleGetFunction({entry})"), &e))?;
-            let dyn_shared = if k.cuda.dynamic_shared { self.dynamic_shared(l, &module, &func, &entry)? } else { 0 };
-            let mut push = PushBlock([0; 128]);
-            let bytes = push_bytes(k, a);
-            push.0[..bytes.len()].copy_from_slice(&bytes);
-            let cfg = LaunchConfig {
-                grid_dim: (l.groups[0], l.groups[1], l.groups[2]),
-                block_dim: (k.workgroup[0], k.workgroup[1], k.workgroup[2]),
-                shared_mem_bytes: dyn_shared,
-            };
-            prepared.push(Prepared { func, push, has_push: !bytes.is_empty(), cfg });
-        }
+        let prepared = launches.iter().zip(args.iter()).map(|(l, a)| self.prepare(l, a)).collect::<Result<Vec<_>, _>>()?;
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let mut slices: Vec<CudaSlice<u8>> = Vec::with_capacity(bindings.buffers.len());

@@ -18,10 +18,6 @@ impl Vulkan {
         let size = bytes.next_multiple_of(4);
         let (src, _) = self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
         let (dst, _) = self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
-        let scratch = match self.flush_bytes {
-            0 => None,
-            n => Some(self.allocate(&mut r, n, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0),
-        };
         // SAFETY (whole block): plain Vulkan object creation and use on one device and
         // queue from one thread; every pointer passed lives across its call, and the
         // fence wait ends the GPU's use of every object before `r` destroys them.
@@ -29,10 +25,10 @@ impl Vulkan {
             let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
                 d.cmd_fill_buffer(cb, src, 0, vk::WHOLE_SIZE, 0x3c00_3c00);
                 for run in 0..runs {
-                    if let Some(s) = scratch {
-                        d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
+                    if let Some(f) = &self.l2_reader {
+                        self.record_l2_flush(cb, f);
                     }
-                    // The fill (or the previous copy) completes before this copy starts.
+                    // The flush (or the previous copy) completes before this copy starts.
                     let before = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &before, &[], &[]);
                     if queries != vk::QueryPool::null() {

@@ -5,6 +5,7 @@
 
 use super::device::{CachedPipeline, Vulkan};
 use crate::args::Args;
+use crate::l2_flush::L2Flush;
 use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
 use ash::vk;
 
@@ -43,8 +44,15 @@ impl Backend for Vulkan {
         &self.info
     }
 
-    fn set_l2_flush(&mut self, bytes: u64) {
-        self.flush_bytes = bytes.next_multiple_of(4);
+    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
+        if let Some(old) = self.l2_reader.take() {
+            // SAFETY: every launch waits for its fence, so no pending work uses it.
+            unsafe { old.destroy(&self.device) };
+        }
+        if let Some(f) = flush {
+            self.l2_reader = Some(self.create_l2_reader(&f)?);
+        }
+        Ok(())
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
@@ -140,11 +148,6 @@ impl Vulkan {
                 staged.push((dev_buf, stage_buf, size));
                 stage_mems.push(stage_mem);
             }
-            let scratch = if self.flush_bytes > 0 {
-                Some(self.allocate(&mut r, self.flush_bytes, vk::BufferUsageFlags::TRANSFER_DST, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?.0)
-            } else {
-                None
-            };
             let descriptors: u32 = bindings.bound.iter().map(|b| b.len() as u32).sum();
             if descriptors > 0 {
                 let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(descriptors)];
@@ -187,8 +190,8 @@ impl Vulkan {
                     d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
                 }
                 for run in 0..runs {
-                    if let Some(s) = scratch {
-                        d.cmd_fill_buffer(cb, s, 0, vk::WHOLE_SIZE, 0);
+                    if let Some(f) = &self.l2_reader {
+                        self.record_l2_flush(cb, f);
                     }
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
                     for (i, (p, set)) in prepared.iter().zip(&sets).enumerate() {
@@ -334,7 +337,7 @@ impl Vulkan {
 
     /// The cached pipeline of `l` (kernel, specialization) with `push_len` bytes of push
     /// constants, created on first use.
-    fn pipeline(&mut self, l: &Launch, push_len: usize) -> Result<&CachedPipeline, BackendError> {
+    pub(super) fn pipeline(&mut self, l: &Launch, push_len: usize) -> Result<&CachedPipeline, BackendError> {
         let key = (l.kernel.vulkan.spirv.sha256.clone(), self.spec_data(l), push_len);
         if !self.pipelines.contains_key(&key) {
             let p = self.create_pipeline(l, &key.1, push_len, false)?;

@@ -8,6 +8,7 @@
 
 mod copy;
 mod device;
+mod flush;
 mod launch;
 mod stats;
 

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One device call of evidence after a runtime or benchmark-method change (kernels
+# unchanged): PART=checks (default) runs validate (every kernel, CUDA and NVIDIA Vulkan;
+# stops here on a mismatch), the fixtures, the GPU test suites of the runtime's launch
+# paths (l2_flush, decode_step, cuda_backend, kvquant_formats) and `onekernel bench`;
+# PART=kvquant runs `bench-kvquant` (both lengths) and PyTorch SDPA (scripts/bench_sdpa.py,
+# with and without the L2 flush). A clock log runs throughout. Run on the GPU machine from
+# the repository root with the stripped `onekernel` in .devbin/, test binaries in
+# .devbin/t/, the Vulkan loader packages in .gl/ and the fixtures in .fx/
+# (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz. SKIP_VALIDATE=1 skips
+# validate (a re-run whose kernels and launch path a previous call validated).
+set -uo pipefail
+BUDGET_S=${BUDGET_S:-560}
+source scripts/device-env.sh
+ev_start
+PART=${PART:-checks}
+mkdir -p /tmp/fx ../shared/fixtures; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../shared/fixtures/
+# The test binaries read generated/ and ../shared from their build paths (/work/main).
+if [ "$PWD" != /work/main ]; then mkdir -p /work/main /work/shared; ln -sfn "$PWD/generated" /work/main/generated; ln -sfn "$PWD/../shared/fixtures" /work/shared/fixtures; fi
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $log
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 500 > $E/clocks-$PART-h200.csv &
+if [ "$PART" = checks ]; then
+  if [ "${SKIP_VALIDATE:-0}" != 1 ]; then
+  echo "== validate $(date +%T)" >> $log
+  timeout 200 .devbin/onekernel validate --backend all --evidence $E > $E/validate-h200.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
+  grep -c ' ok ' $E/validate-h200.log >> $log; grep -v ' ok ' $E/validate-h200.log | grep -v SKIPPED | tail -5 >> $log
+  [ $rc -ne 0 ] && finish
+  fi
+  echo "== fixtures $(date +%T)" >> $log
+  timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-h200.log 2>&1; echo "fixtures rc $?" >> $log
+  echo "== test suites $(date +%T)" >> $log
+  for t in l2_flush decode_step cuda_backend kvquant_formats; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-h200.log 2>&1
+  grep -E "^== |test result" $E/test-suites-h200.log >> $log
+  echo "== bench $(date +%T)" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
+else
+  echo "== bench-kvquant $(date +%T)" >> $log
+  timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-h200.log 2>&1; echo "bench-kvquant rc $?" >> $log
+  echo "== sdpa $(date +%T)" >> $log
+  timeout $(( $(left) - 10 )) python3 scripts/bench_sdpa.py $E/bench-sdpa-h200.json > $E/bench-sdpa-h200.log 2>&1; echo "sdpa rc $?" >> $log
+fi
+echo "done $(date +%T)" >> $log
