@@ -42,9 +42,7 @@ impl Vulkan {
         f.check("vulkan")?;
         let (l, a) = (f.launch(), f.args());
         check_args("vulkan", &l, &a)?;
-        if let Some((axis, (&g, &max))) = l.groups.iter().zip(&self.max_groups).enumerate().find(|(_, (g, max))| g > max) {
-            return Err(BackendError::Arguments { kernel: l.kernel.name.clone(), backend: "vulkan", message: format!("an L2 flush of {} bytes needs {g} workgroups on axis {axis}; the device allows {max}", f.bytes) });
-        }
+        self.check_groups(&l)?;
         let push = push_bytes(l.kernel, &a);
         let cached = self.pipeline(&l, push.len())?;
         let (pipeline, layout, set_layout) = (cached.pipeline, cached.layout, cached.set_layout);

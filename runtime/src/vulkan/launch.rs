@@ -101,15 +101,7 @@ impl Vulkan {
             let k = l.kernel;
             check_args("vulkan", l, a)?;
             self.check_shared_memory(l)?;
-            for (axis, (&g, &max)) in l.groups.iter().zip(&self.max_groups).enumerate() {
-                if g > max {
-                    return Err(BackendError::Arguments {
-                        kernel: k.name.clone(),
-                        backend: "vulkan",
-                        message: format!("{g} workgroups on axis {axis} exceed the device limit {max}"),
-                    });
-                }
-            }
+            self.check_groups(l)?;
             let push = push_bytes(k, a);
             let cached = self.pipeline(l, push.len())?;
             prepared.push(Prepared { layout: cached.layout, pipeline: cached.pipeline, set_layout: cached.set_layout, push, groups: l.groups });
@@ -315,6 +307,14 @@ impl Vulkan {
             r.buffers.push((buf, mem));
             d.bind_buffer_memory(buf, mem, 0).map_err(|e| ("vkBindBufferMemory", e))?;
             Ok((buf, mem))
+        }
+    }
+
+    /// `Arguments` when `l` dispatches more workgroups on an axis than the device allows.
+    pub(super) fn check_groups(&self, l: &Launch) -> Result<(), BackendError> {
+        match l.groups.iter().zip(&self.max_groups).enumerate().find(|(_, (g, max))| g > max) {
+            Some((axis, (g, max))) => Err(BackendError::Arguments { kernel: l.kernel.name.clone(), backend: "vulkan", message: format!("{g} workgroups on axis {axis} exceed the device limit {max}") }),
+            None => Ok(()),
         }
     }
 
