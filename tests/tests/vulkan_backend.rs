@@ -104,6 +104,25 @@ fn a_buffer_shorter_than_its_declared_length_is_rejected_before_launch() {
 }
 
 #[test]
+fn a_grid_past_the_device_limit_is_rejected_before_launch() {
+    let Some(mut vk) = vulkan() else { return };
+    let m = manifest();
+    let k = m.kernel("copy_words").unwrap();
+    let case = &onekernel_kernels::cases::validation_cases("copy_words").unwrap()[0];
+    let mut args = onekernel_runtime::validate::inputs(k, case, 1).unwrap();
+    // 2^20 workgroups on y: past every Vulkan device's limit there (lavapipe and NVIDIA
+    // offer 65535); copy_words' buffers are sized by `n`, so only the grid is wrong.
+    let launch = onekernel_runtime::Launch { kernel: k, artifacts: &generated(), spec: &[], groups: [1, 1 << 20, 1] };
+    let e = vk.launch(&launch, &mut args).unwrap_err();
+    assert!(matches!(e, BackendError::Arguments { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(e.starts_with("kernel `copy_words` (vulkan): 1048576 workgroups on axis 1 exceed the device limit "), "{e}");
+    // Within the limit the same arguments run.
+    let launch = onekernel_runtime::Launch { groups: case.groups, ..launch };
+    vk.launch(&launch, &mut args).unwrap();
+}
+
+#[test]
 fn every_kernel_is_bitwise_equal_on_nvidia_vulkan_where_present() {
     let mut vk = match Vulkan::with_device(Some("nvidia")) {
         Ok(v) => v,
