@@ -69,6 +69,15 @@ static __device__ __forceinline__ void ok_async_copy16(void* dst, const void* sr
 static __device__ __forceinline__ void ok_async_commit() {}
 template <int N> static __device__ __forceinline__ void ok_async_wait() {}
 #endif
+// Programmatic dependent launch (docs/RUNTIME.md): from sm_90 the runtime may start a
+// sequence's later kernel while the one before drains; every entry first waits until
+// that kernel has completed and its writes are visible. A no-op for a kernel launched
+// the ordinary way, and before sm_90.
+static __device__ __forceinline__ void ok_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -135,6 +144,7 @@ static __device__ __forceinline__ float ok_recip(float x_0) {
 
 template <unsigned int head_dim, bool deterministic, bool early_loads>
 static __device__ __forceinline__ void attn_decode_combine_impl(const float* __restrict__ part_m, const float* __restrict__ part_l, const float* __restrict__ part_acc, const unsigned int* __restrict__ kv_len, const float* __restrict__ sinks, float* __restrict__ out_, const ok_push_attn_decode_combine pc) {
+    ok_grid_dependency_wait();
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     part_m = (const float*)__builtin_assume_aligned(part_m, 16); // runtime contract: buffers start 16-byte aligned
     part_l = (const float*)__builtin_assume_aligned(part_l, 16); // runtime contract: buffers start 16-byte aligned

@@ -68,6 +68,15 @@ static __device__ __forceinline__ void ok_async_copy16(void* dst, const void* sr
 static __device__ __forceinline__ void ok_async_commit() {}
 template <int N> static __device__ __forceinline__ void ok_async_wait() {}
 #endif
+// Programmatic dependent launch (docs/RUNTIME.md): from sm_90 the runtime may start a
+// sequence's later kernel while the one before drains; every entry first waits until
+// that kernel has completed and its writes are visible. A no-op for a kernel launched
+// the ordinary way, and before sm_90.
+static __device__ __forceinline__ void ok_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
     unsigned int b = __float_as_uint(f);
     unsigned int sign = (b >> 16) & 0x8000u;
@@ -101,6 +110,7 @@ struct ok_push_turbo_score {
 };
 template <unsigned int format>
 static __device__ __forceinline__ void turbo_score_impl(const float* __restrict__ q, const unsigned int* __restrict__ k, const float* __restrict__ levels, const float* __restrict__ signs, float* __restrict__ scores, const ok_push_turbo_score pc) {
+    ok_grid_dependency_wait();
     const unsigned int ok_lindex = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     q = (const float*)__builtin_assume_aligned(q, 16); // runtime contract: buffers start 16-byte aligned
     k = (const unsigned int*)__builtin_assume_aligned(k, 16); // runtime contract: buffers start 16-byte aligned

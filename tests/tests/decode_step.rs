@@ -3,7 +3,8 @@
 //! combine kernel run back to back and share their partial-result buffers by name, so a
 //! step's output is bitwise the output of `DecodeProblem::run` (each kernel launched on
 //! its own) on every backend present — the interpreter, lavapipe in CI, CUDA on the GPU
-//! machine — in both modes, with the device timing every step. A sequence whose launches
+//! machine, where from sm_90 the combine is a programmatic dependent launch of the chunk
+//! kernel — in both modes, with the device timing every step. A sequence whose launches
 //! bind one buffer name to buffers of different sizes is rejected before anything runs.
 
 use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};

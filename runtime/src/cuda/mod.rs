@@ -7,6 +7,9 @@
 //! it runs and no others (the decode-attention chunk kernel's eight variants took NVRTC
 //! and the driver about 6 s each on the H200). Spec values outside the manifest's
 //! variants (a head size the catalogue does not list) get an instance the same way.
+//! From sm_90 a sequence's later launches (the decode step's combine after its chunk
+//! kernel) are programmatic dependent launches ([`dependent`]): each may be scheduled
+//! while the kernel before it drains, and its entry waits for that kernel's writes.
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::Args;
@@ -18,6 +21,8 @@ use onekernel_dsl::types::Literal;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+
+mod dependent;
 
 /// Push constants as one by-value kernel argument (the `ok_push_<k>` struct): the
 /// driver copies exactly the parameter's size from this block.
@@ -39,6 +44,9 @@ pub struct Cuda {
     flush: Option<L2Reader>,
     /// Dynamic shared bytes by (source hash, entry), read and checked once per entry.
     dyn_shared: HashMap<(String, String), u32>,
+    /// Whether a sequence's later launches are programmatic dependent launches (sm_90
+    /// and later, unless `ONEKERNEL_CUDA_PDL=0`).
+    dependent_launch: bool,
     info: DeviceInfo,
 }
 
@@ -126,10 +134,13 @@ impl Cuda {
         // cp.async exists from sm_80; ONEKERNEL_CUDA_ASYNC=0 makes kernels take their
         // register-staged variants instead (for comparisons).
         let async_copies = major >= 8 && std::env::var("ONEKERNEL_CUDA_ASYNC").as_deref() != Ok("0");
+        // Programmatic dependent launch exists from sm_90; ONEKERNEL_CUDA_PDL=0 launches
+        // a sequence's kernels one after the other instead (for comparisons).
+        let dependent_launch = major >= 9 && std::env::var("ONEKERNEL_CUDA_PDL").as_deref() != Ok("0");
         let info = DeviceInfo {
             backend: "cuda".into(),
             device: name,
-            driver: format!("CUDA driver, compute capability {major}.{minor}, NVRTC -arch={arch}"),
+            driver: format!("CUDA driver, compute capability {major}.{minor}, NVRTC -arch={arch}{}", if dependent_launch { ", dependent launches" } else { "" }),
             subgroup_size: Some(32),
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
@@ -137,7 +148,7 @@ impl Cuda {
             async_copies,
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), flush: None, dyn_shared: HashMap::new(), info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), flush: None, dyn_shared: HashMap::new(), dependent_launch, info })
     }
 
     /// The module of `entry` (see the module docs), compiled on first use.
@@ -356,8 +367,15 @@ impl Cuda {
             let h = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
             slices.push(self.stream.clone_htod(h).map_err(|e| api("cuMemcpyHtoD", &e))?);
         }
+        let dependent = self.dependent_launch;
         let times = self.timed_runs(runs, &api, |stream| {
-            for ((p, l), bound) in prepared.iter().zip(launches).zip(&bindings.bound) {
+            for (i, ((p, l), bound)) in prepared.iter().zip(launches).zip(&bindings.bound).enumerate() {
+                // A later launch of the unit may start while the one before drains (its
+                // entry waits for that kernel's writes: `ok_grid_dependency_wait`).
+                if dependent && i > 0 {
+                    dependent::launch(stream, &p.func, &p.cfg, p.has_push.then_some(&p.push), &slices, bound).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernelEx: {e}") })?;
+                    continue;
+                }
                 let mut b = stream.launch_builder(&p.func);
                 for &at in bound {
                     b.arg(&slices[at]);
