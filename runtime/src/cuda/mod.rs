@@ -8,30 +8,27 @@
 //! and the driver about 6 s each on the H200). Spec values outside the manifest's
 //! variants (a head size the catalogue does not list) get an instance the same way.
 //! From sm_90 a sequence's later launches (the decode step's combine after its chunk
-//! kernel) are programmatic dependent launches ([`dependent`]): each may be scheduled
+//! kernel) are programmatic dependent launches ([`raw_launch`]): each may be scheduled
 //! while the kernel before it drains, and its entry waits for that kernel's writes.
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::Args;
 use crate::l2_flush::L2Flush;
 use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::types::Literal;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-mod dependent;
+mod raw_launch;
 
 /// Push constants as one by-value kernel argument (the `ok_push_<k>` struct): the
 /// driver copies exactly the parameter's size from this block.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct PushBlock([u8; 128]);
-
-// SAFETY: plain bytes, valid for any bit pattern, passed by value.
-unsafe impl DeviceRepr for PushBlock {}
 
 /// A CUDA device.
 pub struct Cuda {
@@ -257,11 +254,9 @@ impl Cuda {
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
             if let Some(f) = &self.flush {
-                let mut b = self.stream.launch_builder(&f.launch.func);
-                b.arg(&f.scratch).arg(&f.hits).arg(&f.launch.push);
-                // SAFETY: `read_words(words, hits, push)`, checked by `L2Flush::check`;
-                // it reads the scratch's words and writes nothing (the tag is unmet).
-                unsafe { b.launch(f.launch.cfg) }.map_err(|e| api("cuLaunchKernel (L2 flush, read_words)", &e))?;
+                // `read_words(words, hits, push)`, checked by `L2Flush::check`; it reads the
+                // scratch's words and writes nothing (the tag is unmet).
+                raw_launch::launch(&self.stream, &f.launch, &[&f.scratch, &f.hits], false).map_err(|e| api("cuLaunchKernelEx (L2 flush, read_words)", &e))?;
             }
             let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
             work(&self.stream)?;
@@ -368,24 +363,12 @@ impl Cuda {
             slices.push(self.stream.clone_htod(h).map_err(|e| api("cuMemcpyHtoD", &e))?);
         }
         let dependent = self.dependent_launch;
+        let bound: Vec<Vec<&CudaSlice<u8>>> = bindings.bound.iter().map(|b| b.iter().map(|&at| &slices[at]).collect()).collect();
         let times = self.timed_runs(runs, &api, |stream| {
-            for (i, ((p, l), bound)) in prepared.iter().zip(launches).zip(&bindings.bound).enumerate() {
+            for (i, ((p, l), buffers)) in prepared.iter().zip(launches).zip(&bound).enumerate() {
                 // A later launch of the unit may start while the one before drains (its
                 // entry waits for that kernel's writes: `ok_grid_dependency_wait`).
-                if dependent && i > 0 {
-                    dependent::launch(stream, &p.func, &p.cfg, p.has_push.then_some(&p.push), &slices, bound).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernelEx: {e}") })?;
-                    continue;
-                }
-                let mut b = stream.launch_builder(&p.func);
-                for &at in bound {
-                    b.arg(&slices[at]);
-                }
-                if p.has_push {
-                    b.arg(&p.push);
-                }
-                // SAFETY: the argument list matches the generated signature (buffers in
-                // binding order, then the push struct), checked against the manifest above.
-                unsafe { b.launch(p.cfg) }.map(|_| ()).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernel: {e}") })?;
+                raw_launch::launch(stream, p, buffers, dependent && i > 0).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernelEx: {e}") })?;
             }
             Ok(())
         })?;
