@@ -4,7 +4,10 @@
 # stops here on a mismatch), the fixtures, the GPU test suites of the runtime's launch
 # paths (l2_flush, decode_step, cuda_backend, kvquant_formats) and `onekernel bench`;
 # PART=kvquant runs `bench-kvquant` (both lengths) and PyTorch SDPA (scripts/bench_sdpa.py,
-# with and without the L2 flush). A clock log runs throughout. Run on the GPU machine from
+# with and without the L2 flush); PART=flashinfer runs FlashInfer's paged decode
+# (scripts/bench_flashinfer.py; its PyPI source distribution carried in .fi/ and unpacked
+# by scripts/flashinfer-env.sh) and then `onekernel bench --backend cuda`, so the ratio is
+# measured in one call. A clock log runs throughout. Run on the GPU machine from
 # the repository root with the stripped `onekernel` in .devbin/, test binaries in
 # .devbin/t/, the Vulkan loader packages in .gl/ and the fixtures in .fx/
 # (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz. SKIP_VALIDATE=1 skips
@@ -33,6 +36,13 @@ if [ "$PART" = checks ]; then
   grep -E "^== |test result" $E/test-suites-h200.log >> $log
   echo "== bench $(date +%T)" >> $log
   timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
+elif [ "$PART" = flashinfer ]; then
+  echo "== flashinfer $(date +%T)" >> $log
+  source scripts/flashinfer-env.sh >> $log 2>&1
+  timeout $(( $(left) - 130 )) python3 scripts/bench_flashinfer.py $E/bench-flashinfer-h200.json > $E/bench-flashinfer-h200.log 2>&1; echo "flashinfer rc $?" >> $log
+  tail -3 $E/bench-flashinfer-h200.log >> $log
+  echo "== bench cuda $(date +%T)" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda --evidence $E > $E/bench-cuda-h200.log 2>&1; echo "bench rc $?" >> $log
 else
   echo "== bench-kvquant $(date +%T)" >> $log
   timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-h200.log 2>&1; echo "bench-kvquant rc $?" >> $log

@@ -4,7 +4,8 @@
 //! step's output is bitwise the output of `DecodeProblem::run` (each kernel launched on
 //! its own) on every backend present — the interpreter, lavapipe in CI, CUDA on the GPU
 //! machine, where from sm_90 the combine is a programmatic dependent launch of the chunk
-//! kernel — in both modes, with the device timing every step. A sequence whose launches
+//! kernel — in both modes, with the device timing every step, the first step on fresh
+//! buffers checked on its own. A sequence whose launches
 //! bind one buffer name to buffers of different sizes is rejected before anything runs.
 
 use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
@@ -28,6 +29,13 @@ fn a_timed_decode_step_gives_the_bits_of_a_run_on_every_backend() {
         let fast = Split::Fast { chunk_tokens: fast_chunk(&p, be.info().async_copies) };
         for split in [Split::Deterministic, fast] {
             let want = p.run(split, be.as_mut(), &m, &artifacts).unwrap_or_else(|e| panic!("{name} {split:?}: {e}"));
+            // One step on fresh buffers first: its partial results start as zeros, so a
+            // combine that ran ahead of the chunk kernel's writes (CUDA lets it start
+            // while the chunk kernel runs; its entry must wait) shows here, where later
+            // steps would read the identical partials of the steps before.
+            let (once, first) = p.time_step(split, be.as_mut(), &m, &artifacts, 1).unwrap_or_else(|e| panic!("{name} {split:?} first step: {e}"));
+            assert_eq!(once.len(), 1, "{name}: one time for one step");
+            assert_eq!(bits(&first), bits(&want), "{name} {split:?}: the first step's output differs from the run's");
             let (times, got) = p.time_step(split, be.as_mut(), &m, &artifacts, 3).unwrap_or_else(|e| panic!("{name} {split:?} step: {e}"));
             assert_eq!(times.len(), 3, "{name}: one time per step");
             assert_eq!(bits(&got), bits(&want), "{name} {split:?}: the step's output differs from the run's");
