@@ -16,28 +16,34 @@ import sys
 
 import torch
 
+from bench_sdpa import median_us  # the same timing as SDPA's
+
 SHAPES = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)]
 HQ, HKV, D, PAGE = 32, 8, 128, 16
 
 
-def median_us(call, scratch):
-    """Median device time in µs of 50 calls after 10 warm-ups, each between two events;
-    with `scratch`, a read of it before each call (outside the events)."""
-    for _ in range(10):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(50):
-        if scratch is not None:
-            scratch.sum()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
+def paged_cache(b, l, gen):
+    """B = `b` sequences of `l` tokens: random K, V and queries, the pages of all
+    sequences in one random permutation drawn from `gen`, FlashInfer's page table."""
+    pages_per_seq = l // PAGE
+    n_pages = b * pages_per_seq
+    k = torch.randn(n_pages, PAGE, HKV, D, device="cuda", dtype=torch.float16)
+    v = torch.randn(n_pages, PAGE, HKV, D, device="cuda", dtype=torch.float16)
+    q = torch.randn(b, HQ, D, device="cuda", dtype=torch.float16)
+    indices = torch.randperm(n_pages, generator=gen).to(device="cuda", dtype=torch.int32)
+    indptr = torch.arange(0, n_pages + 1, pages_per_seq, device="cuda", dtype=torch.int32)
+    last = torch.full((b,), PAGE, device="cuda", dtype=torch.int32)
+    return k, v, q, indices, indptr, last
+
+
+def decode_call(cache, tensor_cores, workspace):
+    """FlashInfer's decode of `cache` (from `paged_cache`), planned: the call that runs it."""
+    import flashinfer
+
+    k, v, q, indices, indptr, last = cache
+    w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tensor_cores)
+    w.plan(indptr, indices, last, HQ, HKV, D, PAGE, q_data_type=torch.float16, kv_data_type=torch.float16)
+    return lambda: w.run(q, (k, v))
 
 
 def main(path):
@@ -48,24 +54,12 @@ def main(path):
     gen = torch.Generator(device="cpu").manual_seed(7)
     results = []
     for b, l in SHAPES:
-        pages_per_seq = l // PAGE
-        n_pages = b * pages_per_seq
-        k = torch.randn(n_pages, PAGE, HKV, D, device="cuda", dtype=torch.float16)
-        v = torch.randn(n_pages, PAGE, HKV, D, device="cuda", dtype=torch.float16)
-        q = torch.randn(b, HQ, D, device="cuda", dtype=torch.float16)
-        indices = torch.randperm(n_pages, generator=gen).to(device="cuda", dtype=torch.int32)
-        indptr = torch.arange(0, n_pages + 1, pages_per_seq, device="cuda", dtype=torch.int32)
-        last = torch.full((b,), PAGE, device="cuda", dtype=torch.int32)
+        cache = paged_cache(b, l, gen)
         for tc in (False, True):
             name = "flashinfer_paged_tensor_cores" if tc else "flashinfer_paged"
             rec = {"backend": name, "batch": b, "kv_len": l, "page_size": PAGE, "layout": "NHD", "pages": "random permutation"}
             try:
-                w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tc)
-                w.plan(indptr, indices, last, HQ, HKV, D, PAGE, q_data_type=torch.float16, kv_data_type=torch.float16)
-
-                def call():
-                    return w.run(q, (k, v))
-
+                call = decode_call(cache, tc, workspace)
                 us, flushed = median_us(call, None), median_us(call, scratch)
                 kv = 2 * b * l * HKV * D * 2
                 rec.update(median_us=us, tb_per_s=kv / (us * 1e-6) / 1e12)
@@ -75,7 +69,7 @@ def main(path):
                 rec["error"] = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
                 print(f"{name:<30} B {b:>3} L {l:>5}  unavailable: {rec['error']}", flush=True)
             results.append(rec)
-        del q, k, v
+        call = cache = None
         torch.cuda.empty_cache()
     doc = {"flashinfer": flashinfer.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "l2_read_flush_bytes": 128 << 20, "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "dtype": "float16"}, "results": results}
     with open(path, "w") as f:
