@@ -62,7 +62,10 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
 
     let paths = (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
     let instances = templates::instances(k);
-    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32;
+    // Reduction scratch, and GLSL's 16 × 8 f32 product and f16 B tiles per group of 32
+    // for `mma_f16`.
+    let mma_scratch = if templates::uses_mma(k) { (4 * 128 + 4 * 64) * (k.workgroup_invocations() as u32 / 32) } else { 0 };
+    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32 + mma_scratch;
     let declared: u32 = k.shared.iter().map(|s| 4 * s.len).sum();
     let has_specs = k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. }));
     let m = KernelManifest {
@@ -93,6 +96,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             entry: "main".into(),
             target_env: spirv::TARGET_ENV.into(),
             fma_spec_id: templates::uses_fma(k).then_some(templates::FMA_SPEC_ID),
+            cooperative_matrix: templates::uses_mma(k),
             f16_spec_id: Some(templates::F16_SPEC_ID),
             reflection,
         },

@@ -13,6 +13,7 @@ use tera::{Context, Tera};
 const TEMPLATES: &[(&str, &str)] = &[
     ("cuda/kernel.cu.tera", include_str!("../../templates/cuda/kernel.cu.tera")),
     ("cuda/helpers.cuh", include_str!("../../templates/cuda/helpers.cuh")),
+    ("cuda/mma.cuh", include_str!("../../templates/cuda/mma.cuh")),
     ("glsl/kernel.comp.tera", include_str!("../../templates/glsl/kernel.comp.tera")),
     ("glsl/helpers.glsl", include_str!("../../templates/glsl/helpers.glsl")),
     ("msl/kernel.metal.tera", include_str!("../../templates/msl/kernel.metal.tera")),
@@ -186,6 +187,14 @@ pub fn uses_fma(k: &Kernel) -> bool {
     found
 }
 
+/// Whether a kernel has an `mma_f16` statement: GLSL then enables cooperative matrices
+/// and declares the groups' scratch tiles (`ok_mma_c`).
+pub fn uses_mma(k: &Kernel) -> bool {
+    let mut found = false;
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| found |= matches!(s.kind, onekernel_dsl::ir::StmtKind::Mma(_)));
+    found
+}
+
 /// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
 /// parameter order: GLSL declares a vector-typed view of each.
 pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::ParamId, u32)> {
@@ -307,6 +316,9 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     }
     ctx.insert("shared", &shared);
     ctx.insert("uses_fma", &uses_fma(k));
+    ctx.insert("uses_mma", &uses_mma(k));
+    // One 16 × 8 f32 tile per group of 32 invocations.
+    ctx.insert("mma_scratch", &(k.workgroup_invocations() / 32 * 128));
     ctx.insert("fma_spec_id", &FMA_SPEC_ID);
     ctx.insert("f16_spec_id", &F16_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();

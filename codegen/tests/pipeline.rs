@@ -228,7 +228,7 @@ fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message:
     }
     let (code, _, err) = onekernel(&["bench-kvquant", flag, good]);
     assert_eq!(code, 2, "bench-kvquant {flag} {good}");
-    assert!(err.contains("--fast-chunk, --det-chunks and --det-long-after are options of `onekernel bench`"), "{err}");
+    assert!(err.contains("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench`"), "{err}");
 }
 
 #[test]
@@ -244,6 +244,11 @@ fn cli_bench_takes_one_or_two_deterministic_chunks_per_workgroup() {
 #[test]
 fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
     bench_option_is_checked_and_attention_only("--det-long-after", &["0", "-1", "long"], "--det-long-after takes a sequence length of at least 1 token", "2048");
+}
+
+#[test]
+fn cli_bench_takes_two_or_three_tensor_core_stages_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--tensor-cores", &["1", "4", "2,4", "two"], "--tensor-cores takes pipeline stages 2, 3 or 2,3", "2");
 }
 
 #[test]

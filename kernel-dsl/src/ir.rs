@@ -404,6 +404,13 @@ pub enum StmtKind {
         /// Groups that may stay in flight (a literal, 0…7).
         pending: u32,
     },
+    /// `mma_f16(acc, …, a, …, b, …, k);`: a 16 × `cols` tile of f32 accumulators in
+    /// shared memory plus the product of a 16 × `k` and a `k` × 8 matrix of f16 values
+    /// held in shared arrays, computed by an aligned group of 32 invocations together
+    /// (docs/DSL.md, "Matrix multiply-accumulate"). The backends use tensor cores, whose
+    /// sums are rounded differently from the interpreter's, so a kernel that uses it is
+    /// declared `fast`.
+    Mma(Box<Mma>),
     /// `var = workgroup_sum(value);` (or max / min): every invocation gets the result
     /// of the fixed stride-halving tree over the local linear index.
     Reduce {
@@ -414,6 +421,53 @@ pub enum StmtKind {
         /// Each invocation's contribution.
         value: Expr,
     },
+}
+
+/// The operands of [`StmtKind::Mma`]: `acc[i][j] += Σ_kk A[i][kk] · B[kk][j]` for
+/// i < 16, j < `cols` (≤ 8), kk < `k`.
+///
+/// `a` and `b` are shared arrays of u32 words, each holding two f16 values (the low half
+/// first); their indices and strides count f16 values and are multiples of 8 (rows of
+/// 16 bytes). `A[i][kk]` is value `a_index + i · a_stride + kk`, or
+/// `a_index + kk · a_stride + i` with `a_col_major`; `B[kk][j]` is value
+/// `b_index + j · b_stride + kk` (each column contiguous; columns ≥ `cols` are not read
+/// and need not lie in the array). `acc[i][j]` is f32 element
+/// `acc_index + i · acc_row_stride + j · acc_col_stride` of a shared f32 array.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct Mma {
+    /// The accumulators' shared f32 array.
+    pub acc: SharedId,
+    /// Element of `acc[0][0]` (u32).
+    pub acc_index: Expr,
+    /// Elements from one accumulator row to the next (u32).
+    pub acc_row_stride: Expr,
+    /// Elements from one accumulator column to the next (u32).
+    pub acc_col_stride: Expr,
+    /// Accumulator columns read and written, 0…8 (u32).
+    pub cols: Expr,
+    /// The shared u32 array holding A.
+    pub a: SharedId,
+    /// f16 value index of `A[0][0]` (u32, a multiple of 8).
+    pub a_index: Expr,
+    /// f16 values from one row of A to the next (from one column with `a_col_major`).
+    pub a_stride: Expr,
+    /// A is stored column by column.
+    pub a_col_major: bool,
+    /// The shared u32 array holding B.
+    pub b: SharedId,
+    /// f16 value index of `B[0][0]` (u32, a multiple of 8).
+    pub b_index: Expr,
+    /// f16 values from one column of B to the next (u32, a multiple of 8).
+    pub b_stride: Expr,
+    /// The inner dimension: a literal multiple of 16.
+    pub k: u32,
+}
+
+impl Mma {
+    /// The expressions it evaluates, in argument order.
+    pub fn exprs(&self) -> [&Expr; 8] {
+        [&self.acc_index, &self.acc_row_stride, &self.acc_col_stride, &self.cols, &self.a_index, &self.a_stride, &self.b_index, &self.b_stride]
+    }
 }
 
 /// The initializer of a `let`.

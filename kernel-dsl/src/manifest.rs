@@ -121,6 +121,11 @@ pub struct VulkanEntry {
     /// `constant_id` of the bool `ok_native_fma` switch, when the kernel uses `fma`:
     /// true where the device's `fma` is fused, false selects the exact emulation.
     pub fma_spec_id: Option<u32>,
+    /// Whether the module uses cooperative matrices (`mma_f16`,
+    /// `VK_KHR_cooperative_matrix`): the runtime reports such a kernel unsupported on a
+    /// device where it does not enable them (docs/RUNTIME.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cooperative_matrix: bool,
     /// `constant_id` of the bool `ok_f16_unpack_exact` switch: true where the driver's
     /// `unpackHalf2x16` widens subnormal halves exactly, false builds them by hand.
     #[serde(default)]

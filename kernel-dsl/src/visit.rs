@@ -32,6 +32,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::For { start, end, step, .. } => vec![start, end, step],
         StmtKind::Reduce { value, .. } => vec![value],
         StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
+        StmtKind::Mma(m) => m.exprs().to_vec(),
         StmtKind::Break
         | StmtKind::Continue
         | StmtKind::Return

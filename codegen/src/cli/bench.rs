@@ -15,7 +15,7 @@
 use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, L2_FLUSH_BYTES, L2_FLUSH_METHOD, BenchOptions};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
-use onekernel_runtime::attention::grid::fast_chunk;
+use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk};
 use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
@@ -71,7 +71,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -112,12 +112,24 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            for split in [None, Some(deterministic)] {
+            // Tensor cores (--tensor-cores): paged only, chunks by the waves of resident
+            // workgroups (`tensor_core_chunk`) unless --fast-chunk names them.
+            let tc: Vec<Option<Split>> = if paged {
+                tensor_cores.iter().map(|&stages| Some(Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages })).collect()
+            } else {
+                Vec::new()
+            };
+            for split in [None, Some(deterministic)].into_iter().chain(tc) {
                 for (i, b) in opened.iter_mut().enumerate() {
                     // Fast: the scheduler's chunks for this backend (up to 512 tokens where
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
-                    let (chunk, combine) = p.time(split, b.as_mut(), &manifest, &out, runs + 3).with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
+                    let timed = p.time(split, b.as_mut(), &manifest, &out, runs + 3);
+                    if let (Split::TensorCores { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
+                        eprintln!("{} B {bsz:>3} L {l:>5} tensor cores SKIPPED: {reason}", b.name());
+                        continue;
+                    }
+                    let (chunk, combine) = timed.with_context(|| format!("{} B {bsz} L {l}", b.name()))?;
                     // Every sequence of a shape has length l, so one sequence's chunking is
                     // the launch's (deterministic mode: 256-token chunks past 2048 tokens or
                     // --det-long-after).
@@ -128,7 +140,12 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
                     let step_gbs = 2.0 * bytes as f64 / ts;
-                    let mode = if split.is_deterministic() { "deterministic" } else { "fast" };
+                    let mode = match split {
+                        Split::TensorCores { stages: 2, .. } => "tensor_cores_2stage",
+                        Split::TensorCores { .. } => "tensor_cores_3stage",
+                        s if s.is_deterministic() => "deterministic",
+                        _ => "fast",
+                    };
                     eprintln!(
                         "{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} step {:>9.1} µs {:>7.0} GB/s; kernels apart {:>9.1} µs {:>7.0} GB/s",
                         b.name(),
@@ -179,6 +196,17 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     100.0 * (pf / cf - 1.0),
                     100.0 * (pd / pf - 1.0)
                 );
+            }
+        }
+        for &stages in &tensor_cores {
+            let mode = if stages == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" };
+            println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {stages} pipeline stages; class fast: within tolerance of the reference, not bitwise):");
+            println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
+            println!("|---|---|---|---|---|");
+            for &(bs, l) in shapes {
+                let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
+                let (tc, pf) = (find(bs, l, "paged16", mode, "step_median_ns"), find(bs, l, "paged16", "fast", "step_median_ns"));
+                println!("| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {:.1} µs | {:.2} |", tc / 1e3, bytes / tc / 1e3, 100.0 * bytes / tc / driver[i], pf / 1e3, tc / pf);
             }
         }
         if let Some(dir) = &evidence {

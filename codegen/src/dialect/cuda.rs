@@ -132,6 +132,14 @@ impl Dialect for Cuda {
         "__syncthreads()"
     }
 
+    // Tensor cores through the template's helper (ldmatrix + mma.sync m16n8k16).
+    fn mma(&self, m: &super::MmaText) -> Vec<String> {
+        vec![format!(
+            "ok_mma_f16<{}u, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ok_lindex);",
+            m.k, m.a_col_major, m.acc, m.acc_index, m.acc_row_stride, m.acc_col_stride, m.cols, m.a, m.a_index, m.a_stride, m.b, m.b_index, m.b_stride
+        )]
+    }
+
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         // 16-byte aligned, so that adjacent accesses at provably aligned indices can be
         // vectorized by the compiler (docs/CODEGEN.md).

@@ -16,6 +16,37 @@ pub use msl::Msl;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
+/// The printed operands of an `mma_f16` statement (see `onekernel_dsl::ir::Mma`): array
+/// names and expressions as text.
+pub struct MmaText {
+    /// The accumulators' shared f32 array.
+    pub acc: String,
+    /// Element of `acc[0][0]`.
+    pub acc_index: String,
+    /// Elements between accumulator rows.
+    pub acc_row_stride: String,
+    /// Elements between accumulator columns.
+    pub acc_col_stride: String,
+    /// Accumulator columns (≤ 8).
+    pub cols: String,
+    /// The shared u32 array of A.
+    pub a: String,
+    /// f16 index of `A[0][0]`.
+    pub a_index: String,
+    /// f16 values between rows of A (columns with `a_col_major`).
+    pub a_stride: String,
+    /// A is stored column by column.
+    pub a_col_major: bool,
+    /// The shared u32 array of B.
+    pub b: String,
+    /// f16 index of `B[0][0]`.
+    pub b_index: String,
+    /// f16 values between columns of B.
+    pub b_stride: String,
+    /// The inner dimension (a multiple of 16).
+    pub k: u32,
+}
+
 /// One target language.
 pub trait Dialect {
     /// `cuda`, `glsl` or `msl`.
@@ -217,6 +248,43 @@ pub trait Dialect {
     /// before defining it; docs/CODEGEN.md, "Specialization constants and glslang").
     fn spec_logic_as_select(&self) -> bool {
         false
+    }
+
+    /// A barrier among the 32 invocations of an `mma_f16` group (execution and shared
+    /// memory), for the default `mma`.
+    fn group_barrier(&self) -> &'static str {
+        "barrier()"
+    }
+
+    /// `mma_f16`: the lines that add the tile's product to its accumulators. By default
+    /// the interpreter's meaning as a loop, each of the group's 32 invocations computing
+    /// four of the 16 × 8 accumulators with one `fma` per product in inner-index order,
+    /// for languages whose matrix instructions are not generated yet.
+    fn mma(&self, m: &MmaText) -> Vec<String> {
+        let u = self.scalar(Scalar::U32);
+        let f = self.scalar(Scalar::F32);
+        let a_at = if m.a_col_major { format!("{} + ok_mk * ({}) + ok_mi", m.a_index, m.a_stride) } else { format!("{} + ok_mi * ({}) + ok_mk", m.a_index, m.a_stride) };
+        let half = |arr: &str, h: &str| format!("ok_f16_to_f32(({arr}[({h}) / 2u] >> (16u * (({h}) % 2u))) & 0xffffu)");
+        let sync = self.group_barrier();
+        vec![
+            "{".to_string(),
+            format!("    const {u} ok_ml = {} % 32u;", self.local_linear_id()),
+            format!("    {sync};"),
+            format!("    for ({u} ok_me = ok_ml; ok_me < 128u; ok_me += 32u) {{"),
+            format!("        const {u} ok_mi = ok_me / 8u; const {u} ok_mj = ok_me % 8u;"),
+            format!("        if (ok_mj < {}) {{", m.cols),
+            format!("            const {u} ok_mc = {} + ok_mi * ({}) + ok_mj * ({});", m.acc_index, m.acc_row_stride, m.acc_col_stride),
+            format!("            {f} ok_ms = {}[ok_mc];", m.acc),
+            format!("            for ({u} ok_mk = 0u; ok_mk < {}u; ok_mk++) {{", m.k),
+            format!("                const {u} ok_ha = {a_at}; const {u} ok_hb = {} + ok_mj * ({}) + ok_mk;", m.b_index, m.b_stride),
+            format!("                ok_ms = ok_fma_f32({}, {}, ok_ms);", half(&m.a, "ok_ha"), half(&m.b, "ok_hb")),
+            "            }".to_string(),
+            format!("            {}[ok_mc] = ok_ms;", m.acc),
+            "        }".to_string(),
+            "    }".to_string(),
+            format!("    {sync};"),
+            "}".to_string(),
+        ]
     }
 
     /// Declaration of a workgroup-shared array of `len` elements (without `;`).

@@ -89,6 +89,13 @@ impl Dialect for Msl {
         "threadgroup_barrier(mem_flags::mem_threadgroup)"
     }
 
+    // Apple GPUs' SIMD groups are 32 wide: one `mma_f16` group each. The statement uses
+    // the default loop (the interpreter's bits) until `simdgroup_matrix` code can be
+    // compiled and measured on a Mac (docs/CODEGEN.md).
+    fn group_barrier(&self) -> &'static str {
+        "simdgroup_barrier(mem_flags::mem_threadgroup)"
+    }
+
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         format!("threadgroup {} {name}[{len}]", self.scalar(elem))
     }

@@ -270,6 +270,27 @@ impl<'a> Printer<'a> {
                 };
                 self.line(&line);
             }
+            StmtKind::Mma(m) => {
+                let arr = |id: onekernel_dsl::ir::SharedId| shared_name(&self.k.shared[id.0 as usize].name);
+                let text = crate::dialect::MmaText {
+                    acc: arr(m.acc),
+                    acc_index: self.expr(&m.acc_index),
+                    acc_row_stride: self.expr(&m.acc_row_stride),
+                    acc_col_stride: self.expr(&m.acc_col_stride),
+                    cols: self.expr(&m.cols),
+                    a: arr(m.a),
+                    a_index: self.expr(&m.a_index),
+                    a_stride: self.expr(&m.a_stride),
+                    a_col_major: m.a_col_major,
+                    b: arr(m.b),
+                    b_index: self.expr(&m.b_index),
+                    b_stride: self.expr(&m.b_stride),
+                    k: m.k,
+                };
+                for line in self.d.mma(&text) {
+                    self.line(&line);
+                }
+            }
             StmtKind::AsyncCommit => {
                 if let Some(line) = self.d.async_commit() {
                     self.line(line);

@@ -109,6 +109,41 @@ fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fil
         .scalar("det_long", Literal::U32(det_long))
 }
 
+/// `attn_decode_chunk_mma`: two sequences with lengths in `kv_len` (at most 600), `hq`
+/// query heads over `hkv` KV heads, f16 K/V at D = 128, pages of 16 tokens in a random
+/// table, `chunk_tokens` per workgroup, with or without the mask.
+fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), has_mask: bool) -> Case {
+    let (b, d, p) = (2u32, 128usize, 16u32);
+    let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens);
+    let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
+    let n_pages = (b * pages_per_seq) as usize;
+    let words = n_pages * p as usize * hkv as usize * CacheFormat::F16.row_bytes(d) / 4;
+    let label = format!(
+        "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, {} … {} tokens, {chunk_tokens}-token chunks, {}",
+        kv_len.0,
+        kv_len.1,
+        if has_mask { "mask" } else { "no mask" }
+    );
+    Case::new(label, [n_chunks, hkv, b])
+        .buffer("q", (b * hq) as usize * d, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words, CacheFormat::F16.fill())
+        .buffer("v", words, CacheFormat::F16.fill())
+        .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
+        .buffer("mask", if has_mask { (b * pages_per_seq * p) as usize } else { 1 }, Fill::Uniform { lo: -2.0, hi: 0.0 })
+        .buffer("part_m", (b * hq * n_chunks) as usize, Fill::Zeros)
+        .buffer("part_l", (b * hq * n_chunks) as usize, Fill::Zeros)
+        .buffer("part_acc", (b * hq * n_chunks) as usize * d, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(hq))
+        .scalar("n_kv_heads", Literal::U32(hkv))
+        .scalar("page_size", Literal::U32(p))
+        .scalar("pages_per_seq", Literal::U32(pages_per_seq))
+        .scalar("n_chunks", Literal::U32(n_chunks))
+        .scalar("chunk_tokens", Literal::U32(chunk_tokens))
+        .scalar("scale", Literal::f32(0.088_388_35))
+        .scalar("has_mask", Literal::U32(has_mask as u32))
+}
+
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
 /// `kv_len`, with or without sinks.
 fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) -> Case {
@@ -256,6 +291,15 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 attention_chunk(F16, F16, Some(Fill::Bits { and: 0x83ff_83ff, or: 0 }), "f16 K, f16 V all zero/subnormal, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0, 64),
             ]
         }
+        // GQA 4 (the decode shape's), 8 (16 invocations per head in the softmax) and 1;
+        // chunks of 64 (one tile), 256 and 512 tokens with last tiles of any length; with
+        // and without the mask.
+        "attn_decode_chunk_mma" => vec![
+            attention_chunk_mma(8, 2, 64, (1, 300), true),
+            attention_chunk_mma(8, 2, 512, (200, 600), true),
+            attention_chunk_mma(16, 2, 256, (1, 600), false),
+            attention_chunk_mma(2, 2, 256, (100, 300), true),
+        ],
         "turbo_score" => vec![
             turbo_score(0, 1, 1, 300, 2),
             turbo_score(1, 10, 2, 100, 1),

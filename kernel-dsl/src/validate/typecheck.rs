@@ -2,7 +2,7 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId, ParamKind,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, Mma, ParamId, ParamKind,
     Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use crate::typing;
@@ -213,6 +213,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             check_transfer_indices(sc, dst_index, src_index, "load_words", d);
             check_load_words(sc, *dst, *src, *words, s.span, d);
         }
+        StmtKind::Mma(m) => check_mma(sc, m, s.span, d),
         StmtKind::AsyncWait { pending } => {
             if *pending > MAX_ASYNC_PENDING {
                 d.error(s.span, ErrorKind::Unsupported, format!(
@@ -353,6 +354,49 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
             "`load_words` loads 32-bit elements between equal types: `{}` holds {}, {src_name} holds {held}",
             decl.name, dst_elem
         ));
+    }
+}
+
+/// `mma_f16`: u32 operands, an f32 accumulator array and two u32 arrays of f16 pairs, a
+/// literal inner dimension that is a multiple of 16, and whole groups of 32 invocations
+/// (the unit that computes a tile together). Whether a kernel using it may be `exact` is
+/// the manifest's question: its tensor-core sums are not the interpreter's.
+fn check_mma(sc: &Scope, m: &Mma, span: SpanId, d: &mut Diagnostics) {
+    if sc.in_function.is_some() {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return;
+    }
+    let names = ["accumulator index", "accumulator row stride", "accumulator column stride", "column count", "A index", "A stride", "B index", "B stride"];
+    for (e, role) in m.exprs().into_iter().zip(names) {
+        let t = check_expr(sc, e, d);
+        expect(d, e.span, t, Scalar::U32, &format!("the `mma_f16` {role}"));
+    }
+    if m.k == 0 || !m.k.is_multiple_of(16) {
+        d.error(span, ErrorKind::Unsupported, format!("`mma_f16`'s inner dimension is a multiple of 16, not {}", m.k));
+    }
+    let invocations = sc.kernel.workgroup_invocations();
+    if !invocations.is_multiple_of(32) {
+        d.error(span, ErrorKind::Unsupported, format!(
+            "`mma_f16` is computed by groups of 32 invocations; the workgroup has {invocations}"
+        ));
+    }
+    if sc.kernel.class == crate::ir::Determinism::Exact {
+        d.error(span, ErrorKind::Unsupported, format!(
+            "`mma_f16` runs on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`",
+            sc.kernel.name
+        ));
+    }
+    for (id, want, role) in [(m.acc, Scalar::F32, "accumulators"), (m.a, Scalar::U32, "A"), (m.b, Scalar::U32, "B")] {
+        let Some(shared) = sc.kernel.shared.get(id.0 as usize) else {
+            d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", id.0));
+            continue;
+        };
+        if shared.elem != want {
+            let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
+            d.error(span, ErrorKind::Type, format!(
+                "the `mma_f16` {role} are a shared array of {what}; `{}` holds {}", shared.name, shared.elem
+            ));
+        }
     }
 }
 

@@ -117,6 +117,10 @@ impl Analysis<'_> {
             }
             // Per-invocation operations: nothing to synchronize, no local written.
             StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
+            // Collective over a group of 32 invocations, not over the workgroup: that the
+            // group reaches it together with equal operands is a property of the values
+            // (warp indices), which the interpreter checks at run time.
+            StmtKind::Mma(_) => true,
             StmtKind::If { cond, then_body, else_body } => {
                 let inner = uniform && self.uniform(cond);
                 let t = self.block(then_body, inner, d);

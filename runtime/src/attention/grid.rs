@@ -12,7 +12,7 @@
 
 use super::batch::{pack, BatchShape, Sequence};
 use super::format::KvFormat;
-use super::problem::{max_fast_chunk, AttentionError, DecodeProblem, Split};
+use super::problem::{max_fast_chunk, AttentionError, DecodeProblem, Split, MAX_CHUNK};
 use super::reference::{compare, reference};
 use crate::backend::Backend;
 use onekernel_dsl::manifest::Manifest;
@@ -141,6 +141,17 @@ pub fn fast_chunk(p: &DecodeProblem, async_copies: bool) -> u32 {
     max_len.div_ceil(chunks).clamp(16, max_fast_chunk(async_copies))
 }
 
+/// The tensor-core split's chunk: [`fast_chunk`] where K is staged, at most 256 tokens
+/// with more than four query heads per KV head (`attn_decode_chunk_mma`'s limit).
+/// Measured on the H200 (docs/PERFORMANCE.md, "Tensor cores"): chunks chosen instead to
+/// fill whole waves of resident workgroups (448 tokens at 16 × 32768, 18 waves instead
+/// of 15.5) gave 578.5 against 576.3 µs, and 64-token chunks at 1 × 4096 17.8–17.9
+/// against 17.0–17.4 µs: a workgroup's fixed cost is most of a short chunk's time.
+pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
+    let cap = if p.n_heads > 4 * p.n_kv_heads { MAX_CHUNK / 2 } else { MAX_CHUNK };
+    fast_chunk(p, true).min(cap)
+}
+
 /// Runs one point on `backend`.
 pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<GridOutcome, AttentionError> {
     let hkv = 2;
@@ -196,4 +207,41 @@ pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest,
         }
     }
     Ok(GridOutcome { point: *pt, invariant_batches, differing_batches, repeatable, fast_mode_differs, nmse, max_abs, output_hash: bits_hash(&out1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(batch: usize, len: u32, n_heads: u32) -> DecodeProblem {
+        DecodeProblem {
+            head_dim: 128,
+            n_heads,
+            n_kv_heads: 8,
+            page_size: 16,
+            pages_per_seq: len.div_ceil(16),
+            kv_len: vec![len; batch],
+            k_format: KvFormat::F16,
+            v_format: KvFormat::F16,
+            k: Vec::new(),
+            v: Vec::new(),
+            block_table: None,
+            q: Vec::new(),
+            scale: 1.0,
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: None,
+            sinks: None,
+        }
+    }
+
+    #[test]
+    fn tensor_core_chunks_are_the_staged_fast_chunks_within_the_kernel_limit() {
+        assert_eq!(tensor_core_chunk(&shape(1, 32768, 32)), 512);
+        assert_eq!(tensor_core_chunk(&shape(1, 4096, 32)), 128);
+        assert_eq!(tensor_core_chunk(&shape(128, 8192, 32)), 512);
+        // More than four query heads per KV head: at most 256 tokens.
+        assert_eq!(tensor_core_chunk(&shape(16, 32768, 64)), 256);
+        assert_eq!(tensor_core_chunk(&shape(1, 32768, 64)), 256);
+    }
 }

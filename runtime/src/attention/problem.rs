@@ -115,12 +115,24 @@ pub enum Split {
         /// Tokens per chunk.
         chunk_tokens: u32,
     },
+    /// Chunks of `chunk_tokens` (1 … [`MAX_CHUNK`]) chosen by the caller, scored and
+    /// summed on tensor cores by `attn_decode_chunk_mma` (class `fast`: within a
+    /// tolerance of the reference, not bitwise; f16 K and V, D = 128, at most eight query
+    /// heads per KV head, no softcap, no ALiBi: [`DecodeProblem::check_tensor_cores`];
+    /// at most 256 tokens per chunk with more than four query heads per KV head).
+    TensorCores {
+        /// Tokens per chunk.
+        chunk_tokens: u32,
+        /// K/V tiles in the kernel's copy pipeline: 2, or 3 (`stages3`: more bytes in
+        /// flight, fewer workgroups per SM). The results are the same.
+        stages: u32,
+    },
 }
 
 impl Split {
     /// Whether this is a batch-invariant split.
     pub fn is_deterministic(self) -> bool {
-        !matches!(self, Split::Fast { .. })
+        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. })
     }
 
     /// The longest sequence a deterministic split cuts into 128-token chunks (the fast
@@ -305,7 +317,15 @@ impl DecodeProblem {
             Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Err(AttentionError::Invalid(format!(
                 "chunks of {chunk_tokens} tokens: the chunk kernel takes at most {most} per workgroup where it reads K in place (backends without asynchronous copies)"
             ))),
-            Split::Fast { chunk_tokens } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
+            Split::TensorCores { stages, .. } if !(2..=3).contains(&stages) => Err(AttentionError::Invalid(format!("{stages} pipeline stages: 2 or 3"))),
+            Split::TensorCores { chunk_tokens, .. } if self.n_heads > 4 * self.n_kv_heads && chunk_tokens > MAX_CHUNK / 2 => Err(AttentionError::Invalid(format!(
+                "chunks of {chunk_tokens} tokens: the tensor-core kernel takes at most {} with more than four query heads per KV head",
+                MAX_CHUNK / 2
+            ))),
+            Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
+            Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
+                Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
+            }
             Split::Deterministic => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group())),
             Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => Err(AttentionError::Invalid(format!(
                 "2 deterministic chunks per workgroup: D = {} with {} V has one V token group, so one chunk per workgroup",
@@ -317,6 +337,23 @@ impl DecodeProblem {
             Split::DeterministicLongAfter { chunks_per_group: None, .. } => self.split_tokens(Split::Deterministic, staged),
             Split::DeterministicLongAfter { chunks_per_group: Some(c), .. } => self.split_tokens(Split::DeterministicGrouped { chunks_per_group: c }, staged),
         }
+    }
+
+    /// Rejects a problem `attn_decode_chunk_mma` cannot run ([`Split::TensorCores`]).
+    pub fn check_tensor_cores(&self) -> Result<(), AttentionError> {
+        let group = self.n_heads / self.n_kv_heads.max(1);
+        let why = if self.k_format != KvFormat::F16 || self.v_format != KvFormat::F16 {
+            format!("{} K and {} V (it reads f16 only)", self.k_format.name(), self.v_format.name())
+        } else if self.head_dim != 128 {
+            format!("D = {} (it takes D = 128)", self.head_dim)
+        } else if group > 8 {
+            format!("{group} query heads per KV head (at most 8)")
+        } else if self.softcap != 0.0 || self.max_bias != 0.0 {
+            "softcap or ALiBi (the exact kernel's options)".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(AttentionError::Invalid(format!("tensor-core decode (`attn_decode_chunk_mma`) cannot take {why}")))
     }
 
     /// Rejects a malformed problem before anything is launched.
@@ -412,8 +449,13 @@ impl DecodeProblem {
     /// first element of the returned times is the steps' and the second is empty.
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, timing: Timing) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
+        let tensor_cores = matches!(split, Split::TensorCores { .. });
+        if tensor_cores {
+            self.check_tensor_cores()?;
+        }
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
-        let (chunk, combine) = (kernel("attn_decode_chunk")?, kernel("attn_decode_combine")?);
+        let chunk_name = if tensor_cores { "attn_decode_chunk_mma" } else { "attn_decode_chunk" };
+        let (chunk, combine) = (kernel(chunk_name)?, kernel("attn_decode_combine")?);
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
         // backend).
@@ -446,14 +488,23 @@ impl DecodeProblem {
             .scalar("n_chunks", n_chunks)
             .scalar("chunk_tokens", group_tokens)
             .scalar("scale", self.scale)
-            .scalar("softcap", self.softcap)
-            .scalar("max_bias", self.max_bias)
-            .scalar("has_mask", self.mask.is_some() as u32)
-            .scalar("k_type", self.k_format.code())
-            .scalar("v_type", self.v_format.code())
-            .scalar("det_long", long_after);
+            .scalar("has_mask", self.mask.is_some() as u32);
+        if !tensor_cores {
+            a = a
+                .scalar("softcap", self.softcap)
+                .scalar("max_bias", self.max_bias)
+                .scalar("k_type", self.k_format.code())
+                .scalar("v_type", self.v_format.code())
+                .scalar("det_long", long_after);
+        }
         // Paired long chunks are the staged fast code's (see `ChunkPlan::long_pairs`).
-        let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic && !plan.long_pairs))];
+        let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some()))];
+        if chunk.spec_constants.iter().any(|s| s.name == "deterministic") {
+            axes.push(("deterministic", Literal::Bool(deterministic && !plan.long_pairs)));
+        }
+        if let Split::TensorCores { stages, .. } = split {
+            axes.push(("stages3", Literal::Bool(stages == 3)));
+        }
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
         }

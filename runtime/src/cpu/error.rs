@@ -123,6 +123,37 @@ pub enum Fault {
         /// Source index.
         src: u32,
     },
+    /// An `mma_f16` reached by only some invocations of a group of 32.
+    #[error("`mma_f16` reached by {active} of the 32 invocations of group {group} (a group computes a tile together)")]
+    MmaPartialGroup {
+        /// The group (local linear index / 32).
+        group: usize,
+        /// Its invocations that reached the statement.
+        active: usize,
+    },
+    /// An `mma_f16` whose operands differ between invocations of one group.
+    #[error("`mma_f16`'s {operand} differs within group {group}: {first} and {other} (a group passes one tile's operands)")]
+    MmaOperandsDiffer {
+        /// The group (local linear index / 32).
+        group: usize,
+        /// Which operand.
+        operand: &'static str,
+        /// The group's first invocation's value.
+        first: u32,
+        /// A different value in the group.
+        other: u32,
+    },
+    /// An `mma_f16` operand outside its range: a column count over 8, or an f16 index or
+    /// stride that is not a multiple of 8 (rows of 16 bytes, as tensor-core loads need).
+    #[error("`mma_f16`'s {operand} is {value}: {rule}")]
+    MmaOperand {
+        /// Which operand.
+        operand: &'static str,
+        /// Its value.
+        value: u32,
+        /// What it must be.
+        rule: &'static str,
+    },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
     NonUniform {

@@ -4,6 +4,8 @@
 //! workgroup. Divergence is a list of active lanes; `break`, `continue` and `return`
 //! park lanes in a per-lane status until their loop or the kernel ends.
 
+mod mma;
+
 use super::async_copy::{AsyncCopies, PendingCopy};
 use super::error::{Fault, InterpError, Site};
 use super::ops;
@@ -299,6 +301,7 @@ impl<'k> Machine<'k> {
                 self.give(si);
                 r
             }
+            StmtKind::Mma(m) => self.exec_mma(frame, m, s.span, lanes),
             StmtKind::AsyncCommit => {
                 for &l in lanes {
                     self.copies.commit(l);

@@ -9,6 +9,18 @@
 use super::error::Fault;
 
 const MANY: u16 = u16::MAX;
+/// Marks an access by a whole group of 32 invocations (an `mma_f16`): the group number
+/// below it. Any invocation of that group may touch the cell after it.
+pub(crate) const GROUP: u16 = 0x8000;
+
+/// Whether accesses by owners `a` and `b` (invocations or [`GROUP`] marks) need no
+/// barrier between them: the same invocation, or an invocation and its own group.
+fn same_owner(a: u16, b: u16) -> bool {
+    let group_of = |x: u16| if x & GROUP != 0 && x != MANY { Some(x & !GROUP) } else { None };
+    a == b
+        || (group_of(a).is_some() && group_of(a) == Some(b / 32) && group_of(b).is_none() && b != MANY)
+        || (group_of(b).is_some() && group_of(b) == Some(a / 32) && group_of(a).is_none() && a != MANY)
+}
 
 /// One `shared::<T, N>()` array.
 pub(crate) struct SharedArray {
@@ -51,11 +63,11 @@ impl SharedArray {
         if self.w_epoch[idx] == 0 {
             return Err(Fault::UninitializedShared { array: self.name.clone(), index: idx });
         }
-        if self.w_epoch[idx] == epoch && self.w_lane[idx] != lane {
+        if self.w_epoch[idx] == epoch && !same_owner(self.w_lane[idx], lane) {
             return Err(self.race(idx, "written then read", self.w_lane[idx], lane));
         }
         if self.r_epoch[idx] == epoch {
-            if self.r_lane[idx] != lane {
+            if !same_owner(self.r_lane[idx], lane) {
                 self.r_lane[idx] = MANY;
             }
         } else {
@@ -97,10 +109,10 @@ impl SharedArray {
     }
 
     fn check_write(&self, idx: usize, lane: u16, epoch: u32) -> Result<(), Fault> {
-        if self.w_epoch[idx] == epoch && self.w_lane[idx] != lane {
+        if self.w_epoch[idx] == epoch && !same_owner(self.w_lane[idx], lane) {
             return Err(self.race(idx, "written twice", self.w_lane[idx], lane));
         }
-        if self.r_epoch[idx] == epoch && self.r_lane[idx] != lane {
+        if self.r_epoch[idx] == epoch && !same_owner(self.r_lane[idx], lane) {
             let reader = self.r_lane[idx];
             return Err(self.race(idx, "read then written", reader, lane));
         }
@@ -108,7 +120,13 @@ impl SharedArray {
     }
 
     fn race(&self, idx: usize, kind: &'static str, first: u16, second: u16) -> Fault {
-        let first = if first == MANY { "several invocations".to_string() } else { format!("invocation {first}") };
-        Fault::DataRace { array: self.name.clone(), index: idx, kind, first, second: second as u32 }
+        let first = match first {
+            MANY => "several invocations".to_string(),
+            g if g & GROUP != 0 => format!("the `mma_f16` of group {}", g & !GROUP),
+            i => format!("invocation {i}"),
+        };
+        // A group's access is reported as its first invocation's.
+        let second = if second & GROUP != 0 && second != MANY { u32::from(second & !GROUP) * 32 } else { u32::from(second) };
+        Fault::DataRace { array: self.name.clone(), index: idx, kind, first, second }
     }
 }

@@ -17,6 +17,7 @@ struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
 extern const __device__ ok_shim_uint3 threadIdx, blockIdx, blockDim, gridDim;
 __device__ void __syncthreads();
+__device__ void __syncwarp(unsigned int mask = 0xffffffffu);
 __device__ unsigned int __float_as_uint(float);
 __device__ float __uint_as_float(unsigned int);
 __device__ int __float_as_int(float);

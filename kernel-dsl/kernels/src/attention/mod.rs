@@ -1,3 +1,4 @@
 //! Attention kernels.
 
 pub mod decode;
+pub mod decode_mma;

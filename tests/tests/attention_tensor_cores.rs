@@ -1,0 +1,136 @@
+//! Decode attention on tensor cores (`Split::TensorCores`, `attn_decode_chunk_mma`, class
+//! `fast`) against the independent float64 reference: f16 K/V, D = 128, GQA 1/2/4/8,
+//! 1–3 sequences of 1–900 tokens, pages of 1/16/64 tokens, paged or contiguous, mask,
+//! sinks, chunks of 64/256/512 tokens. The queries and the softmax numerators are
+//! rounded to f16 and the tensor cores sum in their own way, so the bound is a
+//! tolerance (NMSE ≤ 2e-6, max |err| ≤ 4e-3), with a negative control; each backend
+//! must also repeat its own bits. Backends that cannot run the kernel (lavapipe and
+//! NVIDIA's Vulkan: no cooperative matrices enabled by the runtime) print SKIPPED.
+
+use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
+use onekernel_runtime::attention::reference::{compare, reference};
+use onekernel_runtime::attention::{AttentionError, KvFormat, Split};
+use onekernel_runtime::BackendError;
+use onekernel_tests::harness::{all_backends, manifest, root};
+
+const NMSE_BOUND: f64 = 2e-6;
+const MAX_ABS_BOUND: f64 = 4e-3;
+
+#[test]
+fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_bits() {
+    let manifest = manifest();
+    let generated = root().join("generated");
+    let mut backends = all_backends();
+    let mut ran = vec![0usize; backends.len()];
+    for seed in 0..8u64 {
+        let mut r = SeqRng::new(0x7c0_0000 + seed);
+        let hkv = 1 + r.below(2);
+        let hq = hkv * [1u32, 2, 4, 8][r.below(4) as usize];
+        let b = 1 + r.below(3) as usize;
+        let p = [1u32, 16, 64][r.below(3) as usize];
+        let paged = r.below(2) == 1;
+        // Chunks of up to 256 tokens with more than four heads per KV head.
+        let chunk_tokens = [64u32, 256, 512][r.below(3) as usize].min(if hq > 4 * hkv { 256 } else { 512 });
+        let stages = 2 + (seed % 2) as u32;
+        let shape = BatchShape {
+            head_dim: 128,
+            n_heads: hq,
+            n_kv_heads: hkv,
+            k_format: KvFormat::F16,
+            v_format: KvFormat::F16,
+            scale: 1.0 / 128f32.sqrt(),
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: r.below(2) == 1,
+            sinks: (r.below(2) == 1).then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
+        };
+        let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(900))).collect();
+        let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
+        let want = reference(&problem);
+        let split = Split::TensorCores { chunk_tokens, stages };
+        for (i, backend) in backends.iter_mut().enumerate() {
+            let name = backend.name();
+            let out = match problem.run(split, backend.as_mut(), &manifest, &generated) {
+                Ok(out) => out,
+                Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
+                    println!("SKIPPED on {name}: {reason}");
+                    continue;
+                }
+                Err(e) => panic!("seed {seed} on {name}: {e}"),
+            };
+            let again = problem.run(split, backend.as_mut(), &manifest, &generated).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}"));
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&out), bits(&again), "seed {seed}: two runs on {name} differ");
+            let (nmse, max_abs) = compare(&out, &want);
+            println!(
+                "seed {seed} on {name}: Hq {hq} Hkv {hkv} B {b} P {p} lens {:?} paged {paged} chunks {chunk_tokens} stages {stages} mask {} sinks {}: NMSE {nmse:.2e}, max |err| {max_abs:.2e}",
+                problem.kv_len,
+                shape.mask,
+                shape.sinks.is_some()
+            );
+            assert!(nmse <= NMSE_BOUND && max_abs <= MAX_ABS_BOUND, "seed {seed} on {name}: NMSE {nmse:.2e}, max |err| {max_abs:.2e}");
+            // Negative control: the bound notices attention over a wrong scale.
+            let mut wrong = problem.clone();
+            wrong.scale *= 1.1;
+            let (bad, _) = compare(&wrong.run(split, backend.as_mut(), &manifest, &generated).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}")), &want);
+            assert!(bad > NMSE_BOUND, "seed {seed} on {name}: a 10 % wrong scale stays within the bound (NMSE {bad:.2e})");
+            ran[i] += 1;
+        }
+    }
+    assert_eq!(ran[0], 8, "the interpreter runs every problem");
+}
+
+#[test]
+fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
+    let base = BatchShape {
+        head_dim: 128,
+        n_heads: 8,
+        n_kv_heads: 2,
+        k_format: KvFormat::F16,
+        v_format: KvFormat::F16,
+        scale: 0.1,
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: false,
+        sinks: None,
+    };
+    let problem = |shape: &BatchShape| {
+        let s = Sequence::random(shape, 1, 40);
+        pack(shape, &[&s], 16, None)
+    };
+    assert!(problem(&base).check_tensor_cores().is_ok());
+    let cases = [
+        (BatchShape { k_format: KvFormat::Q8_0, ..base.clone() }, "q8_0 K"),
+        (BatchShape { head_dim: 64, ..base.clone() }, "D = 64"),
+        (BatchShape { n_heads: 32, n_kv_heads: 2, ..base.clone() }, "16 query heads per KV head"),
+        (BatchShape { softcap: 30.0, ..base.clone() }, "softcap"),
+    ];
+    for (shape, what) in cases {
+        let err = problem(&shape).check_tensor_cores().expect_err(what).to_string();
+        assert!(err.contains(what) && err.contains("attn_decode_chunk_mma"), "{what}: {err}");
+    }
+    let wide = problem(&BatchShape { n_heads: 16, ..base.clone() });
+    assert!(wide.split_tokens(Split::TensorCores { chunk_tokens: 256, stages: 2 }, true).is_ok());
+    let err = wide.split_tokens(Split::TensorCores { chunk_tokens: 512, stages: 2 }, true).expect_err("512-token chunks at GQA 8").to_string();
+    assert!(err.contains("at most 256"), "{err}");
+    let err = problem(&base).split_tokens(Split::TensorCores { chunk_tokens: 64, stages: 4 }, true).expect_err("4 stages").to_string();
+    assert!(err.contains("2 or 3"), "{err}");
+    let mut cpu = onekernel_tests::harness::cpu();
+    let err = problem(&cases_shape_q8()).run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut cpu, &manifest(), &root().join("generated")).expect_err("q8_0 K");
+    assert!(matches!(err, AttentionError::Invalid(_)), "{err}");
+}
+
+fn cases_shape_q8() -> BatchShape {
+    BatchShape {
+        head_dim: 128,
+        n_heads: 8,
+        n_kv_heads: 2,
+        k_format: KvFormat::Q8_0,
+        v_format: KvFormat::F16,
+        scale: 0.1,
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: false,
+        sinks: None,
+    }
+}
