@@ -7,7 +7,8 @@
 # with and without the L2 flush); PART=flashinfer runs FlashInfer's paged decode
 # (scripts/bench_flashinfer.py; its PyPI source distribution carried in .fi/ and unpacked
 # by scripts/flashinfer-env.sh) and then `onekernel bench --backend cuda`, so the ratio is
-# measured in one call. A clock log runs throughout. Run on the GPU machine from
+# measured in one call (BENCH_ARGS: more `onekernel bench` options, e.g. --tensor-cores 2).
+# A clock log runs throughout. Run on the GPU machine from
 # the repository root with the stripped `onekernel` in .devbin/, test binaries in
 # .devbin/t/, the Vulkan loader packages in .gl/ and the fixtures in .fx/
 # (scripts/gpu-validate.sh says how to make them); writes $OUT/ev.tgz. SKIP_VALIDATE=1 skips
@@ -42,7 +43,7 @@ elif [ "$PART" = flashinfer ]; then
   timeout $(( $(left) - 130 )) python3 scripts/bench_flashinfer.py $E/bench-flashinfer-h200.json > $E/bench-flashinfer-h200.log 2>&1; echo "flashinfer rc $?" >> $log
   tail -3 $E/bench-flashinfer-h200.log >> $log
   echo "== bench cuda $(date +%T)" >> $log
-  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda --evidence $E > $E/bench-cuda-h200.log 2>&1; echo "bench rc $?" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda ${BENCH_ARGS:-} --evidence $E > $E/bench-cuda-h200.log 2>&1; echo "bench rc $?" >> $log
 else
   echo "== bench-kvquant $(date +%T)" >> $log
   timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-h200.log 2>&1; echo "bench-kvquant rc $?" >> $log

@@ -19,6 +19,8 @@ tail -4 $E/validate-tensor-cores-h200.log >> $log
 echo "== suite $(date +%T)" >> $log
 timeout 120 .devbin/t/attention_tensor_cores --nocapture --test-threads 1 > $E/test-tensor-cores-h200.log 2>&1; echo "suite rc $?" >> $log
 grep -E "test result|panicked" $E/test-tensor-cores-h200.log >> $log
+# SKIP_BENCH=1: validate and the suite only (a call that benchmarks through another script).
+[ "${SKIP_BENCH:-0}" = 1 ] && { echo "done $(date +%T)" >> $log; finish; }
 echo "== bench $(date +%T)" >> $log
 timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda ${BENCH_ARGS:---tensor-cores 2} --evidence $E > $E/bench-tensor-cores-h200.log 2>&1; echo "bench rc $?" >> $log
 echo "done $(date +%T)" >> $log
