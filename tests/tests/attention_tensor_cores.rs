@@ -1,8 +1,7 @@
-//! Decode attention on tensor cores (`Split::TensorCores`, `attn_decode_chunk_mma`, and
-//! `Split::TensorCoresOnline`, `attn_decode_chunk_mma_online`, class `fast`) against the
-//! independent float64 reference: f16 K/V, D = 128, GQA 1/2/4/8, 1–3 sequences of 1–900
-//! tokens, pages of 1/16/64 tokens, paged or contiguous, mask, sinks, chunks of 64/256/512
-//! tokens (64/300/1000 for the online kernel). The queries and the softmax numerators are
+//! Decode attention on tensor cores (`Split::TensorCores`, `attn_decode_chunk_mma`, class
+//! `fast`) against the independent float64 reference: f16 K/V, D = 128, GQA 1/2/4/8,
+//! 1–3 sequences of 1–900 tokens, pages of 1/16/64 tokens, paged or contiguous, mask,
+//! sinks, chunks of 64/256/512 tokens. The queries and the softmax numerators are
 //! rounded to f16 and the tensor cores sum in their own way, so the bound is a
 //! tolerance (NMSE ≤ 2e-6, max |err| ≤ 4e-3), with a negative control; each backend
 //! must also repeat its own bits. Backends that cannot run the kernel (lavapipe and
@@ -32,7 +31,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
         let paged = r.below(2) == 1;
         // Chunks of up to 256 tokens with more than four heads per KV head.
         let chunk_tokens = [64u32, 256, 512][r.below(3) as usize].min(if hq > 4 * hkv { 256 } else { 512 });
-        let stages = 2 + (seed / 2 % 2) as u32;
+        let stages = 2 + (seed % 2) as u32;
         let shape = BatchShape {
             head_dim: 128,
             n_heads: hq,
@@ -48,9 +47,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(900))).collect();
         let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
         let want = reference(&problem);
-        // The online kernel (every other seed) with chunks of up to a whole sequence.
-        let online_chunk = [64u32, 300, 1000][r.below(3) as usize];
-        let split = if seed % 2 == 0 { Split::TensorCores { chunk_tokens, stages } } else { Split::TensorCoresOnline { chunk_tokens: online_chunk } };
+        let split = Split::TensorCores { chunk_tokens, stages };
         for (i, backend) in backends.iter_mut().enumerate() {
             let name = backend.name();
             let out = match problem.run(split, backend.as_mut(), &manifest, &generated) {
@@ -66,7 +63,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
             assert_eq!(bits(&out), bits(&again), "seed {seed}: two runs on {name} differ");
             let (nmse, max_abs) = compare(&out, &want);
             println!(
-                "seed {seed} on {name}: {split:?} Hq {hq} Hkv {hkv} B {b} P {p} lens {:?} paged {paged} mask {} sinks {}: NMSE {nmse:.2e}, max |err| {max_abs:.2e}",
+                "seed {seed} on {name}: Hq {hq} Hkv {hkv} B {b} P {p} lens {:?} paged {paged} chunks {chunk_tokens} stages {stages} mask {} sinks {}: NMSE {nmse:.2e}, max |err| {max_abs:.2e}",
                 problem.kv_len,
                 shape.mask,
                 shape.sinks.is_some()
@@ -118,9 +115,6 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
     assert!(err.contains("at most 256"), "{err}");
     let err = problem(&base).split_tokens(Split::TensorCores { chunk_tokens: 64, stages: 4 }, true).expect_err("4 stages").to_string();
     assert!(err.contains("2 or 3"), "{err}");
-    assert!(problem(&base).split_tokens(Split::TensorCoresOnline { chunk_tokens: 5000 }, true).is_ok());
-    let err = problem(&base).split_tokens(Split::TensorCoresOnline { chunk_tokens: 0 }, true).expect_err("0-token chunks").to_string();
-    assert!(err.contains("0 tokens"), "{err}");
     let mut cpu = onekernel_tests::harness::cpu();
     let err = problem(&cases_shape_q8()).run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut cpu, &manifest(), &root().join("generated")).expect_err("q8_0 K");
     assert!(matches!(err, AttentionError::Invalid(_)), "{err}");

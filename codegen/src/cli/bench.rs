@@ -15,7 +15,7 @@
 use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, L2_FLUSH_BYTES, L2_FLUSH_METHOD, BenchOptions};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
-use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk, tensor_core_online_chunk};
+use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk};
 use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
@@ -71,7 +71,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, tensor_cores_online } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -114,20 +114,18 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
             // Tensor cores (--tensor-cores): paged only, chunks by the waves of resident
             // workgroups (`tensor_core_chunk`) unless --fast-chunk names them.
-            let mut tc: Vec<Option<Split>> = Vec::new();
-            if paged {
-                tc.extend(tensor_cores.iter().map(|&stages| Some(Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages })));
-                if tensor_cores_online {
-                    tc.push(Some(Split::TensorCoresOnline { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_online_chunk(&p)) }));
-                }
-            }
+            let tc: Vec<Option<Split>> = if paged {
+                tensor_cores.iter().map(|&stages| Some(Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages })).collect()
+            } else {
+                Vec::new()
+            };
             for split in [None, Some(deterministic)].into_iter().chain(tc) {
                 for (i, b) in opened.iter_mut().enumerate() {
                     // Fast: the scheduler's chunks for this backend (up to 512 tokens where
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let timed = p.time(split, b.as_mut(), &manifest, &out, runs + 3);
-                    if let (Split::TensorCores { .. } | Split::TensorCoresOnline { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
+                    if let (Split::TensorCores { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
                         eprintln!("{} B {bsz:>3} L {l:>5} tensor cores SKIPPED: {reason}", b.name());
                         continue;
                     }
@@ -145,7 +143,6 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let mode = match split {
                         Split::TensorCores { stages: 2, .. } => "tensor_cores_2stage",
                         Split::TensorCores { .. } => "tensor_cores_3stage",
-                        Split::TensorCoresOnline { .. } => "tensor_cores_online",
                         s if s.is_deterministic() => "deterministic",
                         _ => "fast",
                     };
@@ -201,13 +198,9 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                 );
             }
         }
-        let tc_modes = tensor_cores.iter().map(|&s| if s == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }).chain(tensor_cores_online.then_some("tensor_cores_online"));
-        for mode in tc_modes {
-            let what = match mode {
-                "tensor_cores_online" => "`attn_decode_chunk_mma_online`, online softmax".to_string(),
-                m => format!("`attn_decode_chunk_mma`, {} pipeline stages", if m == "tensor_cores_2stage" { 2 } else { 3 }),
-            };
-            println!("\n{name}, paged decode step on tensor cores ({what}; class fast: within tolerance of the reference, not bitwise):");
+        for &stages in &tensor_cores {
+            let mode = if stages == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" };
+            println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {stages} pipeline stages; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
             println!("|---|---|---|---|---|");
             for &(bs, l) in shapes {

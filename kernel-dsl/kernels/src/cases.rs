@@ -300,14 +300,6 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             attention_chunk_mma(16, 2, 256, (1, 600), false),
             attention_chunk_mma(2, 2, 256, (100, 300), true),
         ],
-        // Chunks of one tile, of a partial last tile (300), of several tiles and of a
-        // whole sequence (1000 ≥ 600 tokens); GQA 4, 8 and 1; with and without the mask.
-        "attn_decode_chunk_mma_online" => vec![
-            attention_chunk_mma(8, 2, 64, (1, 300), true),
-            attention_chunk_mma(8, 2, 300, (200, 600), true),
-            attention_chunk_mma(16, 2, 256, (1, 600), false),
-            attention_chunk_mma(2, 2, 1000, (100, 600), true),
-        ],
         "turbo_score" => vec![
             turbo_score(0, 1, 1, 300, 2),
             turbo_score(1, 10, 2, 100, 1),

@@ -152,19 +152,6 @@ pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
     fast_chunk(p, true).min(cap)
 }
 
-/// Workgroups of `attn_decode_chunk_mma_online` resident at once on an H100 or H200:
-/// 132 SMs, two workgroups of 80 KiB each.
-pub const TENSOR_CORE_ONLINE_SLOTS: u32 = 264;
-
-/// The online tensor-core split's chunk: the longest sequence cut into as many chunks as
-/// fill the resident workgroups once (one chunk per sequence and KV head where the
-/// batch alone fills them), whole 64-token tiles.
-pub fn tensor_core_online_chunk(p: &DecodeProblem) -> u32 {
-    let max_len = p.kv_len.iter().max().copied().unwrap_or(1);
-    let chunks = (TENSOR_CORE_ONLINE_SLOTS / (p.n_seq() * p.n_kv_heads).max(1)).max(1);
-    max_len.div_ceil(chunks).next_multiple_of(64)
-}
-
 /// Runs one point on `backend`.
 pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<GridOutcome, AttentionError> {
     let hkv = 2;
@@ -256,15 +243,5 @@ mod tests {
         // More than four query heads per KV head: at most 256 tokens.
         assert_eq!(tensor_core_chunk(&shape(16, 32768, 64)), 256);
         assert_eq!(tensor_core_chunk(&shape(1, 32768, 64)), 256);
-    }
-
-    #[test]
-    fn online_tensor_core_chunks_fill_the_resident_workgroups_once() {
-        // 1 × 32768: 33 chunks per KV head → 993 tokens → 1024 (32 chunks, 256 workgroups).
-        assert_eq!(tensor_core_online_chunk(&shape(1, 32768, 32)), 1024);
-        // 16 × 32768: two chunks per sequence and KV head (256 workgroups).
-        assert_eq!(tensor_core_online_chunk(&shape(16, 32768, 32)), 16384);
-        // 128 × 8192: the batch fills the device: whole sequences.
-        assert_eq!(tensor_core_online_chunk(&shape(128, 8192, 32)), 8192);
     }
 }

@@ -127,19 +127,12 @@ pub enum Split {
         /// flight, fewer workgroups per SM). The results are the same.
         stages: u32,
     },
-    /// Chunks of `chunk_tokens` (any length) on tensor cores with an online softmax
-    /// (`attn_decode_chunk_mma_online`, class `fast`, the limits of
-    /// [`Split::TensorCores`] but no chunk limit): a chunk may be a whole sequence.
-    TensorCoresOnline {
-        /// Tokens per chunk.
-        chunk_tokens: u32,
-    },
 }
 
 impl Split {
     /// Whether this is a batch-invariant split.
     pub fn is_deterministic(self) -> bool {
-        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. } | Split::TensorCoresOnline { .. })
+        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. })
     }
 
     /// The longest sequence a deterministic split cuts into 128-token chunks (the fast
@@ -330,8 +323,6 @@ impl DecodeProblem {
                 MAX_CHUNK / 2
             ))),
             Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
-            Split::TensorCoresOnline { chunk_tokens: 0 } => Err(AttentionError::Invalid("chunks of 0 tokens".into())),
-            Split::TensorCoresOnline { chunk_tokens } => Ok((chunk_tokens, chunk_tokens)),
             Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
                 Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
             }
@@ -348,8 +339,7 @@ impl DecodeProblem {
         }
     }
 
-    /// Rejects a problem `attn_decode_chunk_mma` and `attn_decode_chunk_mma_online`
-    /// cannot run ([`Split::TensorCores`], [`Split::TensorCoresOnline`]).
+    /// Rejects a problem `attn_decode_chunk_mma` cannot run ([`Split::TensorCores`]).
     pub fn check_tensor_cores(&self) -> Result<(), AttentionError> {
         let group = self.n_heads / self.n_kv_heads.max(1);
         let why = if self.k_format != KvFormat::F16 || self.v_format != KvFormat::F16 {
@@ -459,16 +449,12 @@ impl DecodeProblem {
     /// first element of the returned times is the steps' and the second is empty.
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, timing: Timing) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        let tensor_cores = matches!(split, Split::TensorCores { .. } | Split::TensorCoresOnline { .. });
+        let tensor_cores = matches!(split, Split::TensorCores { .. });
         if tensor_cores {
             self.check_tensor_cores()?;
         }
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
-        let chunk_name = match split {
-            Split::TensorCores { .. } => "attn_decode_chunk_mma",
-            Split::TensorCoresOnline { .. } => "attn_decode_chunk_mma_online",
-            _ => "attn_decode_chunk",
-        };
+        let chunk_name = if tensor_cores { "attn_decode_chunk_mma" } else { "attn_decode_chunk" };
         let (chunk, combine) = (kernel(chunk_name)?, kernel("attn_decode_combine")?);
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
