@@ -116,21 +116,7 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
     let err = problem(&base).split_tokens(Split::TensorCores { chunk_tokens: 64, stages: 4 }, true).expect_err("4 stages").to_string();
     assert!(err.contains("2 or 3"), "{err}");
     let mut cpu = onekernel_tests::harness::cpu();
-    let err = problem(&cases_shape_q8()).run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut cpu, &manifest(), &root().join("generated")).expect_err("q8_0 K");
+    let err = problem(&BatchShape { k_format: KvFormat::Q8_0, ..base.clone() }).run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut cpu, &manifest(), &root().join("generated")).expect_err("q8_0 K");
     assert!(matches!(err, AttentionError::Invalid(_)), "{err}");
 }
 
-fn cases_shape_q8() -> BatchShape {
-    BatchShape {
-        head_dim: 128,
-        n_heads: 8,
-        n_kv_heads: 2,
-        k_format: KvFormat::Q8_0,
-        v_format: KvFormat::F16,
-        scale: 0.1,
-        softcap: 0.0,
-        max_bias: 0.0,
-        mask: false,
-        sinks: None,
-    }
-}

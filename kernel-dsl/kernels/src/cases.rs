@@ -80,27 +80,8 @@ fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill
 /// puts sequences of both classes in one launch).
 #[allow(clippy::too_many_arguments)]
 fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64), det_long: u32) -> Case {
-    let (b, hq, hkv, d, p, n_chunks) = (2u32, 8u32, 2u32, 128usize, 16u32, 5u32);
-    let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
-    let n_pages = (b * pages_per_seq) as usize;
-    let words = |f: CacheFormat| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
-    Case::new(label, [n_chunks, hkv, b])
-        .buffer("q", (b * hq) as usize * d, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words(kf), kf.fill())
-        .buffer("v", words(vf), v_fill.unwrap_or(vf.fill()))
-        .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
-        .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
-        .buffer("mask", (b * pages_per_seq * p) as usize, Fill::Uniform { lo: -2.0, hi: 0.0 })
-        .buffer("part_m", (b * hq * n_chunks) as usize, Fill::Zeros)
-        .buffer("part_l", (b * hq * n_chunks) as usize, Fill::Zeros)
-        .buffer("part_acc", (b * hq * n_chunks) as usize * d, Fill::Zeros)
-        .scalar("n_heads", Literal::U32(hq))
-        .scalar("n_kv_heads", Literal::U32(hkv))
-        .scalar("page_size", Literal::U32(p))
-        .scalar("pages_per_seq", Literal::U32(pages_per_seq))
-        .scalar("n_chunks", Literal::U32(n_chunks))
-        .scalar("chunk_tokens", Literal::U32(chunk_tokens))
-        .scalar("scale", Literal::f32(0.088_388_35))
+    let cache = [(kf, kf.fill()), (vf, v_fill.unwrap_or(vf.fill()))];
+    attention_chunk_inputs(label.to_string(), 8, 2, 5, chunk_tokens, kv_len, cache, true)
         .scalar("softcap", Literal::f32(softcap))
         .scalar("max_bias", Literal::f32(max_bias))
         .scalar("has_mask", Literal::U32(1))
@@ -109,28 +90,24 @@ fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fil
         .scalar("det_long", Literal::U32(det_long))
 }
 
-/// `attn_decode_chunk_mma`: two sequences with lengths in `kv_len` (at most 600), `hq`
-/// query heads over `hkv` KV heads, f16 K/V at D = 128, pages of 16 tokens in a random
-/// table, `chunk_tokens` per workgroup, with or without the mask.
-fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), has_mask: bool) -> Case {
+/// What every decode chunk kernel reads and writes: B = 2 sequences with lengths in
+/// `kv_len`, `hq` query heads over `hkv` KV heads, D = 128, pages of 16 tokens in a random
+/// table, K and V images in `cache`'s formats and fills, the mask (or a one-element
+/// placeholder), `n_chunks` partial rows per head, and the scalars they share.
+#[allow(clippy::too_many_arguments)]
+fn attention_chunk_inputs(label: String, hq: u32, hkv: u32, n_chunks: u32, chunk_tokens: u32, kv_len: (i64, i64), cache: [(CacheFormat, Fill); 2], mask: bool) -> Case {
     let (b, d, p) = (2u32, 128usize, 16u32);
-    let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens);
     let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
     let n_pages = (b * pages_per_seq) as usize;
-    let words = n_pages * p as usize * hkv as usize * CacheFormat::F16.row_bytes(d) / 4;
-    let label = format!(
-        "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, {} … {} tokens, {chunk_tokens}-token chunks, {}",
-        kv_len.0,
-        kv_len.1,
-        if has_mask { "mask" } else { "no mask" }
-    );
+    let words = |f: CacheFormat| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
+    let [(kf, k_fill), (vf, v_fill)] = cache;
     Case::new(label, [n_chunks, hkv, b])
         .buffer("q", (b * hq) as usize * d, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words, CacheFormat::F16.fill())
-        .buffer("v", words, CacheFormat::F16.fill())
+        .buffer("k", words(kf), k_fill)
+        .buffer("v", words(vf), v_fill)
         .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
         .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
-        .buffer("mask", if has_mask { (b * pages_per_seq * p) as usize } else { 1 }, Fill::Uniform { lo: -2.0, hi: 0.0 })
+        .buffer("mask", if mask { (b * pages_per_seq * p) as usize } else { 1 }, Fill::Uniform { lo: -2.0, hi: 0.0 })
         .buffer("part_m", (b * hq * n_chunks) as usize, Fill::Zeros)
         .buffer("part_l", (b * hq * n_chunks) as usize, Fill::Zeros)
         .buffer("part_acc", (b * hq * n_chunks) as usize * d, Fill::Zeros)
@@ -141,7 +118,21 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
         .scalar("n_chunks", Literal::U32(n_chunks))
         .scalar("chunk_tokens", Literal::U32(chunk_tokens))
         .scalar("scale", Literal::f32(0.088_388_35))
-        .scalar("has_mask", Literal::U32(has_mask as u32))
+}
+
+/// `attn_decode_chunk_mma`: two sequences with lengths in `kv_len` (at most 600), `hq`
+/// query heads over `hkv` KV heads, f16 K/V at D = 128, pages of 16 tokens in a random
+/// table, `chunk_tokens` per workgroup, with or without the mask.
+fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), has_mask: bool) -> Case {
+    let label = format!(
+        "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, {} … {} tokens, {chunk_tokens}-token chunks, {}",
+        kv_len.0,
+        kv_len.1,
+        if has_mask { "mask" } else { "no mask" }
+    );
+    let f16 = (CacheFormat::F16, CacheFormat::F16.fill());
+    let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens);
+    attention_chunk_inputs(label, hq, hkv, n_chunks, chunk_tokens, kv_len, [f16.clone(), f16], has_mask).scalar("has_mask", Literal::U32(has_mask as u32))
 }
 
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in

@@ -213,26 +213,11 @@ pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest,
 mod tests {
     use super::*;
 
+    /// `batch` sequences of `len` tokens, `n_heads` query heads over 8 KV heads, f16.
     fn shape(batch: usize, len: u32, n_heads: u32) -> DecodeProblem {
-        DecodeProblem {
-            head_dim: 128,
-            n_heads,
-            n_kv_heads: 8,
-            page_size: 16,
-            pages_per_seq: len.div_ceil(16),
-            kv_len: vec![len; batch],
-            k_format: KvFormat::F16,
-            v_format: KvFormat::F16,
-            k: Vec::new(),
-            v: Vec::new(),
-            block_table: None,
-            q: Vec::new(),
-            scale: 1.0,
-            softcap: 0.0,
-            max_bias: 0.0,
-            mask: None,
-            sinks: None,
-        }
+        let mut p = crate::attention::problem::tests::lengths(&vec![len; batch], 128, KvFormat::F16);
+        p.n_heads = n_heads;
+        p
     }
 
     #[test]

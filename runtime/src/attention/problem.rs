@@ -568,7 +568,7 @@ enum Timing {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -586,7 +586,7 @@ mod tests {
 
     /// A problem of `kv_len` sequences at Hkv 8, D 128 (the checks are not run: `plan`
     /// reads the shapes and lengths only).
-    fn lengths(kv_len: &[u32], head_dim: u32, v_format: KvFormat) -> DecodeProblem {
+    pub(crate) fn lengths(kv_len: &[u32], head_dim: u32, v_format: KvFormat) -> DecodeProblem {
         DecodeProblem {
             head_dim,
             n_heads: 32,
