@@ -248,7 +248,7 @@ fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
 
 #[test]
 fn cli_bench_takes_two_or_three_tensor_core_stages_and_only_for_attention() {
-    bench_option_is_checked_and_attention_only("--tensor-cores", &["1", "4", "2,4", "two"], "--tensor-cores takes pipeline stages 2, 3 or 2,3", "2");
+    bench_option_is_checked_and_attention_only("--tensor-cores", &["1", "4", "2,4", "two"], "--tensor-cores takes 2, 3 (pipeline stages) or det", "2");
 }
 
 #[test]

@@ -4,11 +4,13 @@
 //! sinks, chunks of 64/256/512 tokens. The queries and the softmax numerators are
 //! rounded to f16 and the tensor cores sum in their own way, so the bound is a
 //! tolerance (NMSE ≤ 2e-6, max |err| ≤ 4e-3), with a negative control; each backend
-//! must also repeat its own bits. Backends that cannot run the kernel (lavapipe and
+//! must also repeat its own bits, and fixed chunks (`Split::tensor_cores_deterministic`)
+//! give a sequence the same bits in any batch. Backends that cannot run the kernel (lavapipe and
 //! NVIDIA's Vulkan: no cooperative matrices enabled by the runtime) print SKIPPED.
 
 use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_runtime::attention::reference::{compare, reference};
+use onekernel_runtime::attention::grid::tensor_core_chunk;
 use onekernel_runtime::attention::{AttentionError, KvFormat, Split};
 use onekernel_runtime::BackendError;
 use onekernel_tests::harness::{all_backends, manifest, root};
@@ -120,3 +122,57 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
     assert!(matches!(err, AttentionError::Invalid(_)), "{err}");
 }
 
+
+#[test]
+fn fixed_tensor_core_chunks_are_batch_invariant_and_scheduler_chunks_are_not() {
+    let manifest = manifest();
+    let generated = root().join("generated");
+    let shape = BatchShape {
+        head_dim: 128,
+        n_heads: 8,
+        n_kv_heads: 2,
+        k_format: KvFormat::F16,
+        v_format: KvFormat::F16,
+        scale: 1.0 / 128f32.sqrt(),
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: false,
+        sinks: Some(vec![0.5, -1.0, 0.0, 1.5, -0.5, 2.0, -2.0, 1.0]),
+    };
+    let target = Sequence::random(&shape, 7, 700);
+    let others: Vec<Sequence> = (0..7u64).map(|i| Sequence::random(&shape, 100 + i, 50 + 130 * i as u32)).collect();
+    let head = (shape.n_heads * shape.head_dim) as usize;
+    // The target alone, then in the middle of batches of 3 and 8 in shuffled pages.
+    let batch = |size: usize, seed: u64| {
+        let mut seqs: Vec<&Sequence> = others.iter().take(size - 1).collect();
+        seqs.insert((size - 1) / 2, &target);
+        (pack(&shape, &seqs, 16, Some(seed)), (size - 1) / 2)
+    };
+    let alone = pack(&shape, &[&target], 16, None);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for mut backend in all_backends() {
+        let name = backend.name();
+        let det = Split::tensor_cores_deterministic();
+        let one = match alone.run(det, backend.as_mut(), &manifest, &generated) {
+            Ok(out) => out,
+            Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
+                println!("SKIPPED on {name}: {reason}");
+                continue;
+            }
+            Err(e) => panic!("{name}: {e}"),
+        };
+        for (size, seed) in [(3usize, 11u64), (8, 12)] {
+            let (p, at) = batch(size, seed);
+            let out = p.run(det, backend.as_mut(), &manifest, &generated).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(bits(&out[at * head..][..head]), bits(&one), "{name}: the target's bits differ in a batch of {size}");
+            assert_eq!(bits(&p.run(det, backend.as_mut(), &manifest, &generated).unwrap()), bits(&out), "{name}: two runs differ");
+        }
+        // Negative control: the scheduler's chunks follow the batch, and so do the bits.
+        let (p, at) = batch(8, 12);
+        let fast_alone = alone.run(Split::TensorCores { chunk_tokens: tensor_core_chunk(&alone), stages: 2 }, backend.as_mut(), &manifest, &generated).unwrap();
+        let fast_batched = p.run(Split::TensorCores { chunk_tokens: tensor_core_chunk(&p), stages: 2 }, backend.as_mut(), &manifest, &generated).unwrap();
+        assert_ne!(tensor_core_chunk(&alone), tensor_core_chunk(&p));
+        assert_ne!(bits(&fast_batched[at * head..][..head]), bits(&fast_alone), "{name}: the scheduler's chunks should change the bits");
+        println!("{name}: fixed {}-token chunks batch-invariant (B = 1, 3, 8), scheduler's chunks {} / {} tokens differ", onekernel_runtime::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK, tensor_core_chunk(&alone), tensor_core_chunk(&p));
+    }
+}

@@ -16,6 +16,7 @@ use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_cop
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk};
+use onekernel_runtime::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK;
 use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
@@ -71,7 +72,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, tensor_cores_det } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -114,12 +115,18 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
             // Tensor cores (--tensor-cores): paged only, chunks by the waves of resident
             // workgroups (`tensor_core_chunk`) unless --fast-chunk names them.
-            let tc: Vec<Option<Split>> = if paged {
-                tensor_cores.iter().map(|&stages| Some(Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages })).collect()
-            } else {
-                Vec::new()
-            };
-            for split in [None, Some(deterministic)].into_iter().chain(tc) {
+            // (mode, split; None: the fast split with the backend's chunks).
+            let mut modes: Vec<(&str, Option<Split>)> = vec![("fast", None), ("deterministic", Some(deterministic))];
+            if paged {
+                for &stages in &tensor_cores {
+                    let split = Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages };
+                    modes.push((if stages == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }, Some(split)));
+                }
+                if tensor_cores_det {
+                    modes.push(("tensor_cores_det", Some(Split::tensor_cores_deterministic())));
+                }
+            }
+            for (mode, split) in modes {
                 for (i, b) in opened.iter_mut().enumerate() {
                     // Fast: the scheduler's chunks for this backend (up to 512 tokens where
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
@@ -140,12 +147,6 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let t = tc + tm;
                     let gbs = 2.0 * bytes as f64 / t;
                     let step_gbs = 2.0 * bytes as f64 / ts;
-                    let mode = match split {
-                        Split::TensorCores { stages: 2, .. } => "tensor_cores_2stage",
-                        Split::TensorCores { .. } => "tensor_cores_3stage",
-                        s if s.is_deterministic() => "deterministic",
-                        _ => "fast",
-                    };
                     eprintln!(
                         "{} B {bsz:>3} L {l:>5} {:<10} {mode:<13} step {:>9.1} µs {:>7.0} GB/s; kernels apart {:>9.1} µs {:>7.0} GB/s",
                         b.name(),
@@ -198,9 +199,11 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                 );
             }
         }
-        for &stages in &tensor_cores {
-            let mode = if stages == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" };
-            println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {stages} pipeline stages; class fast: within tolerance of the reference, not bitwise):");
+        let tc_modes = tensor_cores.iter().map(|&s| (if s == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }, format!("the scheduler's chunks, {s} pipeline stages"))).chain(
+            tensor_cores_det.then(|| ("tensor_cores_det", format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant"))),
+        );
+        for (mode, what) in tc_modes {
+            println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {what}; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
             println!("|---|---|---|---|---|");
             for &(bs, l) in shapes {

@@ -114,16 +114,19 @@ pub struct BenchOptions {
     /// 128-token chunks instead of the runtime's `DETERMINISTIC_LONG_AFTER` (other bits
     /// for sequences between the two; for measuring where the threshold should be).
     pub det_long_after: Option<u32>,
-    /// `--tensor-cores 2|3|2,3`: also time the paged fast step on tensor cores
-    /// (`attn_decode_chunk_mma`, class `fast`) with these pipeline stages, where the
-    /// backend runs it.
+    /// `--tensor-cores 2|3|det,…`: also time the paged step on tensor cores
+    /// (`attn_decode_chunk_mma`, class `fast`) where the backend runs it: the scheduler's
+    /// chunks with 2 or 3 pipeline stages, or the fixed chunks of
+    /// `Split::tensor_cores_deterministic` (`det`).
     pub tensor_cores: Vec<u32>,
+    /// `det` was among the `--tensor-cores` values.
+    pub tensor_cores_det: bool,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new() };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new(), tensor_cores_det: false };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -138,7 +141,8 @@ impl BenchOptions {
                     for s in v.split(',') {
                         match s.parse::<u32>() {
                             Ok(n @ 2..=3) => o.tensor_cores.push(n),
-                            _ => bail!("--tensor-cores takes pipeline stages 2, 3 or 2,3 (got `{v}`)"),
+                            _ if s == "det" => o.tensor_cores_det = true,
+                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
                         }
                     }
                 }

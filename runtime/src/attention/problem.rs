@@ -67,6 +67,11 @@ pub fn early_combine_loads(pairs: u32) -> bool {
     pairs <= EARLY_COMBINE_MAX_PAIRS
 }
 
+/// The chunk of [`Split::tensor_cores_deterministic`]: fixed, so a sequence's chunks,
+/// their workgroups and the combine's merge order depend on its own length only (the
+/// largest chunk `attn_decode_chunk_mma` takes with eight query heads per KV head).
+pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = 256;
+
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum AttentionError {
@@ -130,7 +135,18 @@ pub enum Split {
 }
 
 impl Split {
-    /// Whether this is a batch-invariant split.
+    /// Tensor cores with [`TENSOR_CORE_DETERMINISTIC_CHUNK`]-token chunks whatever the
+    /// batch: `attn_decode_chunk_mma` computes each chunk on its own and the combine merges
+    /// a sequence's chunks in an order set by their number, so a sequence's result does
+    /// not depend on the batch it is in, the grid or the page layout, and one device
+    /// repeats its bits (DESIGN.md's `deterministic` class: `tests/tests/attention_tensor_cores.rs`
+    /// checks both); against the reference it is within the `fast` tolerance.
+    pub fn tensor_cores_deterministic() -> Split {
+        Split::TensorCores { chunk_tokens: TENSOR_CORE_DETERMINISTIC_CHUNK, stages: 2 }
+    }
+
+    /// Whether this is the `exact` kernel's batch-invariant split (the tensor-core
+    /// splits are not, except [`Split::tensor_cores_deterministic`]'s fixed chunks).
     pub fn is_deterministic(self) -> bool {
         !matches!(self, Split::Fast { .. } | Split::TensorCores { .. })
     }
