@@ -11,11 +11,24 @@
 use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_runtime::attention::reference::{compare, reference};
 use onekernel_runtime::attention::grid::tensor_core_chunk;
-use onekernel_runtime::attention::{AttentionError, KvFormat, Split};
-use onekernel_runtime::BackendError;
+use onekernel_runtime::attention::{AttentionError, DecodeProblem, KvFormat, Split};
+use onekernel_runtime::{Backend, BackendError};
 use onekernel_tests::harness::{all_backends, manifest, root};
 
 const NMSE_BOUND: f64 = 2e-6;
+
+/// `problem` under `split` on `backend`, or `None` after a SKIPPED line where the
+/// backend cannot run the kernel; any other error fails the test (`what` says which run).
+fn run_or_skip(problem: &DecodeProblem, split: Split, backend: &mut dyn Backend, what: &str) -> Option<Vec<f32>> {
+    match problem.run(split, backend, &manifest(), &root().join("generated")) {
+        Ok(out) => Some(out),
+        Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
+            println!("SKIPPED on {}: {reason}", backend.name());
+            None
+        }
+        Err(e) => panic!("{what} on {}: {e}", backend.name()),
+    }
+}
 const MAX_ABS_BOUND: f64 = 4e-3;
 
 #[test]
@@ -52,14 +65,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
         let split = Split::TensorCores { chunk_tokens, stages };
         for (i, backend) in backends.iter_mut().enumerate() {
             let name = backend.name();
-            let out = match problem.run(split, backend.as_mut(), &manifest, &generated) {
-                Ok(out) => out,
-                Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
-                    println!("SKIPPED on {name}: {reason}");
-                    continue;
-                }
-                Err(e) => panic!("seed {seed} on {name}: {e}"),
-            };
+            let Some(out) = run_or_skip(&problem, split, backend.as_mut(), &format!("seed {seed}")) else { continue };
             let again = problem.run(split, backend.as_mut(), &manifest, &generated).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}"));
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&out), bits(&again), "seed {seed}: two runs on {name} differ");
@@ -153,14 +159,7 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_scheduler_chunks_are_not() {
     for mut backend in all_backends() {
         let name = backend.name();
         let det = Split::tensor_cores_deterministic();
-        let one = match alone.run(det, backend.as_mut(), &manifest, &generated) {
-            Ok(out) => out,
-            Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
-                println!("SKIPPED on {name}: {reason}");
-                continue;
-            }
-            Err(e) => panic!("{name}: {e}"),
-        };
+        let Some(one) = run_or_skip(&alone, det, backend.as_mut(), "alone") else { continue };
         for (size, seed) in [(3usize, 11u64), (8, 12)] {
             let (p, at) = batch(size, seed);
             let out = p.run(det, backend.as_mut(), &manifest, &generated).unwrap_or_else(|e| panic!("{name}: {e}"));
