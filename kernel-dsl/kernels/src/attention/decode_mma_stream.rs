@@ -92,15 +92,41 @@ pub fn attn_decode_chunk_mma_stream(
     let first = next_item(group_id().x, stride, chunk, total);
     let mut ii = first;
     let mut ik = 0u32;
-    // The use cursor, one step behind.
+    // The issue cursor's item: sequence, KV head, first token, tokens, tiles (kept, so
+    // that a step divides nothing).
+    let mut i_b = 0u32;
+    let mut i_kvh = 0u32;
+    let mut i_start = 0u32;
+    let mut i_n = 0u32;
+    let mut i_tiles = 0u32;
+    if ii < total {
+        i_b = ii / (n_chunks * n_kv_heads);
+        i_kvh = (ii / n_chunks) % n_kv_heads;
+        i_start = (ii % n_chunks) * chunk;
+        i_n = min(i_start + chunk, kv_len[i_b]) - i_start;
+        i_tiles = (i_n + 63) / 64;
+    }
+    // The use cursor, one step behind, and its item's chunk, KV head, sequence, first
+    // token, tokens and tiles.
     let mut ui = first;
     let mut uk = 0u32;
+    let mut u_c = 0u32;
+    let mut u_kvh = 0u32;
+    let mut u_b = 0u32;
+    let mut u_start = 0u32;
+    let mut u_n = 0u32;
+    let mut u_tiles = 0u32;
+    if ui < total {
+        u_c = ui % n_chunks;
+        u_kvh = (ui / n_chunks) % n_kv_heads;
+        u_b = ui / (n_chunks * n_kv_heads);
+        u_start = u_c * chunk;
+        u_n = min(u_start + chunk, kv_len[u_b]) - u_start;
+        u_tiles = (u_n + 63) / 64;
+    }
     // Cells of the first tile.
     if ii < total && t0 < 64 {
-        let b = ii / (n_chunks * n_kv_heads);
-        let start = (ii % n_chunks) * chunk;
-        let n = min(start + chunk, kv_len[b]) - start;
-        let cc = cell_of(start + min(t0, n - 1), b, (ii / n_chunks) % n_kv_heads);
+        let cc = cell_of(i_start + min(t0, i_n - 1), i_b, i_kvh);
         cells[t0] = cc;
     }
     barrier();
@@ -108,10 +134,7 @@ pub fn attn_decode_chunk_mma_stream(
     let mut s = 0u32;
     while ui < total {
         if ii < total {
-            let b = ii / (n_chunks * n_kv_heads);
-            let start = (ii % n_chunks) * chunk;
-            let n = min(start + chunk, kv_len[b]) - start;
-            let tiles = (n + 63) / 64;
+            let tiles = i_tiles;
             let buf = (s % 2) * 4352;
             for r in (t0 / 16..64u32).step_by(8) {
                 let src = cells[(s % 2) * 64 + r] * 64 + quad * 4;
@@ -125,35 +148,44 @@ pub fn attn_decode_chunk_mma_stream(
             if ik == 2 * tiles {
                 ii = next_item(ii + stride, stride, chunk, total);
                 ik = 0;
+                if ii < total {
+                    i_b = ii / (n_chunks * n_kv_heads);
+                    i_kvh = (ii / n_chunks) % n_kv_heads;
+                    i_start = (ii % n_chunks) * chunk;
+                    i_n = min(i_start + chunk, kv_len[i_b]) - i_start;
+                    i_tiles = (i_n + 63) / 64;
+                }
             }
         }
         async_commit();
         // The next issue's cells into the slot the issue before this one read (before the
-        // barriers of the last iteration); the first iteration has no use step, so it
-        // ends with a barrier of its own.
-        if ii < total && t0 < 64 {
-            let b = ii / (n_chunks * n_kv_heads);
-            let start = (ii % n_chunks) * chunk;
-            let n = min(start + chunk, kv_len[b]) - start;
-            let tiles = (n + 63) / 64;
-            let tile = select(ik < tiles, ik, ik - tiles);
-            let cc = cell_of(start + min(64 * tile + t0, n - 1), b, (ii / n_chunks) % n_kv_heads);
-            cells[((s + 1) % 2) * 64 + t0] = cc;
-        }
+        // barriers of the last iteration): in the first iteration, which has no use step,
+        // with a barrier of its own; later after this iteration's first barrier, so that
+        // the block table's latency passes while the tile is used.
+        let next_cells = ii < total && t0 < 64;
         if s == 0 {
+            if next_cells {
+                let tile = select(ik < i_tiles, ik, ik - i_tiles);
+                let cc = cell_of(i_start + min(64 * tile + t0, i_n - 1), i_b, i_kvh);
+                cells[64 + t0] = cc;
+            }
             barrier();
         }
         if s >= 1 {
             async_wait(1);
             barrier();
+            if next_cells {
+                let tile = select(ik < i_tiles, ik, ik - i_tiles);
+                let cc = cell_of(i_start + min(64 * tile + t0, i_n - 1), i_b, i_kvh);
+                cells[((s + 1) % 2) * 64 + t0] = cc;
+            }
             // Use step uk of item ui (buffer (s − 1) % 2).
-            let c = ui % n_chunks;
-            let kvh = (ui / n_chunks) % n_kv_heads;
-            let b = ui / (n_chunks * n_kv_heads);
-            let head0 = kvh * group;
-            let start = c * chunk;
-            let n = min(start + chunk, kv_len[b]) - start;
-            let tiles = (n + 63) / 64;
+            let c = u_c;
+            let b = u_b;
+            let head0 = u_kvh * group;
+            let start = u_start;
+            let n = u_n;
+            let tiles = u_tiles;
             let buf_h = ((s - 1) % 2) * 8704;
             if uk == 0 {
                 // The item's queries and cleared scores.
@@ -241,6 +273,14 @@ pub fn attn_decode_chunk_mma_stream(
             if uk == 2 * tiles {
                 ui = next_item(ui + stride, stride, chunk, total);
                 uk = 0;
+                if ui < total {
+                    u_c = ui % n_chunks;
+                    u_kvh = (ui / n_chunks) % n_kv_heads;
+                    u_b = ui / (n_chunks * n_kv_heads);
+                    u_start = u_c * chunk;
+                    u_n = min(u_start + chunk, kv_len[u_b]) - u_start;
+                    u_tiles = (u_n + 63) / 64;
+                }
             }
             barrier();
         }
