@@ -72,7 +72,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, tensor_cores_det, tensor_cores_stream } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, tensor_cores_det } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -125,9 +125,6 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                 if tensor_cores_det {
                     modes.push(("tensor_cores_det", Some(Split::tensor_cores_deterministic())));
                 }
-                if tensor_cores_stream {
-                    modes.push(("tensor_cores_stream", Some(Split::TensorCoresStream { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)) })));
-                }
             }
             for (mode, split) in modes {
                 for (i, b) in opened.iter_mut().enumerate() {
@@ -135,7 +132,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let timed = p.time(split, b.as_mut(), &manifest, &out, runs + 3);
-                    if let (Split::TensorCores { .. } | Split::TensorCoresStream { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
+                    if let (Split::TensorCores { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
                         eprintln!("{} B {bsz:>3} L {l:>5} tensor cores SKIPPED: {reason}", b.name());
                         continue;
                     }
@@ -204,7 +201,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         }
         let tc_modes = tensor_cores.iter().map(|&s| (if s == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }, format!("the scheduler's chunks, {s} pipeline stages"))).chain(
             tensor_cores_det.then(|| ("tensor_cores_det", format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant"))),
-        ).chain(tensor_cores_stream.then(|| ("tensor_cores_stream", "the scheduler's chunks by persistent workgroups".to_string())));
+        );
         for (mode, what) in tc_modes {
             println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {what}; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");

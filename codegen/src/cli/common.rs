@@ -121,15 +121,12 @@ pub struct BenchOptions {
     pub tensor_cores: Vec<u32>,
     /// `det` was among the `--tensor-cores` values.
     pub tensor_cores_det: bool,
-    /// `stream` was among the `--tensor-cores` values: the scheduler's chunks by
-    /// persistent workgroups (`Split::TensorCoresStream`).
-    pub tensor_cores_stream: bool,
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new(), tensor_cores_det: false, tensor_cores_stream: false };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new(), tensor_cores_det: false };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -145,8 +142,7 @@ impl BenchOptions {
                         match s.parse::<u32>() {
                             Ok(n @ 2..=3) => o.tensor_cores.push(n),
                             _ if s == "det" => o.tensor_cores_det = true,
-                            _ if s == "stream" => o.tensor_cores_stream = true,
-                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) det (fixed chunks) or stream (persistent workgroups), comma-separated (got `{v}`)"),
+                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
                         }
                     }
                 }

@@ -291,18 +291,6 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             attention_chunk_mma(16, 2, 256, (1, 600), false),
             attention_chunk_mma(2, 2, 256, (100, 300), true),
         ],
-        // As `attn_decode_chunk_mma`'s, by 3 persistent workgroups (items of both
-        // sequences and KV heads interleaved per workgroup, some past a sequence's end).
-        "attn_decode_chunk_mma_stream" => [(8u32, 2u32, 64u32, (1i64, 300i64), true), (8, 2, 512, (200, 600), true), (16, 2, 256, (1, 600), false), (2, 2, 256, (100, 300), true)]
-            .into_iter()
-            .map(|(hq, hkv, chunk, kv_len, mask)| {
-                let c = attention_chunk_mma(hq, hkv, chunk, kv_len, mask);
-                let mut streamed = Case::new(format!("{}, 3 persistent workgroups", c.label), [3, 1, 1]);
-                streamed.buffers = c.buffers;
-                streamed.scalars = c.scalars;
-                streamed.scalar("n_seq", Literal::U32(2))
-            })
-            .collect(),
         "turbo_score" => vec![
             turbo_score(0, 1, 1, 300, 2),
             turbo_score(1, 10, 2, 100, 1),

@@ -132,19 +132,7 @@ pub enum Split {
         /// flight, fewer workgroups per SM). The results are the same.
         stages: u32,
     },
-    /// [`Split::TensorCores`]'s chunks (two stages) by persistent workgroups
-    /// (`attn_decode_chunk_mma_stream`, one per resident slot,
-    /// [`TENSOR_CORE_STREAM_SLOTS`]) that stream their chunks' tiles back to back: the same
-    /// results as [`Split::TensorCores`] with the same chunks.
-    TensorCoresStream {
-        /// Tokens per chunk.
-        chunk_tokens: u32,
-    },
 }
-
-/// Workgroups of a [`Split::TensorCoresStream`] launch at most: 132 SMs of an H100 or
-/// H200, four resident workgroups of `attn_decode_chunk_mma_stream` (54 KiB) each.
-pub const TENSOR_CORE_STREAM_SLOTS: u32 = 528;
 
 impl Split {
     /// Tensor cores with [`TENSOR_CORE_DETERMINISTIC_CHUNK`]-token chunks whatever the
@@ -160,7 +148,7 @@ impl Split {
     /// Whether this is the `exact` kernel's batch-invariant split (the tensor-core
     /// splits are not, except [`Split::tensor_cores_deterministic`]'s fixed chunks).
     pub fn is_deterministic(self) -> bool {
-        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. } | Split::TensorCoresStream { .. })
+        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. })
     }
 
     /// The longest sequence a deterministic split cuts into 128-token chunks (the fast
@@ -351,7 +339,6 @@ impl DecodeProblem {
                 MAX_CHUNK / 2
             ))),
             Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
-            Split::TensorCoresStream { chunk_tokens } => self.split_tokens(Split::TensorCores { chunk_tokens, stages: 2 }, staged),
             Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
                 Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
             }
@@ -478,17 +465,12 @@ impl DecodeProblem {
     /// first element of the returned times is the steps' and the second is empty.
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, timing: Timing) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        let tensor_cores = matches!(split, Split::TensorCores { .. } | Split::TensorCoresStream { .. });
-        let stream = matches!(split, Split::TensorCoresStream { .. });
+        let tensor_cores = matches!(split, Split::TensorCores { .. });
         if tensor_cores {
             self.check_tensor_cores()?;
         }
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
-        let chunk_name = match split {
-            Split::TensorCores { .. } => "attn_decode_chunk_mma",
-            Split::TensorCoresStream { .. } => "attn_decode_chunk_mma_stream",
-            _ => "attn_decode_chunk",
-        };
+        let chunk_name = if tensor_cores { "attn_decode_chunk_mma" } else { "attn_decode_chunk" };
         let (chunk, combine) = (kernel(chunk_name)?, kernel("attn_decode_combine")?);
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
@@ -523,9 +505,6 @@ impl DecodeProblem {
             .scalar("chunk_tokens", group_tokens)
             .scalar("scale", self.scale)
             .scalar("has_mask", self.mask.is_some() as u32);
-        if stream {
-            a = a.scalar("n_seq", b);
-        }
         if !tensor_cores {
             a = a
                 .scalar("softcap", self.softcap)
@@ -551,12 +530,7 @@ impl DecodeProblem {
             return Err(AttentionError::Manifest("`attn_decode_chunk` has no `long_pairs` variant".into()));
         }
         let chunk_spec = variant_spec(chunk, &axes, d)?;
-        let groups = if stream {
-            [(n_groups * self.n_kv_heads * b).min(TENSOR_CORE_STREAM_SLOTS), 1, 1]
-        } else {
-            [n_groups, self.n_kv_heads, b]
-        };
-        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups };
+        let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
         // A timed step runs both kernels below; otherwise the chunk kernel runs now and
         // the combine takes its partial results.
         let chunk_times = match timing {
