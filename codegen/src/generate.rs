@@ -62,10 +62,9 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
 
     let paths = (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
     let instances = templates::instances(k);
-    // Reduction scratch, and GLSL's 16 × 8 f32 product and f16 B tiles per group of 32
-    // for `mma_f16`.
-    let mma_scratch = if templates::uses_mma(k) { (4 * 128 + 4 * 64) * (k.workgroup_invocations() as u32 / 32) } else { 0 };
-    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32 + mma_scratch;
+    // Reduction scratch, and GLSL's `mma_f16` tiles.
+    let (mma_c, mma_b) = templates::mma_scratch_words(k);
+    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32 + 4 * (mma_c + mma_b);
     let declared: u32 = k.shared.iter().map(|s| 4 * s.len).sum();
     let has_specs = k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. }));
     let m = KernelManifest {

@@ -195,6 +195,17 @@ pub fn uses_mma(k: &Kernel) -> bool {
     found
 }
 
+/// 32-bit words of GLSL's `mma_f16` scratch per group of 32 invocations: the 16 × 8 f32
+/// product tile (`ok_mma_c`) and the 16 × 8 f16 B tile of one k step (`ok_mma_b`).
+pub const MMA_SCRATCH_WORDS: (u32, u32) = (128, 64);
+
+/// The words of each GLSL `mma_f16` scratch array of a kernel (`ok_mma_c`, `ok_mma_b`),
+/// zero where it has no `mma_f16`.
+pub fn mma_scratch_words(k: &Kernel) -> (u32, u32) {
+    let groups = if uses_mma(k) { k.workgroup_invocations() as u32 / 32 } else { 0 };
+    (MMA_SCRATCH_WORDS.0 * groups, MMA_SCRATCH_WORDS.1 * groups)
+}
+
 /// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
 /// parameter order: GLSL declares a vector-typed view of each.
 pub fn word_views(k: &Kernel) -> std::collections::BTreeSet<(onekernel_dsl::ir::ParamId, u32)> {
@@ -317,8 +328,9 @@ pub fn render(k: &Kernel, d: &dyn Dialect) -> Result<String, CodegenError> {
     ctx.insert("shared", &shared);
     ctx.insert("uses_fma", &uses_fma(k));
     ctx.insert("uses_mma", &uses_mma(k));
-    // One 16 × 8 f32 tile per group of 32 invocations.
-    ctx.insert("mma_scratch", &(k.workgroup_invocations() / 32 * 128));
+    let (mma_c, mma_b) = mma_scratch_words(k);
+    ctx.insert("mma_c_words", &mma_c);
+    ctx.insert("mma_b_words", &mma_b);
     ctx.insert("fma_spec_id", &FMA_SPEC_ID);
     ctx.insert("f16_spec_id", &F16_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();

@@ -12,7 +12,7 @@
 //! twenty-fourth session, the sum of the two kernels' medians, each kernel timed on its
 //! own after its own flush (its launch latency and its cold partial results counted).
 
-use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, L2_FLUSH_BYTES, L2_FLUSH_METHOD, BenchOptions};
+use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, BenchOptions, TensorCoreMode, L2_FLUSH_BYTES, L2_FLUSH_METHOD};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
 use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk};
@@ -72,7 +72,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, tensor_cores_det } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -113,17 +113,17 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
-            // Tensor cores (--tensor-cores): paged only, chunks by the waves of resident
-            // workgroups (`tensor_core_chunk`) unless --fast-chunk names them.
-            // (mode, split; None: the fast split with the backend's chunks).
+            // (mode, split; None: the fast split with the backend's chunks). Tensor cores
+            // (--tensor-cores): paged only, the scheduler's chunks (`tensor_core_chunk`)
+            // unless --fast-chunk names them, or the fixed chunks.
             let mut modes: Vec<(&str, Option<Split>)> = vec![("fast", None), ("deterministic", Some(deterministic))];
             if paged {
-                for &stages in &tensor_cores {
-                    let split = Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages };
-                    modes.push((if stages == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }, Some(split)));
-                }
-                if tensor_cores_det {
-                    modes.push(("tensor_cores_det", Some(Split::tensor_cores_deterministic())));
+                for &m in &tensor_cores {
+                    let split = match m {
+                        TensorCoreMode::Stages(stages) => Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages },
+                        TensorCoreMode::Deterministic => Split::tensor_cores_deterministic(),
+                    };
+                    modes.push((m.label(), Some(split)));
                 }
             }
             for (mode, split) in modes {
@@ -199,10 +199,11 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                 );
             }
         }
-        let tc_modes = tensor_cores.iter().map(|&s| (if s == 2 { "tensor_cores_2stage" } else { "tensor_cores_3stage" }, format!("the scheduler's chunks, {s} pipeline stages"))).chain(
-            tensor_cores_det.then(|| ("tensor_cores_det", format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant"))),
-        );
-        for (mode, what) in tc_modes {
+        for &m in &tensor_cores {
+            let (mode, what) = match m {
+                TensorCoreMode::Stages(s) => (m.label(), format!("the scheduler's chunks, {s} pipeline stages")),
+                TensorCoreMode::Deterministic => (m.label(), format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant")),
+            };
             println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {what}; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
             println!("|---|---|---|---|---|");

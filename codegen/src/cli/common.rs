@@ -115,18 +115,34 @@ pub struct BenchOptions {
     /// for sequences between the two; for measuring where the threshold should be).
     pub det_long_after: Option<u32>,
     /// `--tensor-cores 2|3|det,…`: also time the paged step on tensor cores
-    /// (`attn_decode_chunk_mma`, class `fast`) where the backend runs it: the scheduler's
-    /// chunks with 2 or 3 pipeline stages, or the fixed chunks of
-    /// `Split::tensor_cores_deterministic` (`det`).
-    pub tensor_cores: Vec<u32>,
-    /// `det` was among the `--tensor-cores` values.
-    pub tensor_cores_det: bool,
+    /// (`attn_decode_chunk_mma`, class `fast`) in these modes, where the backend runs it.
+    pub tensor_cores: Vec<TensorCoreMode>,
+}
+
+/// A tensor-core step `onekernel bench --tensor-cores` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorCoreMode {
+    /// The scheduler's chunks with 2 or 3 pipeline stages (`2`, `3`).
+    Stages(u32),
+    /// The fixed chunks of `Split::tensor_cores_deterministic` (`det`).
+    Deterministic,
+}
+
+impl TensorCoreMode {
+    /// The mode's name in the evidence JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            TensorCoreMode::Stages(2) => "tensor_cores_2stage",
+            TensorCoreMode::Stages(_) => "tensor_cores_3stage",
+            TensorCoreMode::Deterministic => "tensor_cores_det",
+        }
+    }
 }
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new(), tensor_cores_det: false };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new() };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -140,8 +156,8 @@ impl BenchOptions {
                     let v = value("--tensor-cores")?;
                     for s in v.split(',') {
                         match s.parse::<u32>() {
-                            Ok(n @ 2..=3) => o.tensor_cores.push(n),
-                            _ if s == "det" => o.tensor_cores_det = true,
+                            Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
+                            _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
                             _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
                         }
                     }

@@ -16,10 +16,11 @@ pub(crate) const GROUP: u16 = 0x8000;
 /// Whether accesses by owners `a` and `b` (invocations or [`GROUP`] marks) need no
 /// barrier between them: the same invocation, or an invocation and its own group.
 fn same_owner(a: u16, b: u16) -> bool {
-    let group_of = |x: u16| if x & GROUP != 0 && x != MANY { Some(x & !GROUP) } else { None };
-    a == b
-        || (group_of(a).is_some() && group_of(a) == Some(b / 32) && group_of(b).is_none() && b != MANY)
-        || (group_of(b).is_some() && group_of(b) == Some(a / 32) && group_of(a).is_none() && a != MANY)
+    // A group mark's group, and an invocation's (MANY has the GROUP bit: neither).
+    let group = |x: u16| (x & GROUP != 0 && x != MANY).then_some(x & !GROUP);
+    let lanes_group = |x: u16| (x & GROUP == 0).then_some(x / 32);
+    let covers = |g: u16, i: u16| group(g).is_some_and(|g| lanes_group(i) == Some(g));
+    a == b || covers(a, b) || covers(b, a)
 }
 
 /// One `shared::<T, N>()` array.

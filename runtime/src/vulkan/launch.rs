@@ -100,7 +100,7 @@ impl Vulkan {
         for (l, a) in launches.iter().zip(args.iter()) {
             let k = l.kernel;
             check_args("vulkan", l, a)?;
-            self.check_shared_memory(l)?;
+            self.check_supported(l)?;
             self.check_groups(l)?;
             let push = push_bytes(k, a);
             let cached = self.pipeline(l, push.len())?;
@@ -318,11 +318,11 @@ impl Vulkan {
         }
     }
 
-    /// `Unsupported` when the variant of `l` declares more shared memory than the device
-    /// offers (checked before any pipeline is built).
-    /// Also `Unsupported` for a module with cooperative matrices (`mma_f16`): this
-    /// runtime does not enable `VK_KHR_cooperative_matrix` yet (docs/RUNTIME.md).
-    pub(super) fn check_shared_memory(&self, l: &Launch) -> Result<(), BackendError> {
+    /// `Unsupported` when this device cannot run the variant of `l` (checked before any
+    /// pipeline is built): it declares more shared memory than the device offers, or it
+    /// uses cooperative matrices (`mma_f16`), which this runtime does not enable yet
+    /// (docs/RUNTIME.md).
+    pub(super) fn check_supported(&self, l: &Launch) -> Result<(), BackendError> {
         let k = l.kernel;
         let shared = k.shared_bytes_for(l.spec);
         let reason = if k.vulkan.cooperative_matrix {

@@ -51,7 +51,7 @@ impl Vulkan {
                 reason: format!("the driver ({}) does not offer VK_KHR_pipeline_executable_properties", self.info.driver),
             });
         };
-        self.check_shared_memory(l)?;
+        self.check_supported(l)?;
         let kernel = l.kernel.name.clone();
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: kernel.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let p = self.create_pipeline(l, &self.spec_data(l), l.kernel.push_constant_bytes as usize, true)?;
