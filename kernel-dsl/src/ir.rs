@@ -640,11 +640,15 @@ pub enum Intrinsic {
     /// `s & 31` (so `lo` itself when `s & 31 = 0`); u32. A 32-bit window of a bit stream
     /// at any offset in one instruction on NVIDIA (`SHF.R`).
     FunnelShr,
+    /// `fast_exp(x)`: e^x by the hardware's approximation (CUDA `__expf`, GLSL `exp`,
+    /// MSL `fast::exp`), f32; only in `fast` kernels, which are checked by tolerance. The
+    /// interpreter computes e^x in f64 and rounds it to f32.
+    FastExp,
 }
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 9] = [
+    pub const ALL: [Intrinsic; 10] = [
         Intrinsic::Min,
         Intrinsic::Max,
         Intrinsic::Abs,
@@ -654,6 +658,7 @@ impl Intrinsic {
         Intrinsic::F16BitsToF32,
         Intrinsic::Bf16BitsToF32,
         Intrinsic::FunnelShr,
+        Intrinsic::FastExp,
     ];
 
     /// The DSL spelling.
@@ -668,6 +673,7 @@ impl Intrinsic {
             Intrinsic::F16BitsToF32 => "f16_bits_to_f32",
             Intrinsic::Bf16BitsToF32 => "bf16_bits_to_f32",
             Intrinsic::FunnelShr => "funnel_shr",
+            Intrinsic::FastExp => "fast_exp",
         }
     }
 
@@ -677,7 +683,8 @@ impl Intrinsic {
             Intrinsic::Abs
             | Intrinsic::CountOnes
             | Intrinsic::F16BitsToF32
-            | Intrinsic::Bf16BitsToF32 => 1,
+            | Intrinsic::Bf16BitsToF32
+            | Intrinsic::FastExp => 1,
             Intrinsic::Min | Intrinsic::Max => 2,
             Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
         }

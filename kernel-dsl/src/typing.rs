@@ -141,6 +141,7 @@ pub fn intrinsic_type(op: Intrinsic, args: &[Scalar]) -> Result<Scalar, String> 
             same(&[Scalar::U32]).map(|_| Scalar::F32)
         }
         Intrinsic::FunnelShr => same(&[Scalar::U32]),
+        Intrinsic::FastExp => same(&[Scalar::F32]),
     }
 }
 

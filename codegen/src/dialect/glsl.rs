@@ -164,6 +164,10 @@ impl Dialect for Glsl {
         format!("uint(bitCount({e}))")
     }
 
+    fn fast_exp(&self, e: &str) -> String {
+        format!("exp({e})")
+    }
+
     fn function_prefix(&self) -> &'static str {
         ""
     }

@@ -303,6 +303,10 @@ pub trait Dialect {
     /// Population count as u32.
     fn count_ones(&self, e: &str) -> String;
 
+    /// `fast_exp(e)`: the backend's hardware approximation of e^x (only in `fast`
+    /// kernels).
+    fn fast_exp(&self, e: &str) -> String;
+
     /// Qualifiers of a library function definition.
     fn function_prefix(&self) -> &'static str;
 

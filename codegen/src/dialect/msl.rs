@@ -114,6 +114,10 @@ impl Dialect for Msl {
         format!("uint(popcount({e}))")
     }
 
+    fn fast_exp(&self, e: &str) -> String {
+        format!("fast::exp({e})")
+    }
+
     fn function_prefix(&self) -> &'static str {
         "static inline "
     }

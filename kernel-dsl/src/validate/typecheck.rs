@@ -2,7 +2,7 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Kernel, LocalDecl, Mma, ParamId, ParamKind,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, Mma, ParamId, ParamKind,
     Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
 };
 use crate::typing;
@@ -518,6 +518,12 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
             typing::bitcast_allowed(t, e.ty).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok().map(|_| e.ty)
         }
         ExprKind::Intrinsic(op, args) => {
+            if *op == Intrinsic::FastExp && sc.kernel.class == crate::ir::Determinism::Exact {
+                d.error(e.span, ErrorKind::Unsupported, format!(
+                    "`fast_exp` is the hardware's approximation, not bitwise the reference's: declare kernel `{}` `fast`, or use `exp`",
+                    sc.kernel.name
+                ));
+            }
             let ts: Vec<Option<Scalar>> = args.iter().map(|a| check_expr(sc, a, d)).collect();
             let ts: Option<Vec<Scalar>> = ts.into_iter().collect();
             typing::intrinsic_type(*op, &ts?).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok()

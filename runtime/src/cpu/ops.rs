@@ -209,6 +209,7 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
         Intrinsic::CountOnes => map1(lanes, args[0], out, |x| x.count_ones()),
         Intrinsic::F16BitsToF32 => map1(lanes, args[0], out, |x| f16_to_f32(x as u16).to_bits()),
         Intrinsic::Bf16BitsToF32 => map1(lanes, args[0], out, |x| bf16_to_f32(x as u16).to_bits()),
+        Intrinsic::FastExp => map1(lanes, args[0], out, |x| ((fl(x) as f64).exp() as f32).to_bits()),
         Intrinsic::FunnelShr => {
             for &l in lanes {
                 let l = l as usize;

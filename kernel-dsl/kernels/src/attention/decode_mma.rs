@@ -20,7 +20,8 @@ use onekernel_macros::kernel;
 /// scores 16 tokens of a K tile as one `mma_f16` (16 tokens × 128 dimensions by 128 ×
 /// the group's heads) into the scores `[head][token]`. After the last K tile the softmax
 /// takes the chunk's scores (scaled, masked): per head the maximum, then the numerators
-/// `exp(s − m)` rounded to f16 — the values p·v multiplies — and their sum `l` in f32,
+/// `exp(s − m)` (`fast_exp`, the hardware's approximation) rounded to f16 — the values
+/// p·v multiplies — and their sum `l` in f32,
 /// each over the head's 32 (16 with more than four heads) invocations in a fixed order.
 /// Each group then adds, per V tile, its 32 dimensions of `Σ p · v` as two `mma_f16`
 /// (16 dimensions × 64 tokens by 64 tokens × the heads, V read transposed). Rows of a
@@ -181,7 +182,7 @@ pub fn attn_decode_chunk_mma(
                             for e in 0..2u32 {
                                 if 2 * i + e < n {
                                     let x = scores[h * ss + 2 * i + e];
-                                    let p = to_f16(select(x == f32::NEG_INFINITY, 0.0, exp(x - m)));
+                                    let p = to_f16(select(x == f32::NEG_INFINITY, 0.0, fast_exp(x - m)));
                                     ls += f16_bits_to_f32(p);
                                     w = w | (p << (16 * e));
                                 }

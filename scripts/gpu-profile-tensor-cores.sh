@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device call: what limits the tensor-core decode step at 16 × 32768 and 1 × 32768,
+# side by side with FlashInfer's tensor-core path on the same shape. ptxas's resource
+# report of the generated kernels; Nsight Compute (clocks not locked, so durations are
+# at the clocks the benchmarks run at) on one tensor-core chunk kernel of
+# `onekernel bench --tensor-cores 2`, and on one FlashInfer tensor-core call
+# (scripts/flashinfer_one_call.py). Run on the GPU machine from the repository root with
+# the stripped `onekernel` in .devbin/ and FlashInfer's source distribution in .fi/;
+# writes $OUT/ev.tgz.
+set -uo pipefail
+BUDGET_S=${BUDGET_S:-560}
+source scripts/device-env.sh
+ev_start
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $log
+echo "== ptxas $(date +%T)" >> $log
+for k in attn_decode_chunk_mma attn_decode_combine attn_decode_chunk; do
+  echo "-- $k"; nvcc -arch=sm_90 -cubin -o /tmp/$k.cubin --resource-usage -I templates/cuda generated/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill|smem|error" | sed 's/^ptxas info *: //'
+  cuobjdump -sass /tmp/$k.cubin > $E/sass-$k-h200.txt 2>&1
+done > $E/ptxas-tensor-cores-h200.log 2>&1
+SECTIONS="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats --section WarpStateStats"
+for shape in 16x32768 1x32768; do
+  echo "== ncu onekernel $shape $(date +%T)" >> $log
+  timeout 120 ncu --clock-control none --kernel-name regex:attn_decode_chunk_mma --launch-skip 5 --launch-count 1 $SECTIONS \
+    .devbin/onekernel bench --backend cuda --tensor-cores 2 --shape $shape > $E/ncu-tensor-cores-$shape-h200.log 2>&1; echo "rc $?" >> $log
+done
+echo "== flashinfer $(date +%T)" >> $log
+source scripts/flashinfer-env.sh >> $log 2>&1
+for shape in 16x32768 1x32768; do
+  echo "== ncu flashinfer $shape $(date +%T)" >> $log
+  timeout $(( $(left) - 20 )) ncu --clock-control none --profile-from-start off $SECTIONS \
+    python3 scripts/flashinfer_one_call.py $shape > $E/ncu-flashinfer-tensor-cores-$shape-h200.log 2>&1; echo "rc $?" >> $log
+done
+echo "done $(date +%T)" >> $log
