@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# One device call for decode attention on tensor cores (`attn_decode_chunk_mma` and
-# `attn_decode_chunk_mma_long`, class fast): validate them and the combine on CUDA and
-# NVIDIA Vulkan against the interpreter (tolerance; the combine bitwise), run
+# One device call for decode attention on tensor cores (`attn_decode_chunk_mma`, class
+# fast): validate it on CUDA and NVIDIA Vulkan against the interpreter (tolerance), run
 # the `attention_tensor_cores` suite (float64 reference, repeatability, negative
 # control), then `onekernel bench --backend cuda --tensor-cores` over ANCHORS.md's
 # shapes. Run on the GPU machine from the repository root with the stripped `onekernel`
@@ -15,7 +14,7 @@ if [ "$PWD" != /work/main ]; then mkdir -p /work/main /work/shared; ln -sfn "$PW
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $log
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 500 > $E/clocks-tensor-cores-h200.csv &
 echo "== validate $(date +%T)" >> $log
-timeout 120 .devbin/onekernel validate --backend all --kernel attn_decode_chunk_mma --kernel attn_decode_chunk_mma_long --kernel attn_decode_combine --evidence $E > $E/validate-tensor-cores-h200.log 2>&1; echo "validate rc $?" >> $log
+timeout 120 .devbin/onekernel validate --backend all --kernel attn_decode_chunk_mma --kernel attn_decode_combine --evidence $E > $E/validate-tensor-cores-h200.log 2>&1; echo "validate rc $?" >> $log
 tail -4 $E/validate-tensor-cores-h200.log >> $log
 echo "== suite $(date +%T)" >> $log
 timeout 120 .devbin/t/attention_tensor_cores --nocapture --test-threads 1 > $E/test-tensor-cores-h200.log 2>&1; echo "suite rc $?" >> $log

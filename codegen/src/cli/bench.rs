@@ -15,7 +15,7 @@
 use crate::common::{command_line, driver_copy_api, driver_copy_bytes, driver_copy_gbs, median, open_list, read_manifest, set_l2_flush, unix_time, BenchOptions, TensorCoreMode, L2_FLUSH_BYTES, L2_FLUSH_METHOD};
 use anyhow::{anyhow, Context, Result};
 use onekernel_runtime::attention::batch::SeqRng;
-use onekernel_runtime::attention::grid::{fast_chunk, long_chunk, tensor_core_chunk};
+use onekernel_runtime::attention::grid::{fast_chunk, tensor_core_chunk};
 use onekernel_runtime::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK;
 use onekernel_runtime::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Args, HostBuffer, Launch};
@@ -72,7 +72,7 @@ fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores, long_chunk: long_chunk_override } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes: chosen, fast_chunk: chunk_override, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
     let shapes: &[(u32, u32)] = if quick { &QUICK } else if chosen.is_empty() { &SHAPES } else { &chosen };
     let manifest = read_manifest(&out)?;
     let mut opened = open_list(&backends)?;
@@ -122,7 +122,6 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let split = match m {
                         TensorCoreMode::Stages(stages) => Split::TensorCores { chunk_tokens: chunk_override.unwrap_or_else(|| tensor_core_chunk(&p)), stages },
                         TensorCoreMode::Deterministic => Split::tensor_cores_deterministic(),
-                        TensorCoreMode::Long(stages) => Split::TensorCoresLong { chunk_tokens: long_chunk_override.unwrap_or_else(|| long_chunk(&p)), stages },
                     };
                     modes.push((m.label(), Some(split)));
                 }
@@ -133,7 +132,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     // it stages K, 256 otherwise) unless --fast-chunk names them.
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: chunk_override.unwrap_or_else(|| fast_chunk(&p, b.info().async_copies)) });
                     let timed = p.time(split, b.as_mut(), &manifest, &out, runs + 3);
-                    if let (Split::TensorCores { .. } | Split::TensorCoresLong { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
+                    if let (Split::TensorCores { .. }, Err(onekernel_runtime::attention::AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. }))) = (split, &timed) {
                         eprintln!("{} B {bsz:>3} L {l:>5} tensor cores SKIPPED: {reason}", b.name());
                         continue;
                     }
@@ -204,10 +203,8 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             let (mode, what) = match m {
                 TensorCoreMode::Stages(s) => (m.label(), format!("the scheduler's chunks, {s} pipeline stages")),
                 TensorCoreMode::Deterministic => (m.label(), format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant")),
-                TensorCoreMode::Long(s) => (m.label(), format!("long chunks, {s} copy stages")),
             };
-            let kernel = if matches!(m, TensorCoreMode::Long(_)) { "attn_decode_chunk_mma_long" } else { "attn_decode_chunk_mma" };
-            println!("\n{name}, paged decode step on tensor cores (`{kernel}`, {what}; class fast: within tolerance of the reference, not bitwise):");
+            println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {what}; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
             println!("|---|---|---|---|---|");
             for &(bs, l) in shapes {

@@ -120,9 +120,9 @@ fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(),
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores, long_chunk } = BenchOptions::parse(args, true)?;
-    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || long_chunk.is_some() {
-        bail!("--fast-chunk, --det-chunks, --det-long-after, --tensor-cores and --long-chunk are options of `onekernel bench` (decode attention)");
+    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
+    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
+        bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
     }
     if !shapes.is_empty() {
         bail!("bench-kvquant has no --shape (its lengths are fixed by ANCHORS.md; --quick picks 65536)");

@@ -114,12 +114,9 @@ pub struct BenchOptions {
     /// 128-token chunks instead of the runtime's `DETERMINISTIC_LONG_AFTER` (other bits
     /// for sequences between the two; for measuring where the threshold should be).
     pub det_long_after: Option<u32>,
-    /// `--tensor-cores 2|3|det|long4|long5,…`: also time the paged step on tensor cores
-    /// (`attn_decode_chunk_mma` and `_long`, class `fast`) in these modes, where the
-    /// backend runs them.
+    /// `--tensor-cores 2|3|det,…`: also time the paged step on tensor cores
+    /// (`attn_decode_chunk_mma`, class `fast`) in these modes, where the backend runs it.
     pub tensor_cores: Vec<TensorCoreMode>,
-    /// `--long-chunk N`: the long tensor-core modes' chunk instead of `grid::long_chunk`.
-    pub long_chunk: Option<u32>,
 }
 
 /// A tensor-core step `onekernel bench --tensor-cores` times.
@@ -129,8 +126,6 @@ pub enum TensorCoreMode {
     Stages(u32),
     /// The fixed chunks of `Split::tensor_cores_deterministic` (`det`).
     Deterministic,
-    /// `Split::TensorCoresLong` with 4 or 5 copy stages (`long4`, `long5`).
-    Long(u32),
 }
 
 impl TensorCoreMode {
@@ -140,8 +135,6 @@ impl TensorCoreMode {
             TensorCoreMode::Stages(2) => "tensor_cores_2stage",
             TensorCoreMode::Stages(_) => "tensor_cores_3stage",
             TensorCoreMode::Deterministic => "tensor_cores_det",
-            TensorCoreMode::Long(4) => "tensor_cores_long4",
-            TensorCoreMode::Long(_) => "tensor_cores_long5",
         }
     }
 }
@@ -149,7 +142,7 @@ impl TensorCoreMode {
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new(), long_chunk: None };
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: PathBuf::from("generated"), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new() };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -165,8 +158,7 @@ impl BenchOptions {
                         match s.parse::<u32>() {
                             Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
                             _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
-                            _ if s == "long4" || s == "long5" => o.tensor_cores.push(TensorCoreMode::Long(if s == "long4" { 4 } else { 5 })),
-                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages), det (fixed chunks), long4 or long5 (long chunks, copy stages), comma-separated (got `{v}`)"),
+                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
                         }
                     }
                 }
@@ -183,13 +175,6 @@ impl BenchOptions {
                     match v.parse::<u32>() {
                         Ok(n) if (1..=512).contains(&n) => o.fast_chunk = Some(n),
                         _ => bail!("--fast-chunk takes a chunk length of 1 … 512 tokens (got `{v}`; more than 256 needs a backend with asynchronous copies)"),
-                    }
-                }
-                "--long-chunk" if quick_allowed => {
-                    let v = value("--long-chunk")?;
-                    match v.parse::<u32>() {
-                        Ok(n) if n > 0 => o.long_chunk = Some(n),
-                        _ => bail!("--long-chunk takes a chunk length of at least 1 token (got `{v}`)"),
                     }
                 }
                 "--det-chunks" if quick_allowed => {

@@ -10,7 +10,7 @@
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
 //!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
-//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det|long4|long5,…] [--long-chunk N] [--out DIR] [--evidence DIR]
+//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
 
@@ -62,10 +62,8 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          deterministic mode's chunks per workgroup instead of the runtime's — 128-token
          chunks, and 256-token ones where every sequence is long and K is staged;
          --det-long-after N: 256-token deterministic chunks past N tokens instead of 2048;
-         --tensor-cores 2|3|det|long4|long5,…: also the paged step on tensor cores, class
-         fast: the scheduler's chunks with 2 or 3 pipeline stages, fixed chunks (det), or
-         long chunks filling the device once with 4 or 5 copy stages; --long-chunk N: the
-         long modes' chunk length)
+         --tensor-cores 2|3|det,…: also the paged step on tensor cores, class fast: the
+         scheduler's chunks with 2 or 3 pipeline stages, or fixed chunks (det))
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run, the best copy of the same bytes and the launch floor

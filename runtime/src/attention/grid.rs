@@ -152,20 +152,6 @@ pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
     fast_chunk(p, true).min(cap)
 }
 
-/// Workgroups [`long_chunk`] aims for: one wave of `attn_decode_chunk_mma_long` on an
-/// H100/H200 (132 SMs, two resident workgroups each).
-pub const LONG_TARGET_GROUPS: u32 = 264;
-
-/// [`Split::TensorCoresLong`](super::Split::TensorCoresLong)'s chunk: the batch's
-/// longest sequence cut into as many chunks as bring B × Hkv × chunks nearest to
-/// [`LONG_TARGET_GROUPS`] (at least one per sequence), in whole 64-token tiles.
-pub fn long_chunk(p: &DecodeProblem) -> u32 {
-    let max_len = p.kv_len.iter().max().copied().unwrap_or(1);
-    let pairs = (p.n_seq() * p.n_kv_heads).max(1);
-    let chunks = ((LONG_TARGET_GROUPS + pairs / 2) / pairs).max(1);
-    max_len.div_ceil(chunks).next_multiple_of(64)
-}
-
 /// Runs one point on `backend`.
 pub fn run_point(pt: &GridPoint, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path) -> Result<GridOutcome, AttentionError> {
     let hkv = 2;

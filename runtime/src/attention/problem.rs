@@ -132,20 +132,6 @@ pub enum Split {
         /// flight, fewer workgroups per SM). The results are the same.
         stages: u32,
     },
-    /// Chunks of `chunk_tokens` (any length from 1) chosen by the caller, on tensor cores
-    /// by `attn_decode_chunk_mma_long`: each group of 32 invocations keeps its own
-    /// running softmax over its rows of every tile, so a chunk needs no shared memory
-    /// per token and the runtime sizes chunks to fill the device once
-    /// ([`super::grid::long_chunk`]). Class `fast`, the problems of
-    /// [`Split::TensorCores`] ([`DecodeProblem::check_tensor_cores`]) at any number of
-    /// query heads per KV head up to eight.
-    TensorCoresLong {
-        /// Tokens per chunk.
-        chunk_tokens: u32,
-        /// K/V tiles in the kernel's copy ring: 4, or 5 (`stages5`). The results are the
-        /// same.
-        stages: u32,
-    },
 }
 
 impl Split {
@@ -162,7 +148,7 @@ impl Split {
     /// Whether this is the `exact` kernel's batch-invariant split (the tensor-core
     /// splits are not, except [`Split::tensor_cores_deterministic`]'s fixed chunks).
     pub fn is_deterministic(self) -> bool {
-        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. } | Split::TensorCoresLong { .. })
+        !matches!(self, Split::Fast { .. } | Split::TensorCores { .. })
     }
 
     /// The longest sequence a deterministic split cuts into 128-token chunks (the fast
@@ -353,9 +339,6 @@ impl DecodeProblem {
                 MAX_CHUNK / 2
             ))),
             Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
-            Split::TensorCoresLong { stages, .. } if !(4..=5).contains(&stages) => Err(AttentionError::Invalid(format!("{stages} copy stages: 4 or 5"))),
-            Split::TensorCoresLong { chunk_tokens: 0, .. } => Err(AttentionError::Invalid("chunks of 0 tokens".into())),
-            Split::TensorCoresLong { chunk_tokens, .. } => Ok((chunk_tokens, chunk_tokens)),
             Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
                 Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
             }
@@ -482,16 +465,12 @@ impl DecodeProblem {
     /// first element of the returned times is the steps' and the second is empty.
     fn launch(&self, split: Split, backend: &mut dyn Backend, manifest: &Manifest, artifacts: &Path, timing: Timing) -> Result<(KernelTimes, Vec<f32>), AttentionError> {
         self.check()?;
-        let tensor_cores = matches!(split, Split::TensorCores { .. } | Split::TensorCoresLong { .. });
+        let tensor_cores = matches!(split, Split::TensorCores { .. });
         if tensor_cores {
             self.check_tensor_cores()?;
         }
         let kernel = |name: &str| manifest.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
-        let chunk_name = match split {
-            Split::TensorCores { .. } => "attn_decode_chunk_mma",
-            Split::TensorCoresLong { .. } => "attn_decode_chunk_mma_long",
-            _ => "attn_decode_chunk",
-        };
+        let chunk_name = if tensor_cores { "attn_decode_chunk_mma" } else { "attn_decode_chunk" };
         let (chunk, combine) = (kernel(chunk_name)?, kernel("attn_decode_combine")?);
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
@@ -539,10 +518,8 @@ impl DecodeProblem {
         if chunk.spec_constants.iter().any(|s| s.name == "deterministic") {
             axes.push(("deterministic", Literal::Bool(deterministic && !plan.long_pairs)));
         }
-        match split {
-            Split::TensorCores { stages, .. } => axes.push(("stages3", Literal::Bool(stages == 3))),
-            Split::TensorCoresLong { stages, .. } => axes.push(("stages5", Literal::Bool(stages == 5))),
-            _ => {}
+        if let Split::TensorCores { stages, .. } = split {
+            axes.push(("stages3", Literal::Bool(stages == 3)));
         }
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));

@@ -2,4 +2,3 @@
 
 pub mod decode;
 pub mod decode_mma;
-pub mod decode_mma_long;
