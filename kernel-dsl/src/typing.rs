@@ -186,6 +186,8 @@ mod tests {
         );
         assert_eq!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::U32; 3]), Ok(Scalar::U32));
         assert!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::I32; 3]).is_err());
+        assert_eq!(intrinsic_type(Intrinsic::FastExp, &[Scalar::F32]), Ok(Scalar::F32));
+        assert!(intrinsic_type(Intrinsic::FastExp, &[Scalar::U32]).is_err());
     }
 
     #[test]

@@ -209,7 +209,7 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
         Intrinsic::CountOnes => map1(lanes, args[0], out, |x| x.count_ones()),
         Intrinsic::F16BitsToF32 => map1(lanes, args[0], out, |x| f16_to_f32(x as u16).to_bits()),
         Intrinsic::Bf16BitsToF32 => map1(lanes, args[0], out, |x| bf16_to_f32(x as u16).to_bits()),
-        Intrinsic::FastExp => map1(lanes, args[0], out, |x| ((fl(x) as f64).exp() as f32).to_bits()),
+        Intrinsic::FastExp => map1(lanes, args[0], out, |x| fast_exp(fl(x)).to_bits()),
         Intrinsic::FunnelShr => {
             for &l in lanes {
                 let l = l as usize;
@@ -219,6 +219,12 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
     }
 }
 
+/// The interpreter's `fast_exp(x)`: e^x in f64, rounded to f32 (a GPU's approximation
+/// differs from it by a few ulp; `fast` kernels are checked by tolerance).
+pub fn fast_exp(x: f32) -> f32 {
+    (x as f64).exp() as f32
+}
+
 /// The DSL's `funnel_shr(lo, hi, s)`: the low 32 bits of `hi:lo >> (s & 31)`.
 pub fn funnel_shr(lo: u32, hi: u32, s: u32) -> u32 {
     ((((hi as u64) << 32) | lo as u64) >> (s & 31)) as u32
@@ -226,7 +232,17 @@ pub fn funnel_shr(lo: u32, hi: u32, s: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::funnel_shr;
+    use super::{fast_exp, funnel_shr};
+
+    #[test]
+    fn fast_exp_is_the_rounded_exponential_with_its_limits() {
+        assert_eq!(fast_exp(0.0), 1.0);
+        assert_eq!(fast_exp(1.0), std::f32::consts::E);
+        assert_eq!(fast_exp(f32::NEG_INFINITY), 0.0);
+        assert_eq!(fast_exp(-200.0), 0.0);
+        assert_eq!(fast_exp(100.0), f32::INFINITY);
+        assert!((fast_exp(-3.5) - 0.030_197_383).abs() < 1e-9);
+    }
 
     #[test]
     fn funnel_shr_takes_a_window_of_hi_lo_and_wraps_the_shift() {

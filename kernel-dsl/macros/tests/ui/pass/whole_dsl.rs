@@ -29,6 +29,7 @@ pub fn everything(
     table[1] = sum;
     acc[0] = fma(sum, 2.0, bias).max(-1.0).min(1.0);
     acc[1] = select(flag, exp(acc[0]), sqrt(abs(acc[0])) / 3.0);
+    acc[1] = acc[1] + fast_exp(acc[1] - 4.0);
     let mut j = k;
     while j > 0 {
         j -= 1;
