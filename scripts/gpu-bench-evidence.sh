@@ -2,7 +2,8 @@
 # One device call of evidence after a runtime or benchmark-method change (kernels
 # unchanged): PART=checks (default) runs validate (every kernel, CUDA and NVIDIA Vulkan;
 # stops here on a mismatch), the fixtures, the GPU test suites of the runtime's launch
-# paths (l2_flush, decode_step, cuda_backend, kvquant_formats) and `onekernel bench`;
+# paths (l2_flush, decode_step, cuda_backend, kvquant_formats, attention_tensor_cores)
+# and `onekernel bench` (BENCH_ARGS: more of its options, e.g. --tensor-cores 2,det);
 # PART=kvquant runs `bench-kvquant` (both lengths) and PyTorch SDPA (scripts/bench_sdpa.py,
 # with and without the L2 flush); PART=flashinfer runs FlashInfer's paged decode
 # (scripts/bench_flashinfer.py; its PyPI source distribution carried in .fi/ and unpacked
@@ -33,10 +34,10 @@ if [ "$PART" = checks ]; then
   echo "== fixtures $(date +%T)" >> $log
   timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-h200.log 2>&1; echo "fixtures rc $?" >> $log
   echo "== test suites $(date +%T)" >> $log
-  for t in l2_flush decode_step cuda_backend kvquant_formats; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-h200.log 2>&1
+  for t in l2_flush decode_step cuda_backend kvquant_formats attention_tensor_cores; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-h200.log 2>&1
   grep -E "^== |test result" $E/test-suites-h200.log >> $log
   echo "== bench $(date +%T)" >> $log
-  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan ${BENCH_ARGS:-} --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
 elif [ "$PART" = flashinfer ]; then
   echo "== flashinfer $(date +%T)" >> $log
   source scripts/flashinfer-env.sh >> $log 2>&1
