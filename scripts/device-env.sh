@@ -14,8 +14,12 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/loc
 done
 ok_env_t0=$(date +%s)
 left() { echo $(( ${BUDGET_S:-545} - ($(date +%s) - ok_env_t0) )); }
+# The card's tag for evidence file names (h100, h200; the device tool may give either for
+# the same request), from the driver's name of GPU 0.
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]\+' | head -1 | tr H h)
+gpu=${gpu:-gpu}
 # The call's evidence: $E (= $OUT/ev) with its console $log; from `ev_start` on, any exit
 # runs `finish`, which packs $E into $OUT/ev.tgz (the device tool returns at most eight
 # files) once and exits 0, so a failing step never loses what was written.
-ev_start() { E=$OUT/ev; mkdir -p "$E"; log=$E/run-h200.log; trap finish EXIT; }
+ev_start() { E=$OUT/ev; mkdir -p "$E"; log=$E/run-$gpu.log; trap finish EXIT; }
 finish() { trap - EXIT; cd "$OUT" && tar czf ev.tgz ev && rm -rf ev; exit 0; }

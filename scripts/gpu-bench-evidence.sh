@@ -23,32 +23,32 @@ mkdir -p /tmp/fx ../shared/fixtures; cp .fx/*/*.json /tmp/fx/; cp -r .fx/* ../sh
 # The test binaries read generated/ and ../shared from their build paths (/work/main).
 if [ "$PWD" != /work/main ]; then mkdir -p /work/main /work/shared; ln -sfn "$PWD/generated" /work/main/generated; ln -sfn "$PWD/../shared/fixtures" /work/shared/fixtures; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $log
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 500 > $E/clocks-$PART-h200.csv &
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 500 > $E/clocks-$PART-$gpu.csv &
 if [ "$PART" = checks ]; then
   if [ "${SKIP_VALIDATE:-0}" != 1 ]; then
   echo "== validate $(date +%T)" >> $log
-  timeout 200 .devbin/onekernel validate --backend all --evidence $E > $E/validate-h200.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
-  grep -c ' ok ' $E/validate-h200.log >> $log; grep -v ' ok ' $E/validate-h200.log | grep -v SKIPPED | tail -5 >> $log
+  timeout 200 .devbin/onekernel validate --backend all --evidence $E > $E/validate-$gpu.log 2>&1; rc=$?; echo "validate rc $rc" >> $log
+  grep -c ' ok ' $E/validate-$gpu.log >> $log; grep -v ' ok ' $E/validate-$gpu.log | grep -v SKIPPED | tail -5 >> $log
   [ $rc -ne 0 ] && finish
   fi
   echo "== fixtures $(date +%T)" >> $log
-  timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-h200.log 2>&1; echo "fixtures rc $?" >> $log
+  timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-$gpu.log 2>&1; echo "fixtures rc $?" >> $log
   echo "== test suites $(date +%T)" >> $log
-  for t in l2_flush decode_step cuda_backend kvquant_formats attention_tensor_cores; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-h200.log 2>&1
-  grep -E "^== |test result" $E/test-suites-h200.log >> $log
+  for t in l2_flush decode_step cuda_backend kvquant_formats attention_tensor_cores; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-$gpu.log 2>&1
+  grep -E "^== |test result" $E/test-suites-$gpu.log >> $log
   echo "== bench $(date +%T)" >> $log
-  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan ${BENCH_ARGS:-} --evidence $E > $E/bench-h200.log 2>&1; echo "bench rc $?" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan ${BENCH_ARGS:-} --evidence $E > $E/bench-$gpu.log 2>&1; echo "bench rc $?" >> $log
 elif [ "$PART" = flashinfer ]; then
   echo "== flashinfer $(date +%T)" >> $log
   source scripts/flashinfer-env.sh >> $log 2>&1
-  timeout $(( $(left) - 130 )) python3 scripts/bench_flashinfer.py $E/bench-flashinfer-h200.json > $E/bench-flashinfer-h200.log 2>&1; echo "flashinfer rc $?" >> $log
-  tail -3 $E/bench-flashinfer-h200.log >> $log
+  timeout $(( $(left) - 130 )) python3 scripts/bench_flashinfer.py $E/bench-flashinfer-$gpu.json > $E/bench-flashinfer-$gpu.log 2>&1; echo "flashinfer rc $?" >> $log
+  tail -3 $E/bench-flashinfer-$gpu.log >> $log
   echo "== bench cuda $(date +%T)" >> $log
-  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda ${BENCH_ARGS:-} --evidence $E > $E/bench-cuda-h200.log 2>&1; echo "bench rc $?" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda ${BENCH_ARGS:-} --evidence $E > $E/bench-cuda-$gpu.log 2>&1; echo "bench rc $?" >> $log
 else
   echo "== bench-kvquant $(date +%T)" >> $log
-  timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-h200.log 2>&1; echo "bench-kvquant rc $?" >> $log
+  timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-$gpu.log 2>&1; echo "bench-kvquant rc $?" >> $log
   echo "== sdpa $(date +%T)" >> $log
-  timeout $(( $(left) - 10 )) python3 scripts/bench_sdpa.py $E/bench-sdpa-h200.json > $E/bench-sdpa-h200.log 2>&1; echo "sdpa rc $?" >> $log
+  timeout $(( $(left) - 10 )) python3 scripts/bench_sdpa.py $E/bench-sdpa-$gpu.json > $E/bench-sdpa-$gpu.log 2>&1; echo "sdpa rc $?" >> $log
 fi
 echo "done $(date +%T)" >> $log
