@@ -23,6 +23,7 @@ __device__ float __uint_as_float(unsigned int);
 __device__ int __float_as_int(float);
 __device__ float __int_as_float(int);
 __device__ float fmaf(float, float, float);
+__device__ float __expf(float);
 __device__ int __popc(unsigned int);
 __device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
 __device__ unsigned long __cvta_generic_to_shared(const void*);
