@@ -9,13 +9,9 @@ import re
 import sys
 from collections import Counter
 
+from sass_profile import opcode
+
 INSTR = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
-
-
-def opcode(text):
-    parts = text.split()
-    op = parts[1] if parts and parts[0].startswith("@") and len(parts) > 1 else (parts[0] if parts else "")
-    return op.split(".")[0]
 
 
 def functions(path):

@@ -204,17 +204,18 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                 TensorCoreMode::Stages(s) => (m.label(), format!("the scheduler's chunks, {s} pipeline stages")),
                 TensorCoreMode::Deterministic => (m.label(), format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant")),
             };
+            let steps: Vec<f64> = shapes.iter().map(|&(bs, l)| find(bs, l, "paged16", mode, "step_median_ns")).collect();
             // A backend that cannot run the kernel (the SKIPPED lines above) gets no table.
-            if !shapes.iter().any(|&(bs, l)| find(bs, l, "paged16", mode, "step_median_ns").is_finite()) {
+            if !steps.iter().any(|t| t.is_finite()) {
                 println!("\n{name}: no tensor-core rows ({what}): skipped on this backend, see above");
                 continue;
             }
             println!("\n{name}, paged decode step on tensor cores (`attn_decode_chunk_mma`, {what}; class fast: within tolerance of the reference, not bitwise):");
             println!("| B × L | tensor cores | of driver copy | paged fast (exact) | tensor cores / fast |");
             println!("|---|---|---|---|---|");
-            for &(bs, l) in shapes {
+            for (&(bs, l), &tc) in shapes.iter().zip(&steps) {
                 let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
-                let (tc, pf) = (find(bs, l, "paged16", mode, "step_median_ns"), find(bs, l, "paged16", "fast", "step_median_ns"));
+                let pf = find(bs, l, "paged16", "fast", "step_median_ns");
                 if tc.is_finite() {
                     println!("| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {:.1} µs | {:.2} |", tc / 1e3, bytes / tc / 1e3, 100.0 * bytes / tc / driver[i], pf / 1e3, tc / pf);
                 } else {
