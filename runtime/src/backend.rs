@@ -168,13 +168,34 @@ pub trait Backend {
     /// first dispatch to after its last. The default runs the launches one by one,
     /// passing read-write buffers on by name, and adds their device times.
     fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        check_sequence(self.name(), launches, args)?;
+        check_sequence(self.name(), launches, args, BufferScope::Shared)?;
         (0..runs.max(1))
             .map(|_| {
                 let mut t = 0.0;
                 for i in 0..launches.len() {
                     t += self.launch(&launches[i], &mut args[i])?.device_ns.unwrap_or(f64::NAN);
                     pass_on_buffers(launches, args, i);
+                }
+                Ok(t)
+            })
+            .collect()
+    }
+
+    /// For benchmarks: `launches` in order as one timed unit, `runs` times, each launch
+    /// binding buffers of its own whatever their names ([`BufferScope::PerLaunch`]): a
+    /// model's layers in one decode step, each kernel over its own layer's cache, back
+    /// to back as an application issues them (the L2 flush before each unit when set;
+    /// CUDA launches all but the first as programmatic dependents, Vulkan puts a barrier
+    /// between dispatches, as for [`Backend::launch_sequence_repeated`]). Written buffers
+    /// are read back into their own launch's arguments. Returns each unit's device time
+    /// in ns. The default runs the launches one by one and adds their device times.
+    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        check_sequence(self.name(), launches, args, BufferScope::PerLaunch)?;
+        (0..runs.max(1))
+            .map(|_| {
+                let mut t = 0.0;
+                for (l, a) in launches.iter().zip(args.iter_mut()) {
+                    t += self.launch(l, a)?.device_ns.unwrap_or(f64::NAN);
                 }
                 Ok(t)
             })
@@ -251,13 +272,28 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
     Ok(())
 }
 
+/// How the launches of a timed unit bind buffers that carry the same name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferScope {
+    /// One buffer per name across the unit: a decode step's kernels pass their results
+    /// on ([`Backend::launch_sequence_repeated`]).
+    Shared,
+    /// Every launch its own buffers: a model's layers, each kernel over its own cache
+    /// ([`Backend::launch_layers_repeated`]).
+    PerLaunch,
+}
+
 /// Checks a sequence of launches before anything runs: one argument set per launch, at
-/// least one launch, and every buffer name bound by several launches bound to buffers of
-/// one element type and size (they are one buffer).
-pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args]) -> Result<(), BackendError> {
+/// least one launch, and, where buffers are [`BufferScope::Shared`], every buffer name
+/// bound by several launches bound to buffers of one element type and size (they are
+/// one buffer).
+pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args], scope: BufferScope) -> Result<(), BackendError> {
     let name = |i: usize| launches.get(i).map_or_else(|| "sequence".to_string(), |l| l.kernel.name.clone());
     if launches.is_empty() || launches.len() != args.len() {
         return Err(BackendError::Arguments { kernel: name(0), backend, message: format!("a sequence of {} launches with {} argument sets", launches.len(), args.len()) });
+    }
+    if scope == BufferScope::PerLaunch {
+        return Ok(());
     }
     for (i, (l, a)) in launches.iter().zip(args).enumerate() {
         for b in &l.kernel.buffers {
@@ -285,31 +321,40 @@ pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args])
     Ok(())
 }
 
-/// How the launches of a sequence bind their buffers, one device buffer per name.
+/// How the launches of a sequence bind their buffers: one device buffer per name
+/// ([`BufferScope::Shared`]) or per launch and name ([`BufferScope::PerLaunch`]).
 #[derive(Debug, PartialEq, Eq)]
 pub struct SequenceBindings {
-    /// Each buffer name once, in first-use order, with the launch whose arguments it is
-    /// uploaded from (the first that binds it; [`check_sequence`] makes the others equal
-    /// in size).
+    /// Each device buffer, in first-use order, with its name and the launch whose
+    /// arguments it is uploaded from (the first that binds it; [`check_sequence`] makes
+    /// the others equal in size).
     pub buffers: Vec<(String, usize)>,
     /// Per launch, indices into `buffers` in the kernel's binding order.
     pub bound: Vec<Vec<usize>>,
     /// Per buffer, whether some launch writes it (it is read back after the sequence).
     pub written: Vec<bool>,
+    /// Per buffer, the launches that bind it (their arguments get what is read back).
+    pub readers: Vec<Vec<usize>>,
 }
 
 /// The bindings of `launches` with `args` (what both GPU backends allocate and bind).
-pub fn sequence_bindings(launches: &[Launch], args: &[Args]) -> SequenceBindings {
-    let mut s = SequenceBindings { buffers: Vec::new(), bound: Vec::new(), written: Vec::new() };
+pub fn sequence_bindings(launches: &[Launch], args: &[Args], scope: BufferScope) -> SequenceBindings {
+    let mut s = SequenceBindings { buffers: Vec::new(), bound: Vec::new(), written: Vec::new(), readers: Vec::new() };
     for (i, (l, a)) in launches.iter().zip(args).enumerate() {
         let mut bound = Vec::new();
         for b in l.kernel.buffers.iter().filter(|b| a.get_buffer(&b.name).is_some()) {
-            let at = s.buffers.iter().position(|(n, _)| *n == b.name).unwrap_or_else(|| {
+            let shared = match scope {
+                BufferScope::Shared => s.buffers.iter().position(|(n, _)| *n == b.name),
+                BufferScope::PerLaunch => None,
+            };
+            let at = shared.unwrap_or_else(|| {
                 s.buffers.push((b.name.clone(), i));
                 s.written.push(false);
+                s.readers.push(Vec::new());
                 s.buffers.len() - 1
             });
             s.written[at] |= b.access == Access::ReadWrite;
+            s.readers[at].push(i);
             bound.push(at);
         }
         s.bound.push(bound);
@@ -345,7 +390,7 @@ pub fn push_bytes(k: &KernelManifest, args: &Args) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{sequence_bindings, DeviceInfo, Launch, SequenceBindings};
+    use super::{sequence_bindings, BufferScope, DeviceInfo, Launch, SequenceBindings};
     use crate::args::Args;
     use crate::buffer::HostBuffer;
     use onekernel_dsl::manifest::Manifest;
@@ -360,15 +405,33 @@ mod tests {
         let with = |names: &[&str]| names.iter().fold(Args::new(), |a, n| a.buffer(n, HostBuffer::from_u32(&[0])));
         // The chunk kernel binds some of its buffers, the combine its own and shared ones.
         let args = [with(&["q", "kv_len", "part_m", "part_acc"]), with(&["part_m", "part_acc", "kv_len", "out"])];
-        let b = sequence_bindings(&[launch(chunk), launch(combine)], &args);
+        let b = sequence_bindings(&[launch(chunk), launch(combine)], &args, BufferScope::Shared);
         let names: Vec<(&str, usize)> = b.buffers.iter().map(|(n, i)| (n.as_str(), *i)).collect();
         // In each kernel's binding order; a name first bound by the chunk kernel is uploaded from its arguments.
         assert_eq!(names, [("q", 0), ("kv_len", 0), ("part_m", 0), ("part_acc", 0), ("out", 1)]);
         assert_eq!(b.bound, [vec![0, 1, 2, 3], vec![2, 3, 1, 4]]);
         // part_* written by the chunk kernel, out by the combine; q and kv_len only read.
         assert_eq!(b.written, [false, false, true, true, true]);
-        let one = sequence_bindings(&[launch(chunk)], &args[..1]);
-        assert_eq!(one, SequenceBindings { buffers: names[..4].iter().map(|(n, _)| (n.to_string(), 0)).collect(), bound: vec![vec![0, 1, 2, 3]], written: vec![false, false, true, true] });
+        // What is read back goes to every launch that binds the name.
+        assert_eq!(b.readers, [vec![0], vec![0, 1], vec![0, 1], vec![0, 1], vec![1]]);
+        let one = sequence_bindings(&[launch(chunk)], &args[..1], BufferScope::Shared);
+        let four = vec![vec![0]; 4];
+        assert_eq!(one, SequenceBindings { buffers: names[..4].iter().map(|(n, _)| (n.to_string(), 0)).collect(), bound: vec![vec![0, 1, 2, 3]], written: vec![false, false, true, true], readers: four });
+    }
+
+    #[test]
+    fn layers_bind_buffers_of_their_own_whatever_their_names() {
+        let generated = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
+        let m: Manifest = serde_json::from_slice(&std::fs::read(generated.join("manifest.json")).unwrap()).unwrap();
+        let copy = m.kernel("copy_words").unwrap();
+        let launch = Launch { kernel: copy, artifacts: &generated, spec: &[], groups: [1, 1, 1] };
+        let args = [0u32, 1].map(|v| Args::new().buffer("src", HostBuffer::from_u32(&[v])).buffer("dst", HostBuffer::from_u32(&[0])));
+        let b = sequence_bindings(&[launch.clone(), launch], &args, BufferScope::PerLaunch);
+        let names: Vec<(&str, usize)> = b.buffers.iter().map(|(n, i)| (n.as_str(), *i)).collect();
+        assert_eq!(names, [("src", 0), ("dst", 0), ("src", 1), ("dst", 1)]);
+        assert_eq!(b.bound, [vec![0, 1], vec![2, 3]]);
+        assert_eq!(b.written, [false, true, false, true]);
+        assert_eq!(b.readers, [vec![0], vec![0], vec![1], vec![1]]);
     }
 
     #[test]

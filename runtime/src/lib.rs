@@ -18,6 +18,6 @@ pub mod validate;
 pub mod vulkan;
 
 pub use args::{Args, ArgValue};
-pub use backend::{Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+pub use backend::{Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats};
 pub use buffer::HostBuffer;
 pub use l2_flush::L2Flush;

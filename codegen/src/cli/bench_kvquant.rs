@@ -10,6 +10,14 @@
 //! Vulkan-only run, 2–4× slower kernels). `--quick` measures TBQ4, QJL and Polar at
 //! L = 65536 only. Writes a table and, with --evidence, JSON.
 //!
+//! Each shape is also timed as a decode step of a 32-layer model would run it: `LAYERS`
+//! launches back to back as one timed unit, each over its own copy of the cache (1.2 GB
+//! for TBQ4 at L = 65536, far beyond L2, so every layer reads from DRAM), the L2 flushed
+//! before the unit only. A kernel's fixed cost — the launch, the ramp of its first wave,
+//! its tail — then overlaps the next launch as in an application, where the
+//! single-dispatch figure carries it whole; the per-layer time is the unit's median over
+//! `LAYERS`. Both figures are reported against the same copy bandwidth.
+//!
 //! Each shape also gets the best copy of the same bytes (the driver's and `copy_words`,
 //! same flush and timing), and each backend the time of a near-empty dispatch (the
 //! launch floor): at L = 16384 a cache is 4–11 MB, where the fixed cost of a timed
@@ -59,6 +67,10 @@ impl Path {
 
 /// KV heads of the benchmark's cache (ANCHORS.md's decode shape).
 const KV_HEADS: u32 = 8;
+
+/// Layers of the per-layer timing: Llama-3-8B's 32, whose layers have the benchmark's
+/// 8 KV heads of 128 elements and 32 query heads.
+const LAYERS: u32 = 32;
 
 /// Words of the near-empty `copy_words` dispatch whose time is the launch floor: one
 /// workgroup.
@@ -187,6 +199,10 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                     let mut dev = Device::new(b.as_mut(), &manifest, &out);
                     time(&mut dev, 20, |d| d.copy_words(&words).map(|_| ()))?;
                     let t = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
+                    dev.set_layers(LAYERS);
+                    let step = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq));
+                    dev.set_layers(1);
+                    let layer_ns = step?.median / LAYERS as f64;
                     // Measured once per backend and byte count (both head counts read the
                     // same cache), right after the first kernel that reads it.
                     let same = match same_sizes[i].get(&bytes.len()) {
@@ -199,8 +215,9 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                     };
                     let Copies { copy_gbs, driver_gbs, .. } = copies[i];
                     let gbs = bytes.len() as f64 / t.median;
+                    let layer_gbs = bytes.len() as f64 / layer_ns;
                     let row = format!(
-                        "| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % | {:.1} % | {:.1} | {:.1} % |",
+                        "| {name} | {} | {l} | {hq} / {KV_HEADS} | {} | {:.1} ({:.1} – {:.1}) | {gbs:.1} | {:.1} % | {:.1} % | {:.1} | {:.1} % | {:.2} | {layer_gbs:.1} | {:.1} % |",
                         p.label(),
                         bytes.len(),
                         t.median / 1e3,
@@ -209,7 +226,9 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                         100.0 * gbs / copy_gbs,
                         100.0 * gbs / driver_gbs,
                         same.best_gbs(),
-                        100.0 * gbs / same.best_gbs()
+                        100.0 * gbs / same.best_gbs(),
+                        layer_ns / 1e3,
+                        100.0 * layer_gbs / driver_gbs
                     );
                     eprintln!("{row}");
                     table[i] += &(row + "\n");
@@ -219,6 +238,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                         "fraction_of_copy": gbs / copy_gbs, "fraction_of_driver_copy": gbs / driver_gbs,
                         "same_size_copy": {"copy_words_gb_per_s": same.copy_words_gbs, "driver_gb_per_s": same.driver_gbs, "best_gb_per_s": same.best_gbs()},
                         "fraction_of_same_size_copy": gbs / same.best_gbs(),
+                        "per_layer": {"layers": LAYERS, "ns": layer_ns, "gb_per_s": layer_gbs, "fraction_of_driver_copy": layer_gbs / driver_gbs},
                     }));
                 }
             }
@@ -234,8 +254,8 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
             FLOOR_WORDS * 4,
             floor_ns / 1e3
         );
-        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of driver copy | same-size copy GB/s | of it |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of driver copy | same-size copy GB/s | of it | per layer µs ({LAYERS} layers) | GB/s | of driver copy |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         print!("{}", table[i]);
         if let Some(dir) = &evidence {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -245,6 +265,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                 "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
                 "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
                 "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
+                "per_layer": format!("per result: {LAYERS} launches back to back as one timed unit (a decode step's layers), each over its own copy of the cache, L2 flushed before the unit; the unit's median time / {LAYERS}"),
                 "same_size_copy": "per result: the driver's copy and copy_words of bytes_read bytes (read + write counted), same flush and timing; best_gb_per_s is the faster",
                 "results": records[i],
             });

@@ -14,7 +14,7 @@
 
 use crate::args::Args;
 use crate::l2_flush::L2Flush;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::types::Literal;
@@ -229,7 +229,11 @@ impl Backend for Cuda {
     }
 
     fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1))
+        self.run_sequence(launches, args, runs.max(1), BufferScope::Shared)
+    }
+
+    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run_sequence(launches, args, runs.max(1), BufferScope::PerLaunch)
     }
 
     fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
@@ -344,16 +348,16 @@ impl Cuda {
     /// Uploads once, dispatches `runs` times (each between two events, after the L2
     /// flush when set), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs)
+        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs, BufferScope::Shared)
     }
 
     /// [`Backend::launch_sequence_repeated`]: every launch's module and arguments
     /// prepared first, buffers uploaded once per name, then `runs` units of all the
     /// dispatches between two events (after the L2 flush when set), read-write buffers
     /// read back once into every launch's arguments that bind them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        check_sequence("cuda", launches, args)?;
-        let bindings = sequence_bindings(launches, args);
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+        check_sequence("cuda", launches, args, scope)?;
+        let bindings = sequence_bindings(launches, args, scope);
         let prepared = launches.iter().zip(args.iter()).map(|(l, a)| self.prepare(l, a)).collect::<Result<Vec<_>, _>>()?;
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
@@ -372,10 +376,10 @@ impl Cuda {
             }
             Ok(())
         })?;
-        for (((name, _), slice), _) in bindings.buffers.iter().zip(&slices).zip(&bindings.written).filter(|(_, &w)| w) {
+        for ((((name, _), slice), _), readers) in bindings.buffers.iter().zip(&slices).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w) {
             let back = self.stream.clone_dtoh(slice).map_err(|e| api("cuMemcpyDtoH", &e))?;
-            for a in args.iter_mut() {
-                if let Some(h) = a.get_buffer_mut(name) {
+            for &j in readers {
+                if let Some(h) = args[j].get_buffer_mut(name) {
                     h.as_bytes_mut().copy_from_slice(&back);
                 }
             }

@@ -80,6 +80,7 @@ pub struct Device<'a> {
     manifest: &'a Manifest,
     artifacts: &'a Path,
     repeat: u32,
+    layers: u32,
     last_times: Vec<f64>,
 }
 
@@ -120,7 +121,7 @@ fn check_heads(kernel: &'static str, n_heads: u32, n_kv_heads: u32) -> Result<()
 impl<'a> Device<'a> {
     /// Kernels of `manifest` (artifacts under `artifacts`) on `backend`.
     pub fn new(backend: &'a mut dyn Backend, manifest: &'a Manifest, artifacts: &'a Path) -> Self {
-        Device { backend, manifest, artifacts, repeat: 1, last_times: Vec::new() }
+        Device { backend, manifest, artifacts, repeat: 1, layers: 1, last_times: Vec::new() }
     }
 
     /// For benchmarks: dispatch every following call's kernel `runs` times on inputs
@@ -129,7 +130,16 @@ impl<'a> Device<'a> {
         self.repeat = runs.max(1);
     }
 
-    /// Device times (ns) of every dispatch of the last call.
+    /// For benchmarks: launch every following call's kernel as `layers` layers of one
+    /// decode step, each over its own copy of the inputs, back to back as one timed unit
+    /// ([`Backend::launch_layers_repeated`], `runs` of [`Device::set_repeat`] times);
+    /// [`Device::last_times`] then has each unit's time and the call returns the first
+    /// layer's result. 1 (the default) launches once per run.
+    pub fn set_layers(&mut self, layers: u32) {
+        self.layers = layers.max(1);
+    }
+
+    /// Device times (ns) of every dispatch of the last call (of every unit of layers).
     pub fn last_times(&self) -> &[f64] {
         &self.last_times
     }
@@ -153,7 +163,13 @@ impl<'a> Device<'a> {
 impl Device<'_> {
     fn dispatch(&mut self, k: &onekernel_dsl::manifest::KernelManifest, spec: &[(String, onekernel_dsl::types::Literal)], groups: [u32; 3], args: &mut Args) -> Result<(), KvQuantError> {
         let launch = Launch { kernel: k, artifacts: self.artifacts, spec, groups };
-        self.last_times = if self.repeat > 1 {
+        self.last_times = if self.layers > 1 {
+            let launches = vec![launch; self.layers as usize];
+            let mut each: Vec<Args> = vec![args.clone(); self.layers as usize];
+            let times = self.backend.launch_layers_repeated(&launches, &mut each, self.repeat)?;
+            *args = each.swap_remove(0);
+            times
+        } else if self.repeat > 1 {
             self.backend.launch_repeated(&launch, args, self.repeat)?
         } else {
             vec![self.backend.launch(&launch, args)?.device_ns.unwrap_or(f64::NAN)]

@@ -6,7 +6,7 @@
 use super::device::{CachedPipeline, Vulkan};
 use crate::args::Args;
 use crate::l2_flush::L2Flush;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, DeviceInfo, Launch, LaunchStats};
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats};
 use ash::vk;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
@@ -65,7 +65,11 @@ impl Backend for Vulkan {
     }
 
     fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1))
+        self.run_sequence(launches, args, runs.max(1), BufferScope::Shared)
+    }
+
+    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
+        self.run_sequence(launches, args, runs.max(1), BufferScope::PerLaunch)
     }
 
     fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
@@ -77,17 +81,18 @@ impl Vulkan {
     /// Uploads once, records `runs` dispatches (each between two timestamps, after the
     /// L2 flush when set, separated by barriers), reads read-write buffers back once.
     fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs)
+        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs, BufferScope::Shared)
     }
 
-    /// [`Backend::launch_sequence_repeated`]: one device buffer per buffer name (with a
-    /// staging twin), one descriptor set per launch, then `runs` units recorded in one
-    /// command buffer — the flush, a barrier, the first launch's pipeline bound, a
-    /// timestamp, the dispatches with a barrier between consecutive ones, a timestamp —
-    /// and the written buffers read back once into every launch's arguments that bind
-    /// them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        check_sequence("vulkan", launches, args)?;
+    /// [`Backend::launch_sequence_repeated`] and [`Backend::launch_layers_repeated`]: one
+    /// device buffer per buffer name (`scope` Shared) or per launch and name (PerLaunch),
+    /// each with a staging twin, one descriptor set per launch, then `runs` units
+    /// recorded in one command buffer — the flush, a barrier, the first launch's pipeline
+    /// bound, a timestamp, the dispatches with a barrier between consecutive ones, a
+    /// timestamp — and the written buffers read back once into the arguments of every
+    /// launch that binds them.
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+        check_sequence("vulkan", launches, args, scope)?;
         /// What one launch binds and pushes.
         struct Prepared {
             layout: vk::PipelineLayout,
@@ -123,7 +128,7 @@ impl Vulkan {
             // device's bandwidth) with a host-visible staging twin for upload and
             // read-back; on devices whose memory is all one kind (lavapipe) both are
             // the same kind of memory and the copies are cheap.
-            let bindings = sequence_bindings(launches, args);
+            let bindings = sequence_bindings(launches, args, scope);
             let mut staged: Vec<(vk::Buffer, vk::Buffer, u64)> = Vec::with_capacity(bindings.buffers.len());
             let mut stage_mems: Vec<vk::DeviceMemory> = Vec::with_capacity(bindings.buffers.len());
             for (name, from) in &bindings.buffers {
@@ -213,10 +218,10 @@ impl Vulkan {
                 d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
                 Ok(())
             })?;
-            for (((name, _), mem), _) in bindings.buffers.iter().zip(&stage_mems).zip(&bindings.written).filter(|(_, &w)| w) {
+            for ((((name, _), mem), _), readers) in bindings.buffers.iter().zip(&stage_mems).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w) {
                 let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
-                for a in args.iter_mut() {
-                    if let Some(host) = a.get_buffer_mut(name) {
+                for &j in readers {
+                    if let Some(host) = args[j].get_buffer_mut(name) {
                         let n = host.as_bytes().len();
                         std::ptr::copy_nonoverlapping(ptr, host.as_bytes_mut().as_mut_ptr(), n);
                     }
