@@ -2,10 +2,11 @@
 # One device call of evidence after a runtime or benchmark-method change (kernels
 # unchanged): PART=checks (default) runs validate (every kernel, CUDA and NVIDIA Vulkan;
 # stops here on a mismatch), the fixtures, the GPU test suites of the runtime's launch
-# paths (l2_flush, decode_step, cuda_backend, kvquant_formats, attention_tensor_cores)
-# and `onekernel bench` (BENCH_ARGS: more of its options, e.g. --tensor-cores 2,det);
+# paths (l2_flush, decode_step, timed_layers, cuda_backend, kvquant_formats,
+# attention_tensor_cores) and `onekernel bench` (BENCH_ARGS: more of its options, e.g.
+# --tensor-cores 2,det; SKIP_BENCH=1 leaves it out);
 # PART=kvquant runs `bench-kvquant` (both lengths) and PyTorch SDPA (scripts/bench_sdpa.py,
-# with and without the L2 flush); PART=flashinfer runs FlashInfer's paged decode
+# with and without the L2 flush; SKIP_SDPA=1 leaves it out); PART=flashinfer runs FlashInfer's paged decode
 # (scripts/bench_flashinfer.py; its PyPI source distribution carried in .fi/ and unpacked
 # by scripts/flashinfer-env.sh) and then `onekernel bench --backend cuda`, so the ratio is
 # measured in one call (BENCH_ARGS: more `onekernel bench` options, e.g. --tensor-cores 2).
@@ -34,10 +35,12 @@ if [ "$PART" = checks ]; then
   echo "== fixtures $(date +%T)" >> $log
   timeout 60 .devbin/onekernel fixture /tmp/fx/*.json --backend cuda,vulkan --evidence $E > $E/fixtures-$gpu.log 2>&1; echo "fixtures rc $?" >> $log
   echo "== test suites $(date +%T)" >> $log
-  for t in l2_flush decode_step cuda_backend kvquant_formats attention_tensor_cores; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-$gpu.log 2>&1
+  for t in l2_flush decode_step timed_layers cuda_backend kvquant_formats attention_tensor_cores; do echo "== $t"; timeout 60 .devbin/t/$t --nocapture --test-threads 1 2>&1 | grep -E "^test |test result|panicked|SKIP|: "; done > $E/test-suites-$gpu.log 2>&1
   grep -E "^== |test result" $E/test-suites-$gpu.log >> $log
+  if [ "${SKIP_BENCH:-0}" != 1 ]; then
   echo "== bench $(date +%T)" >> $log
   timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda,vulkan ${BENCH_ARGS:-} --evidence $E > $E/bench-$gpu.log 2>&1; echo "bench rc $?" >> $log
+  fi
 elif [ "$PART" = flashinfer ]; then
   echo "== flashinfer $(date +%T)" >> $log
   source scripts/flashinfer-env.sh >> $log 2>&1
@@ -47,8 +50,10 @@ elif [ "$PART" = flashinfer ]; then
   timeout $(( $(left) - 10 )) .devbin/onekernel bench --backend cuda ${BENCH_ARGS:-} --evidence $E > $E/bench-cuda-$gpu.log 2>&1; echo "bench rc $?" >> $log
 else
   echo "== bench-kvquant $(date +%T)" >> $log
-  timeout 330 .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-$gpu.log 2>&1; echo "bench-kvquant rc $?" >> $log
+  timeout $(( $(left) - 10 )) .devbin/onekernel bench-kvquant --backend cuda,vulkan --evidence $E > $E/bench-kvquant-$gpu.log 2>&1; echo "bench-kvquant rc $?" >> $log
+  if [ "${SKIP_SDPA:-0}" != 1 ]; then
   echo "== sdpa $(date +%T)" >> $log
   timeout $(( $(left) - 10 )) python3 scripts/bench_sdpa.py $E/bench-sdpa-$gpu.json > $E/bench-sdpa-$gpu.log 2>&1; echo "sdpa rc $?" >> $log
+  fi
 fi
 echo "done $(date +%T)" >> $log
