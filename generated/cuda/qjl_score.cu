@@ -352,7 +352,7 @@ static __device__ __forceinline__ void qjl_score_impl(const float* __restrict__ 
                                         #pragma unroll
                                         for (unsigned int n_50 = 0u; n_50 < ok_end_50; n_50++) {
                                             // line 157
-                                            s0_49 = (s0_49 + sh_t0[((((wi_48 * 8u) + n_50) * 17u) + ((w_44[wi_48] >> (4u * n_50)) & 15u))]);
+                                            s0_49 = (s0_49 + (*(const float*)((const char*)sh_t0 + ((((wi_48 * 8u) + n_50) * 17u)) * 4u + ((((4u * n_50)) >= 2u ? (w_44[wi_48] >> (((4u * n_50)) - 2u)) : (w_44[wi_48] << (2u - ((4u * n_50))))) & 60u))));
                                         }
                                     }
                                     // line 159

@@ -159,7 +159,64 @@ impl Dialect for Cuda {
         format!("__expf({e})")
     }
 
+    // NVRTC scales `base + field` to bytes after the mask, an LEA and an add per read
+    // beside the shift and mask (QJL's nibble lookups: 6.4 instructions each where 4 do;
+    // docs/CODEGEN.md); as a byte offset the scaling is the field's shift and mask, and
+    // `4·base` an immediate of the shared-memory load when `base` is constant.
+    fn shared_field_load(&self, array: &str, elem: Scalar, base: &str, x: &str, k: &str, k_value: Option<u32>, mask: u32) -> Option<String> {
+        if elem == Scalar::Bool || mask >= 1 << 29 {
+            return None;
+        }
+        let field = match k_value {
+            Some(v) if v >= 2 => format!("({x} >> {}u)", v - 2),
+            Some(v) => format!("({x} << {}u)", 2 - v),
+            None => format!("(({k}) >= 2u ? ({x} >> (({k}) - 2u)) : ({x} << (2u - ({k}))))"),
+        };
+        Some(format!("(*(const {t}*)((const char*){array} + ({base}) * 4u + ({field} & {}u)))", mask << 2, t = self.scalar(elem)))
+    }
+
     fn function_prefix(&self) -> &'static str {
         "static __device__ __forceinline__ "
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cuda, Dialect};
+    use onekernel_dsl::types::Scalar;
+
+    /// The byte offset `shared_field_load` prints for the field `(x >> k) & mask`, in Rust.
+    fn printed_field(x: u32, k: u32, mask: u32) -> u32 {
+        (if k >= 2 { x >> (k - 2) } else { x << (2 - k) }) & (mask << 2)
+    }
+
+    #[test]
+    fn a_field_scaled_inside_its_mask_is_four_times_the_field() {
+        let mut x = 0x9e37_79b9u32;
+        for k in 0..32 {
+            for bits in 1..=8 {
+                let mask = (1u32 << bits) - 1;
+                for _ in 0..64 {
+                    x = x.wrapping_mul(0x2c1b_3c6d).wrapping_add(0x297a_2d39);
+                    assert_eq!(printed_field(x, k, mask), ((x >> k) & mask) * 4, "x {x:#x}, k {k}, mask {mask}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn word_arrays_read_a_field_at_a_byte_offset_and_nothing_else_does() {
+        let load = |elem, k: &str, k_value, mask| Cuda.shared_field_load("sh_t", elem, "(p * 17u)", "w", k, k_value, mask);
+        assert_eq!(load(Scalar::F32, "4u", Some(4), 15).as_deref(), Some("(*(const float*)((const char*)sh_t + ((p * 17u)) * 4u + ((w >> 2u) & 60u)))"));
+        assert_eq!(load(Scalar::U32, "0u", Some(0), 31).as_deref(), Some("(*(const unsigned int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 2u) & 124u)))"));
+        assert_eq!(load(Scalar::I32, "1u", Some(1), 1).as_deref(), Some("(*(const int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 1u) & 4u)))"));
+        // A shift known only at run time chooses its direction there.
+        assert_eq!(
+            load(Scalar::F32, "(4u * n)", None, 15).as_deref(),
+            Some("(*(const float*)((const char*)sh_t + ((p * 17u)) * 4u + ((((4u * n)) >= 2u ? (w >> (((4u * n)) - 2u)) : (w << (2u - ((4u * n))))) & 60u)))")
+        );
+        // One-byte booleans and masks whose scaled form would not fit keep the index.
+        assert_eq!(load(Scalar::Bool, "4u", Some(4), 15), None);
+        assert_eq!(load(Scalar::F32, "4u", Some(4), (1 << 29) | ((1 << 29) - 1)), None);
     }
 }

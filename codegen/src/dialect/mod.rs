@@ -307,6 +307,16 @@ pub trait Dialect {
     /// kernels).
     fn fast_exp(&self, e: &str) -> String;
 
+    /// A read of the 4-byte-element shared array `array` at element `base + ((x >> k) &
+    /// mask)` (`mask + 1` a power of two below 2^30; `k` as text, and its value where it
+    /// is a literal), printed as a read at byte offset `4·base + ((x >> (k − 2)) & (mask <<
+    /// 2))` where the dialect addresses shared memory by bytes: the scaling folds into
+    /// the field's shift and mask. `None` (the default) keeps the element index.
+    fn shared_field_load(&self, array: &str, elem: Scalar, base: &str, x: &str, k: &str, k_value: Option<u32>, mask: u32) -> Option<String> {
+        let _ = (array, elem, base, x, k, k_value, mask);
+        None
+    }
+
     /// Qualifiers of a library function definition.
     fn function_prefix(&self) -> &'static str;
 

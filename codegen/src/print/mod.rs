@@ -422,7 +422,20 @@ impl<'a> Printer<'a> {
                         }
                     }
                     Place::Local(l) => format!("{}[{i}]", self.local(*l)),
-                    Place::Shared(s) => format!("{}[{i}]", shared_name(&self.k.shared[s.0 as usize].name)),
+                    Place::Shared(s) => {
+                        let sh = &self.k.shared[s.0 as usize];
+                        let name = shared_name(&sh.name);
+                        if let Some((base, x, k, mask)) = field_index(index) {
+                            let k_value = match k.kind {
+                                ExprKind::Lit(Literal::U32(v)) => Some(v),
+                                _ => None,
+                            };
+                            if let Some(load) = d.shared_field_load(&name, sh.elem, &self.expr(base), &self.expr(x), &self.expr(k), k_value, mask) {
+                                return load;
+                            }
+                        }
+                        format!("{name}[{i}]")
+                    }
                 }
             }
             ExprKind::Select(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
@@ -456,6 +469,26 @@ impl<'a> Printer<'a> {
                 format!("ok_{func}({})", args.join(", "))
             }
         }
+    }
+}
+
+/// `base + ((x >> k) & mask)` (either order) over `u32` with `mask + 1` a power of two:
+/// `(base, x, k, mask)`, an index made of a table's start and a bit field of a word.
+fn field_index(e: &Expr) -> Option<(&Expr, &Expr, &Expr, u32)> {
+    let ExprKind::Binary(BinaryOp::Add, a, b) = &e.kind else { return None };
+    fn field(f: &Expr) -> Option<(&Expr, &Expr, u32)> {
+        let ExprKind::Binary(BinaryOp::BitAnd, shifted, m) = &f.kind else { return None };
+        let ExprKind::Lit(Literal::U32(mask)) = m.kind else { return None };
+        let ExprKind::Binary(BinaryOp::Shr, x, k) = &shifted.kind else { return None };
+        (x.ty == Scalar::U32 && k.ty == Scalar::U32 && mask.checked_add(1).is_some_and(u32::is_power_of_two)).then_some((&**x, &**k, mask))
+    }
+    if e.ty != Scalar::U32 {
+        return None;
+    }
+    match (field(b), field(a)) {
+        (Some((x, k, m)), _) => Some((&**a, x, k, m)),
+        (None, Some((x, k, m))) => Some((&**b, x, k, m)),
+        _ => None,
     }
 }
 
@@ -514,4 +547,39 @@ fn nested_logic(e: &Expr) -> bool {
             ExprKind::Unary(UnaryOp::Not, a) => nested_logic(a),
             _ => false,
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_index;
+    use onekernel_dsl::ir::{BinaryOp, Expr, ExprKind, SpanId, VarId};
+    use onekernel_dsl::types::{Literal, Scalar};
+
+    fn e(kind: ExprKind, ty: Scalar) -> Expr {
+        Expr { kind, ty, span: SpanId::NONE }
+    }
+    fn lit(v: u32) -> Expr {
+        e(ExprKind::Lit(Literal::U32(v)), Scalar::U32)
+    }
+    fn var(i: u32) -> Expr {
+        e(ExprKind::Var(VarId(i)), Scalar::U32)
+    }
+    fn bin(op: BinaryOp, a: Expr, b: Expr) -> Expr {
+        let ty = a.ty;
+        e(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty)
+    }
+
+    #[test]
+    fn a_table_start_plus_a_bit_field_is_a_field_index_in_either_order() {
+        let field = |mask| bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, var(1), lit(8)), lit(mask));
+        let base = || bin(BinaryOp::Mul, var(0), lit(17));
+        for sum in [bin(BinaryOp::Add, base(), field(15)), bin(BinaryOp::Add, field(15), base())] {
+            let (b, x, k, m) = field_index(&sum).expect("base + field");
+            assert_eq!((b, x, k, m), (&base(), &var(1), &lit(8), 15));
+        }
+        // Not a field: a mask that is not 2^n − 1, a field without a shift, a product.
+        assert!(field_index(&bin(BinaryOp::Add, base(), field(10))).is_none());
+        assert!(field_index(&bin(BinaryOp::Add, base(), bin(BinaryOp::BitAnd, var(1), lit(15)))).is_none());
+        assert!(field_index(&bin(BinaryOp::Mul, base(), field(15))).is_none());
+    }
 }
