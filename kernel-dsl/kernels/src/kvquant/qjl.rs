@@ -162,11 +162,13 @@ pub fn qjl_score(
                     for wi in 0..8u32 {
                         let mut s = [0.0; 4];
                         for n in 0..8u32 {
-                            let at = (wi * 8 + n) * 17 + ((w[wi] >> (4 * n)) & 15);
-                            s[0] += t0[at];
-                            s[1] += t1[at];
-                            s[2] += t2[at];
-                            s[3] += t3[at];
+                            // Each read spelled as table start plus nibble, which CUDA
+                            // prints as a byte-offset read (docs/CODEGEN.md).
+                            let at = (wi * 8 + n) * 17;
+                            s[0] += t0[at + ((w[wi] >> (4 * n)) & 15)];
+                            s[1] += t1[at + ((w[wi] >> (4 * n)) & 15)];
+                            s[2] += t2[at + ((w[wi] >> (4 * n)) & 15)];
+                            s[3] += t3[at + ((w[wi] >> (4 * n)) & 15)];
                         }
                         for hh in 0..4u32 {
                             acc[hh] += s[hh];
