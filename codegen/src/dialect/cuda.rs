@@ -1,6 +1,6 @@
 //! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
 
-use super::Dialect;
+use super::{Dialect, FieldText};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -163,11 +163,12 @@ impl Dialect for Cuda {
     // beside the shift and mask (QJL's nibble lookups: 6.4 instructions each where 4 do;
     // docs/CODEGEN.md); as a byte offset the scaling is the field's shift and mask, and
     // `4·base` an immediate of the shared-memory load when `base` is constant.
-    fn shared_field_load(&self, array: &str, elem: Scalar, base: &str, x: &str, k: &str, k_value: Option<u32>, mask: u32) -> Option<String> {
-        if elem == Scalar::Bool || mask >= 1 << 29 {
+    fn shared_field_load(&self, array: &str, elem: Scalar, f: &FieldText) -> Option<String> {
+        let FieldText { base, x, k, k_value, mask } = f;
+        if elem == Scalar::Bool || *mask >= 1 << 29 {
             return None;
         }
-        let field = match k_value {
+        let field = match *k_value {
             Some(v) if v >= 2 => format!("({x} >> {}u)", v - 2),
             Some(v) => format!("({x} << {}u)", 2 - v),
             None => format!("(({k}) >= 2u ? ({x} >> (({k}) - 2u)) : ({x} << (2u - ({k}))))"),
@@ -182,7 +183,7 @@ impl Dialect for Cuda {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cuda, Dialect};
+    use super::{Cuda, Dialect, FieldText};
     use onekernel_dsl::types::Scalar;
 
     /// The byte offset `shared_field_load` prints for the field `(x >> k) & mask`, in Rust.
@@ -206,7 +207,9 @@ mod tests {
 
     #[test]
     fn word_arrays_read_a_field_at_a_byte_offset_and_nothing_else_does() {
-        let load = |elem, k: &str, k_value, mask| Cuda.shared_field_load("sh_t", elem, "(p * 17u)", "w", k, k_value, mask);
+        let load = |elem, k: &str, k_value, mask| {
+            Cuda.shared_field_load("sh_t", elem, &FieldText { base: "(p * 17u)".into(), x: "w".into(), k: k.into(), k_value, mask })
+        };
         assert_eq!(load(Scalar::F32, "4u", Some(4), 15).as_deref(), Some("(*(const float*)((const char*)sh_t + ((p * 17u)) * 4u + ((w >> 2u) & 60u)))"));
         assert_eq!(load(Scalar::U32, "0u", Some(0), 31).as_deref(), Some("(*(const unsigned int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 2u) & 124u)))"));
         assert_eq!(load(Scalar::I32, "1u", Some(1), 1).as_deref(), Some("(*(const int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 1u) & 4u)))"));

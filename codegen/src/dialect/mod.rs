@@ -47,6 +47,21 @@ pub struct MmaText {
     pub k: u32,
 }
 
+/// A shared-array index `base + ((x >> k) & mask)` as printed parts (`mask + 1` a power
+/// of two): a table's start plus a bit field of a word.
+pub struct FieldText {
+    /// The table's start (elements).
+    pub base: String,
+    /// The word.
+    pub x: String,
+    /// The shift.
+    pub k: String,
+    /// The shift's value where it is a literal.
+    pub k_value: Option<u32>,
+    /// The field's mask.
+    pub mask: u32,
+}
+
 /// One target language.
 pub trait Dialect {
     /// `cuda`, `glsl` or `msl`.
@@ -307,13 +322,12 @@ pub trait Dialect {
     /// kernels).
     fn fast_exp(&self, e: &str) -> String;
 
-    /// A read of the 4-byte-element shared array `array` at element `base + ((x >> k) &
-    /// mask)` (`mask + 1` a power of two below 2^30; `k` as text, and its value where it
-    /// is a literal), printed as a read at byte offset `4·base + ((x >> (k − 2)) & (mask <<
-    /// 2))` where the dialect addresses shared memory by bytes: the scaling folds into
+    /// A read of the 4-byte-element shared array `array` at element `f.base + ((f.x >>
+    /// f.k) & f.mask)`, printed as a read at byte offset `4·base + ((x >> (k − 2)) & (mask
+    /// << 2))` where the dialect addresses shared memory by bytes: the scaling folds into
     /// the field's shift and mask. `None` (the default) keeps the element index.
-    fn shared_field_load(&self, array: &str, elem: Scalar, base: &str, x: &str, k: &str, k_value: Option<u32>, mask: u32) -> Option<String> {
-        let _ = (array, elem, base, x, k, k_value, mask);
+    fn shared_field_load(&self, array: &str, elem: Scalar, f: &FieldText) -> Option<String> {
+        let _ = (array, elem, f);
         None
     }
 

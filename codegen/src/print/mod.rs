@@ -14,7 +14,7 @@ mod names;
 
 pub use names::ident;
 
-use crate::dialect::Dialect;
+use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
     ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl,
     ParamKind, Place, ReduceOp, Stmt, StmtKind, UnaryOp, VarId,
@@ -430,7 +430,8 @@ impl<'a> Printer<'a> {
                                 ExprKind::Lit(Literal::U32(v)) => Some(v),
                                 _ => None,
                             };
-                            if let Some(load) = d.shared_field_load(&name, sh.elem, &self.expr(base), &self.expr(x), &self.expr(k), k_value, mask) {
+                            let f = FieldText { base: self.expr(base), x: self.expr(x), k: self.expr(k), k_value, mask };
+                            if let Some(load) = d.shared_field_load(&name, sh.elem, &f) {
                                 return load;
                             }
                         }
