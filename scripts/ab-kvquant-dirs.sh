@@ -10,11 +10,7 @@ BUDGET_S=${BUDGET_S:-400}
 source scripts/device-env.sh
 ev_start
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $log
-for g in generated $DIRS; do
-  for k in turbo_score qjl_score polar_score; do
-    echo "-- $g/cuda/$k.cu"; nvcc -arch=sm_90 -cubin -o /tmp/k.cubin --resource-usage $g/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill" | sed 's/^ptxas info *: //'
-  done
-done > $E/ptxas-kvquant-$gpu.log 2>&1
+kvquant_ptxas generated $DIRS > $E/ptxas-kvquant-$gpu.log 2>&1
 for i in $(seq ${ROUNDS:-2}); do
   for g in generated $DIRS; do
     [ $(left) -lt 50 ] && break 2

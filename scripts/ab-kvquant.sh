@@ -13,11 +13,7 @@ source scripts/device-env.sh
 ev_start
 BASE_GEN=${BASE_GEN:-.devbin/gen-base}; BASE_BIN=${BASE_BIN:-.devbin/onekernel-base}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $log
-for g in generated $BASE_GEN; do
-  for k in turbo_score qjl_score polar_score; do
-    echo "-- $g/cuda/$k.cu"; nvcc -arch=sm_90 -cubin -o /tmp/k.cubin --resource-usage $g/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill" | sed 's/^ptxas info *: //'
-  done
-done > $E/ptxas-kvquant-$gpu.log 2>&1
+kvquant_ptxas generated $BASE_GEN > $E/ptxas-kvquant-$gpu.log 2>&1
 timeout 120 .devbin/onekernel validate --kernel turbo_score --kernel qjl_score --kernel polar_score --backend all > $E/validate-$gpu.log 2>&1; echo "validate rc $? ($(grep -c ' ok ' $E/validate-$gpu.log) ok)" >> $log
 for i in $(seq ${ROUNDS:-2}); do
   [ $(left) -lt 70 ] && break

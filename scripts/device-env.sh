@@ -23,3 +23,12 @@ gpu=${gpu:-gpu}
 # files) once and exits 0, so a failing step never loses what was written.
 ev_start() { E=$OUT/ev; mkdir -p "$E"; log=$E/run-$gpu.log; trap finish EXIT; }
 finish() { trap - EXIT; cd "$OUT" && tar czf ev.tgz ev && rm -rf ev; exit 0; }
+# nvcc's resource report (registers, spills, shared memory) of the KV-quant score kernels
+# in each generated directory given, to stdout (the A/B scripts' ptxas log).
+kvquant_ptxas() {
+  for g in "$@"; do
+    for k in turbo_score qjl_score polar_score; do
+      echo "-- $g/cuda/$k.cu"; nvcc -arch=sm_90 -cubin -o /tmp/k.cubin --resource-usage $g/cuda/$k.cu 2>&1 | grep -E "Function properties|registers|spill" | sed 's/^ptxas info *: //'
+    done
+  done
+}

@@ -168,17 +168,7 @@ pub trait Backend {
     /// first dispatch to after its last. The default runs the launches one by one,
     /// passing read-write buffers on by name, and adds their device times.
     fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        check_sequence(self.name(), launches, args, BufferScope::Shared)?;
-        (0..runs.max(1))
-            .map(|_| {
-                let mut t = 0.0;
-                for i in 0..launches.len() {
-                    t += self.launch(&launches[i], &mut args[i])?.device_ns.unwrap_or(f64::NAN);
-                    pass_on_buffers(launches, args, i);
-                }
-                Ok(t)
-            })
-            .collect()
+        launch_one_by_one(self, launches, args, runs, BufferScope::Shared)
     }
 
     /// For benchmarks: `launches` in order as one timed unit, `runs` times, each launch
@@ -190,16 +180,7 @@ pub trait Backend {
     /// are read back into their own launch's arguments. Returns each unit's device time
     /// in ns. The default runs the launches one by one and adds their device times.
     fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        check_sequence(self.name(), launches, args, BufferScope::PerLaunch)?;
-        (0..runs.max(1))
-            .map(|_| {
-                let mut t = 0.0;
-                for (l, a) in launches.iter().zip(args.iter_mut()) {
-                    t += self.launch(l, a)?.device_ns.unwrap_or(f64::NAN);
-                }
-                Ok(t)
-            })
-            .collect()
+        launch_one_by_one(self, launches, args, runs, BufferScope::PerLaunch)
     }
 
     /// For benchmarks: the driver's own device-to-device copy of `bytes` (CUDA
@@ -210,6 +191,25 @@ pub trait Backend {
         let _ = (bytes, runs);
         Ok(None)
     }
+}
+
+/// The default timed unit of [`Backend::launch_sequence_repeated`] and
+/// [`Backend::launch_layers_repeated`]: the launches one by one, `runs` times, their
+/// device times added; with [`BufferScope::Shared`] read-write buffers pass on by name.
+fn launch_one_by_one<B: Backend + ?Sized>(backend: &mut B, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+    check_sequence(backend.name(), launches, args, scope)?;
+    (0..runs.max(1))
+        .map(|_| {
+            let mut t = 0.0;
+            for i in 0..launches.len() {
+                t += backend.launch(&launches[i], &mut args[i])?.device_ns.unwrap_or(f64::NAN);
+                if scope == BufferScope::Shared {
+                    pass_on_buffers(launches, args, i);
+                }
+            }
+            Ok(t)
+        })
+        .collect()
 }
 
 /// The name errors of [`Backend::time_driver_copy`] carry in place of a kernel's.
