@@ -40,3 +40,37 @@ fn each_layer_reads_and_writes_buffers_of_its_own_on_every_backend() {
         println!("{name}: 3 layers, each with its own buffers; unit times {times:?} ns");
     }
 }
+
+/// `onekernel bench-kvquant`'s bound on any kernel that reads a cache: `read_words` over
+/// the same bytes, once and as layers, through `Device::read_words`. It reads every word
+/// it is given on every backend: a word set whose four words of one invocation XOR to
+/// the tag is reported, in the last of the words too; the same words without it
+/// (the negative control) are not.
+#[test]
+fn the_read_bound_reads_every_word_once_and_as_layers_on_every_backend() {
+    use onekernel_runtime::kvquant::ops::Device;
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let n = 5000usize;
+    let plain: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) & 0x7fff_ffff).collect();
+    // Invocation 0 of the last workgroup reads words 4096, 4352, 4608 and 4864.
+    let mut marked = plain.clone();
+    marked[4864] = u32::MAX ^ marked[4096] ^ marked[4352] ^ marked[4608];
+    for mut be in all_backends() {
+        let name = be.name();
+        let mut dev = Device::new(be.as_mut(), &m, &artifacts);
+        assert!(dev.read_words(&marked).unwrap_or_else(|e| panic!("{name}: {e}")), "{name}: the marked word was read");
+        assert!(!dev.read_words(&plain).unwrap_or_else(|e| panic!("{name}: {e}")), "{name}: no invocation meets the tag without it");
+        dev.set_layers(3);
+        dev.set_repeat(2);
+        assert!(dev.read_words(&marked).unwrap_or_else(|e| panic!("{name}: {e}")), "{name}: the first layer read its words");
+        let times = dev.last_times().to_vec();
+        dev.set_layers(1);
+        dev.set_repeat(1);
+        assert_eq!(times.len(), 2, "{name}: one time per unit of layers");
+        if name != "cpu" {
+            assert!(times.iter().all(|t| t.is_finite() && *t > 0.0), "{name}: device time of every unit: {times:?}");
+        }
+        let e = dev.read_words(&[]).expect_err(name);
+        assert!(e.to_string().contains("read_words") && e.to_string().contains("nothing to read"), "{name}: {e}");
+    }
+}

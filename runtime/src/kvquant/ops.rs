@@ -390,6 +390,19 @@ impl Device<'_> {
         let bytes = self.run_bytes(K, args, [n.div_ceil(256 * 4), 1, 1], "dst")?;
         Ok(bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
+
+    /// Reads `words` through the catalogue's `read_words` kernel, which does nothing
+    /// else with them (the L2 flush's reader): the benchmarks' bound on any kernel that
+    /// must read those bytes. True where an invocation's four words (`copy_words`'s
+    /// layout: `i`, `i + 256`, `i + 512`, `i + 768` in each 1024) XOR to `u32::MAX`.
+    pub fn read_words(&mut self, words: &[u32]) -> Result<bool, KvQuantError> {
+        const K: &str = "read_words";
+        check(K, !words.is_empty(), || "nothing to read".into())?;
+        let n = words.len() as u32;
+        let args = Args::new().buffer("words", HostBuffer::from_u32(words)).buffer("hits", HostBuffer::zeros(StorageType::U32, 1)).scalar("n", n).scalar("tag", u32::MAX);
+        let hits = self.run_bytes(K, args, [n.div_ceil(1024), 1, 1], "hits")?;
+        Ok(hits.iter().any(|&b| b != 0))
+    }
 }
 
 #[cfg(test)]
