@@ -72,5 +72,6 @@ fn the_read_bound_reads_every_word_once_and_as_layers_on_every_backend() {
         }
         let e = dev.read_words(&[]).expect_err(name);
         assert!(e.to_string().contains("read_words") && e.to_string().contains("nothing to read"), "{name}: {e}");
+        println!("{name}: read_words found the marked word once and as 3 layers; unit times {times:?} ns");
     }
 }
