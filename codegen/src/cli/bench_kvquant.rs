@@ -105,10 +105,8 @@ struct SameBytesRead {
 fn same_bytes_read(dev: &mut Device, words: &[u32], bytes: usize, runs: usize) -> Result<SameBytesRead> {
     let n = bytes.div_ceil(4).min(words.len());
     let one_ns = time(dev, runs, |d| d.read_words(&words[..n]).map(|_| ()))?.median;
-    dev.set_layers(LAYERS);
-    let step = time(dev, runs, |d| d.read_words(&words[..n]).map(|_| ()));
-    dev.set_layers(1);
-    Ok(SameBytesRead { one_ns, layer_ns: step?.median / LAYERS as f64 })
+    let layer_ns = time_per_layer(dev, runs, |d| d.read_words(&words[..n]).map(|_| ()))?;
+    Ok(SameBytesRead { one_ns, layer_ns })
 }
 
 /// ANCHORS.md's goal for the score kernels: this share of the device copy's bandwidth.
@@ -132,6 +130,15 @@ fn time(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(),
         bail!("{} does not measure device time", dev.backend_name());
     }
     Ok(Times { median: median(&ns), min: ns.iter().copied().fold(f64::INFINITY, f64::min), max: ns.iter().copied().fold(0.0, f64::max) })
+}
+
+/// `f`'s kernel as `LAYERS` layers back to back ([`Device::set_layers`]), `runs` units:
+/// the median unit's device time per layer, in ns.
+fn time_per_layer(dev: &mut Device, runs: usize, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
+    dev.set_layers(LAYERS);
+    let unit = time(dev, runs, f);
+    dev.set_layers(1);
+    Ok(unit?.median / LAYERS as f64)
 }
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
@@ -208,10 +215,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
                     let mut dev = Device::new(b.as_mut(), &manifest, &out);
                     time(&mut dev, 20, |d| d.copy_words(&words).map(|_| ()))?;
                     let t = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
-                    dev.set_layers(LAYERS);
-                    let step = time(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq));
-                    dev.set_layers(1);
-                    let layer_ns = step?.median / LAYERS as f64;
+                    let layer_ns = time_per_layer(&mut dev, runs, |d| p.run(d, &q[..128 * n], &sketch[..256 * n], &bytes, hq))?;
                     // Measured once per backend and byte count (both head counts read the
                     // same cache), right after the first kernel that reads it.
                     let read = match reads[i].get(&bytes.len()) {

@@ -66,9 +66,9 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          scheduler's chunks with 2 or 3 pipeline stages, or fixed chunks (det))
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
-         measured in the same run, the best copy of the same bytes and the launch floor,
-         each as one dispatch and per layer of 32 launched back to back (GPU machine;
-         --quick: TBQ4, QJL, Polar at 65536)
+         measured in the same run and a bare read of the same bytes (the bound on any
+         kernel), each as one dispatch and per layer of 32 launched back to back, and the
+         launch floor (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
