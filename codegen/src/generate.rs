@@ -4,7 +4,8 @@
 
 use crate::error::CodegenError;
 use crate::manifest::{self, Artifact, CudaEntry, KernelManifest, Manifest, MetalEntry, VulkanEntry};
-use crate::print::reduction_types;
+use crate::analysis::{KernelInfo, F16_SPEC_ID, FMA_SPEC_ID};
+use crate::dialect::{Cuda, Glsl, Msl};
 use crate::spirv;
 use crate::templates;
 use onekernel_dsl::ir::{Kernel, ParamKind};
@@ -49,24 +50,21 @@ pub struct KernelOutput {
 /// Generates one kernel for every backend.
 pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
     onekernel_dsl::validate::validate(k).map_err(|errors| CodegenError::Invalid { kernel: k.name.clone(), errors })?;
-    let cuda = templates::cuda(k)?;
-    let glsl = templates::glsl(k)?;
-    let msl = templates::msl(k)?;
+    let info = KernelInfo::of(k);
+    let cuda = templates::render(k, &info, &Cuda)?;
+    let glsl = templates::render(k, &info, &Glsl)?;
+    let msl = templates::render(k, &info, &Msl)?;
     let words = spirv::compile(&k.name, &glsl)?;
     let words = spirv::forbid_contraction(&words).map_err(|message| CodegenError::SpirvInvalid { kernel: k.name.clone(), target: spirv::TARGET_ENV, message })?;
     spirv::validate(&k.name, &words)?;
     let reflection = spirv::reflect(&words).map_err(|message| CodegenError::Reflection { kernel: k.name.clone(), message })?;
     let (buffers, push, specs) = manifest::interface(k);
-    cross_check_interface(k, &reflection, buffers.len(), push.len(), specs.len())?;
+    cross_check_interface(k, &info, &reflection, buffers.len(), push.len(), specs.len())?;
     let spv = spirv::to_bytes(&words);
 
     let paths = (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
-    let instances = templates::instances(k);
-    // Reduction scratch, and GLSL's `mma_f16` tiles.
-    let (mma_c, mma_b) = templates::mma_scratch_words(k);
-    let scratch: u32 = reduction_types(k).len() as u32 * 4 * k.workgroup_invocations() as u32 + 4 * (mma_c + mma_b);
     let declared: u32 = k.shared.iter().map(|s| 4 * s.len).sum();
-    let has_specs = k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. }));
+    let has_specs = info.has_specs;
     let m = KernelManifest {
         name: k.name.clone(),
         doc: k.doc.clone(),
@@ -76,33 +74,33 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
         param_names: k.params.iter().map(|p| p.name.clone()).collect(),
         dispatch: "caller chooses the workgroup count; each workgroup runs workgroup[0]*workgroup[1]*workgroup[2] invocations".into(),
         push_constant_bytes: 4 * push.len() as u32,
-        variants: manifest::variants(&instances, k, scratch),
+        variants: manifest::variants(&info.instances, k, info.scratch_bytes),
         buffers,
         push_constants: push,
         spec_constants: specs,
-        shared_bytes: declared + scratch,
+        shared_bytes: declared + info.scratch_bytes,
         functions: k.functions.iter().map(|f| f.name.clone()).collect(),
         cuda: CudaEntry {
             source: artifact(paths.0.clone(), cuda.as_bytes()),
             entry: (!has_specs).then(|| k.name.clone()),
             template: has_specs.then(|| format!("{}_impl", k.name)),
             options: manifest::CUDA_OPTIONS.iter().map(|s| s.to_string()).collect(),
-            dynamic_shared: !templates::cuda_dynamic_shared(k).is_empty(),
+            dynamic_shared: !info.cuda_dynamic_shared.is_empty(),
         },
         vulkan: VulkanEntry {
             glsl: artifact(paths.1.clone(), glsl.as_bytes()),
             spirv: artifact(paths.2.clone(), &spv),
             entry: "main".into(),
             target_env: spirv::TARGET_ENV.into(),
-            fma_spec_id: templates::uses_fma(k).then_some(templates::FMA_SPEC_ID),
-            cooperative_matrix: templates::uses_mma(k),
-            f16_spec_id: Some(templates::F16_SPEC_ID),
+            fma_spec_id: info.uses_fma.then_some(FMA_SPEC_ID),
+            cooperative_matrix: info.uses_mma,
+            f16_spec_id: Some(F16_SPEC_ID),
             reflection,
         },
         metal: MetalEntry {
             source: artifact(paths.3.clone(), msl.as_bytes()),
             entry: k.name.clone(),
-            push_buffer_index: k.params.iter().any(|p| matches!(p.kind, ParamKind::Push { .. })).then(|| {
+            push_buffer_index: info.has_push.then(|| {
                 k.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).count() as u32
             }),
             compile_options: vec!["mathMode = MTLMathModeSafe".into(), "mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise".into()],
@@ -116,7 +114,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
 
 /// Checks that a module declares exactly the interface the generator meant to emit
 /// (`n_*`: how many buffers, push constants and spec constants the kernel has).
-pub fn cross_check_interface(k: &Kernel, r: &spirv::Reflection, n_buffers: usize, n_push: usize, n_specs: usize) -> Result<(), CodegenError> {
+pub fn cross_check_interface(k: &Kernel, info: &KernelInfo, r: &spirv::Reflection, n_buffers: usize, n_push: usize, n_specs: usize) -> Result<(), CodegenError> {
     let err = |message: String| Err(CodegenError::Reflection { kernel: k.name.clone(), message });
     let want_bindings: Vec<(u32, u32)> = (0..n_buffers as u32).map(|b| (0, b)).collect();
     if r.bindings != want_bindings {
@@ -130,10 +128,10 @@ pub fn cross_check_interface(k: &Kernel, r: &spirv::Reflection, n_buffers: usize
         return err(format!("push constants take {} bytes, over the 128-byte limit", r.push_size));
     }
     let mut want_specs: Vec<u32> = (0..n_specs as u32).collect();
-    if templates::uses_fma(k) {
-        want_specs.push(templates::FMA_SPEC_ID);
+    if info.uses_fma {
+        want_specs.push(FMA_SPEC_ID);
     }
-    want_specs.push(templates::F16_SPEC_ID);
+    want_specs.push(F16_SPEC_ID);
     if r.spec_ids != want_specs {
         return err(format!("spec ids {:?}, expected {:?}", r.spec_ids, want_specs));
     }

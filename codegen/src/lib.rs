@@ -6,11 +6,14 @@
 //! writes the manifest the runtime launches from (`docs/MANIFEST.md`).
 //!
 //! * [`Builder`]: the library API, e.g. for a downstream `build.rs`.
+//! * [`analysis`]: [`analysis::KernelInfo`], the facts about a kernel computed once and
+//!   read by every dialect and the manifest.
 //! * [`dialect`] + [`print`](mod@print): one IR printer, three target spellings.
 //! * [`templates`]: the tera templates around the printed body.
 //! * [`spirv`]: shaderc, the `NoContraction` pass, spirv-val, reflection.
 //! * [`manifest`], [`generate`], [`output`]: the artifacts, their index, the check.
 
+pub mod analysis;
 pub mod builder;
 pub mod dialect;
 pub mod error;
@@ -23,4 +26,5 @@ pub mod templates;
 
 pub use builder::Builder;
 pub use error::CodegenError;
+pub use analysis::KernelInfo;
 pub use generate::Generated;

@@ -2,7 +2,7 @@
 //! `onekernel_dsl::manifest` (shared with the runtime, which reads it); kernels are
 //! sorted by name, so the file is byte-identical across runs.
 
-use crate::templates::Instance;
+use crate::analysis::Instance;
 use onekernel_dsl::ir::{Kernel, ParamKind};
 use onekernel_dsl::types::Literal;
 

@@ -110,7 +110,7 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         let bytes = |entry: &str| m.variants.iter().find(|v| v.cuda_entry == format!("{}{entry}", k.name)).unwrap().shared_bytes;
         assert_eq!(bytes("__flag_true__mode_4") - bytes("__flag_false__mode_1"), 4 * (256 - 32), "`sized` is 64·4 vs 32·1 floats");
         assert_eq!(bytes("__flag_true__mode_4"), m.shared_bytes, "the largest variant is the kernel's");
-        let (fma, f16) = (onekernel_codegen::templates::FMA_SPEC_ID, onekernel_codegen::templates::F16_SPEC_ID);
+        let (fma, f16) = (onekernel_codegen::analysis::FMA_SPEC_ID, onekernel_codegen::analysis::F16_SPEC_ID);
         assert_eq!(m.vulkan.reflection.spec_ids, vec![0, 1, 2, 3, fma, f16], "kernel specs plus the fma and f16 switches");
         assert_eq!(m.vulkan.fma_spec_id, Some(fma));
         assert_eq!(m.vulkan.f16_spec_id, Some(f16));
@@ -131,11 +131,11 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
             let file = dir.join(path.replace('/', "_"));
             std::fs::write(&file, bytes).unwrap();
             let args: Vec<String> = if path.ends_with(".metal") {
-                ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-I", &format!("{root}/tests/shim/metal")].map(String::from).to_vec()
+                ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-I", &format!("{root}/../tests/shim/metal")].map(String::from).to_vec()
             } else if path.ends_with(".cu") {
                 [
                     "-fsyntax-only", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++17",
-                    "-include", &format!("{root}/tests/shim/cuda/cuda_shim.h"),
+                    "-include", &format!("{root}/../tests/shim/cuda/cuda_shim.h"),
                 ]
                 .map(String::from)
                 .to_vec()

@@ -4,7 +4,7 @@
 //! machine runs such a kernel (`attn_decode_chunk`'s staged variants, 52 KiB).
 
 use onekernel_codegen::generate::generate_kernel;
-use onekernel_codegen::templates::cuda_dynamic_shared;
+use onekernel_codegen::KernelInfo;
 use onekernel_macros::kernel;
 use std::process::Command;
 
@@ -39,7 +39,7 @@ fn cuda_of(out: &onekernel_codegen::generate::KernelOutput) -> String {
 #[test]
 fn arrays_past_the_static_limit_move_to_dynamic_shared_memory_largest_first() {
     let k = wide().unwrap();
-    assert_eq!(cuda_dynamic_shared(&k), vec![0], "the 48 KiB array goes; the 1 KiB one fits beside nothing else");
+    assert_eq!(KernelInfo::of(&k).cuda_dynamic_shared, vec![0], "the 48 KiB array goes; the 1 KiB one fits beside nothing else");
     let out = generate_kernel(&k).unwrap();
     assert!(out.manifest.cuda.dynamic_shared);
     assert_eq!(out.manifest.shared_bytes, 4 * (12288 + 256));
@@ -57,7 +57,7 @@ fn arrays_past_the_static_limit_move_to_dynamic_shared_memory_largest_first() {
 #[test]
 fn kernels_within_the_static_limit_keep_static_arrays() {
     let k = at_limit().unwrap();
-    assert!(cuda_dynamic_shared(&k).is_empty());
+    assert!(KernelInfo::of(&k).cuda_dynamic_shared.is_empty());
     let out = generate_kernel(&k).unwrap();
     assert!(!out.manifest.cuda.dynamic_shared);
     let cuda = cuda_of(&out);
@@ -81,7 +81,7 @@ fn dynamic_shared_cuda_parses_with_a_runtime_instance() {
     let root = env!("CARGO_MANIFEST_DIR");
     let out = Command::new("clang")
         .args(["-fsyntax-only", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++17", "-include"])
-        .arg(format!("{root}/tests/shim/cuda/cuda_shim.h"))
+        .arg(format!("{root}/../tests/shim/cuda/cuda_shim.h"))
         .arg(&file)
         .output()
         .unwrap();

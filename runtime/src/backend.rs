@@ -2,7 +2,6 @@
 //! offers, and the launch description it takes, built from a manifest entry.
 
 use crate::args::{ArgValue, Args};
-use crate::l2_flush::L2Flush;
 use onekernel_dsl::ir::Access;
 use onekernel_dsl::manifest::KernelManifest;
 use onekernel_dsl::types::Literal;
@@ -142,60 +141,101 @@ pub trait Backend {
     /// Runs one launch; read-write buffers in `args` are updated in place.
     fn launch(&mut self, launch: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError>;
 
-    /// For benchmarks: before each timed unit, run `flush` (the `read_words` kernel over
-    /// zeroed scratch, prepared here) so the unit's inputs (just uploaded) are no longer
-    /// in the GPU's L2, the lines it evicts are clean, and the timing is DRAM bandwidth
-    /// ([`L2Flush`]). `None` turns it off; backends without a cache to flush ignore it.
-    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
-        let _ = flush;
-        Ok(())
-    }
-
-    /// For benchmarks: runs the launch `runs` times and returns each run's device time
-    /// in ns. GPU backends upload the inputs once and read the outputs of the last run
-    /// back, so a large problem is timed without moving it `runs` times; kernels must
-    /// be idempotent (outputs a function of the inputs only). The default re-launches.
-    fn launch_repeated(&mut self, launch: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        (0..runs).map(|_| self.launch(launch, args).map(|s| s.device_ns.unwrap_or(f64::NAN))).collect()
-    }
-
-    /// For benchmarks: `launches` in order as one timed unit (a decode step's chunk and
-    /// combine kernels), `runs` times, each unit after the L2 flush when set and none
-    /// between its launches, as an application runs them. A buffer name bound by several
-    /// launches is one buffer: uploaded from the first launch's arguments that bind it,
-    /// its contents passing from launch to launch, read back into every launch's
-    /// arguments that bind it. Returns each unit's device time in ns, from before its
-    /// first dispatch to after its last. The default runs the launches one by one,
-    /// passing read-write buffers on by name, and adds their device times.
-    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        launch_one_by_one(self, launches, args, runs, BufferScope::Shared)
-    }
-
-    /// For benchmarks: `launches` in order as one timed unit, `runs` times, each launch
-    /// binding buffers of its own whatever their names ([`BufferScope::PerLaunch`]): a
-    /// model's layers in one decode step, each kernel over its own layer's cache, back
-    /// to back as an application issues them (the L2 flush before each unit when set;
-    /// CUDA launches all but the first as programmatic dependents, Vulkan puts a barrier
-    /// between dispatches, as for [`Backend::launch_sequence_repeated`]). Written buffers
-    /// are read back into their own launch's arguments. Returns each unit's device time
-    /// in ns. The default runs the launches one by one and adds their device times.
-    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        launch_one_by_one(self, launches, args, runs, BufferScope::PerLaunch)
-    }
-
-    /// For benchmarks: the driver's own device-to-device copy of `bytes` (CUDA
-    /// `cuMemcpyDtoDAsync`, Vulkan `vkCmdCopyBuffer`), `runs` times, each after the L2
-    /// flush when set; each run's device time in ns. It is the ceiling the generated
-    /// `copy_words` kernel is compared with. `None` where there is no device memory.
-    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
-        let _ = (bytes, runs);
-        Ok(None)
+    /// The one timed primitive, which benchmark harnesses compose: `unit.work` run
+    /// `unit.runs` times, each run after `unit.prelude` (untimed) where one is given.
+    /// GPU backends upload the buffers of `args` (one argument set per launch) once,
+    /// time each run on the device from before its first command to after its last,
+    /// and read written buffers back once after the last run, so kernels must be
+    /// idempotent (outputs a function of the inputs only). Returns each run's device
+    /// time in ns (NaN where the device has no timer).
+    ///
+    /// The default runs the launches one by one and adds their device times; it skips
+    /// the prelude (a prelude shapes the device's state for timing, such as an L2 flush,
+    /// and the interpreter has none) and has no driver copy.
+    fn time(&mut self, unit: &TimedUnit, args: &mut [Args]) -> Result<Vec<f64>, BackendError> {
+        match unit.work {
+            Work::Launches { launches, buffers } => launch_one_by_one(self, launches, args, unit.runs, buffers),
+            Work::DriverCopy { .. } => Err(BackendError::Unsupported {
+                kernel: DRIVER_COPY.into(),
+                variant: "-".into(),
+                backend: self.name(),
+                reason: "the backend has no device memory to copy".into(),
+            }),
+        }
     }
 }
 
-/// The default timed unit of [`Backend::launch_sequence_repeated`] and
-/// [`Backend::launch_layers_repeated`]: the launches one by one, `runs` times, their
-/// device times added; with [`BufferScope::Shared`] read-write buffers pass on by name.
+/// What a [`TimedUnit`] runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Work<'a> {
+    /// Launches in order, each binding buffers as `buffers` says: a decode step's
+    /// kernels passing results on ([`BufferScope::Shared`]), or a model's layers, each
+    /// over its own copy ([`BufferScope::PerLaunch`]). Between two launches of a run
+    /// nothing else happens (CUDA launches all but the first as programmatic dependents
+    /// from sm_90, Vulkan puts a barrier between dispatches), as an application runs them.
+    Launches {
+        /// The launches, one argument set each.
+        launches: &'a [Launch<'a>],
+        /// How launches that bind the same buffer name share it.
+        buffers: BufferScope,
+    },
+    /// The driver's own device-to-device copy of `bytes` (CUDA `cuMemcpyDtoDAsync`,
+    /// Vulkan `vkCmdCopyBuffer`): the bandwidth ceiling a benchmark compares with.
+    DriverCopy {
+        /// Bytes copied per run.
+        bytes: u64,
+    },
+}
+
+/// One timed measurement: [`Backend::time`]'s argument.
+#[derive(Clone, Copy, Debug)]
+pub struct TimedUnit<'a> {
+    /// What each run does.
+    pub work: Work<'a>,
+    /// Runs (at least one).
+    pub runs: u32,
+    /// A launch run before each run and not timed (a benchmark's L2 flush).
+    pub prelude: Option<&'a Prelude<'a>>,
+}
+
+/// A launch a backend runs before each run of a [`TimedUnit`], untimed: its buffers
+/// are uploaded the first time a backend meets it (by [`Prelude::id`]) and stay on the
+/// device; what it writes is never read back. Its launch and arguments cannot change
+/// after construction, so a backend may keep its device copy for as long as it lives.
+#[derive(Debug)]
+pub struct Prelude<'a> {
+    id: u64,
+    launch: Launch<'a>,
+    args: Args,
+}
+
+impl<'a> Prelude<'a> {
+    /// A prelude of `launch` with `args` (checked against the kernel when a backend
+    /// prepares it).
+    pub fn new(launch: Launch<'a>, args: Args) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Prelude { id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), launch, args }
+    }
+
+    /// A number no other prelude of this process has.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The launch.
+    pub fn launch(&self) -> &Launch<'a> {
+        &self.launch
+    }
+
+    /// Its arguments.
+    pub fn args(&self) -> &Args {
+        &self.args
+    }
+}
+
+/// The default timed unit of [`Backend::time`]: the launches one by one, `runs` times,
+/// their device times added; with [`BufferScope::Shared`] read-write buffers pass on
+/// by name.
 fn launch_one_by_one<B: Backend + ?Sized>(backend: &mut B, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
     check_sequence(backend.name(), launches, args, scope)?;
     (0..runs.max(1))
@@ -212,7 +252,7 @@ fn launch_one_by_one<B: Backend + ?Sized>(backend: &mut B, launches: &[Launch], 
         .collect()
 }
 
-/// The name errors of [`Backend::time_driver_copy`] carry in place of a kernel's.
+/// The name errors of [`Work::DriverCopy`] carry in place of a kernel's.
 pub const DRIVER_COPY: &str = "driver copy";
 
 /// Checks the arguments against the manifest before anything touches a device: every
@@ -276,10 +316,10 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BufferScope {
     /// One buffer per name across the unit: a decode step's kernels pass their results
-    /// on ([`Backend::launch_sequence_repeated`]).
+    /// on ([`Work::Launches`]).
     Shared,
     /// Every launch its own buffers: a model's layers, each kernel over its own cache
-    /// ([`Backend::launch_layers_repeated`]).
+    /// ([`Work::Launches`]).
     PerLaunch,
 }
 
@@ -364,7 +404,7 @@ pub fn sequence_bindings(launches: &[Launch], args: &[Args], scope: BufferScope)
 
 /// After launch `i` of a sequence: its read-write buffers copied into every other
 /// launch's arguments that bind the same name (one buffer, as on a device).
-fn pass_on_buffers(launches: &[Launch], args: &mut [Args], i: usize) {
+pub fn pass_on_buffers(launches: &[Launch], args: &mut [Args], i: usize) {
     for b in launches[i].kernel.buffers.iter().filter(|b| b.access == Access::ReadWrite) {
         let Some(h) = args[i].get_buffer(&b.name).cloned() else { continue };
         for (j, a) in args.iter_mut().enumerate() {

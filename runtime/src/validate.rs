@@ -49,7 +49,7 @@ pub struct Verdict {
 }
 
 /// SplitMix64: the generator behind every seeded input (fixed forever).
-pub(crate) fn splitmix(state: &mut u64) -> u64 {
+pub fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

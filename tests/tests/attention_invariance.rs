@@ -10,9 +10,9 @@
 //!   and the bit comparison catches a one-ulp change of one sequence.
 
 use onekernel_tests::harness::{root, manifest, cpu, gpu_backends};
-use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
-use onekernel_runtime::attention::grid::{ci_grid, fast_chunk, run_point};
-use onekernel_runtime::attention::{KvFormat, Split};
+use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
+use onekernel_ops::attention::grid::{ci_grid, fast_chunk, run_point};
+use onekernel_ops::attention::{KvFormat, Split};
 use onekernel_runtime::Backend;
 
 
@@ -34,7 +34,7 @@ fn grid_on(backend: &mut dyn Backend) -> Vec<String> {
     let mut controls = 0;
     let points = ci_grid();
     for pt in &points {
-        let o = run_point(pt, backend, &m, &artifacts).unwrap_or_else(|e| panic!("{pt:?}: {e}"));
+        let o = run_point(pt, &mut onekernel_ops::Device::new(backend, &m, &artifacts)).unwrap_or_else(|e| panic!("{pt:?}: {e}"));
         println!(
             "{}: D {} KV {} GQA {} mask {} alibi {} sinks {} {}/{}: invariant at B {:?}, repeatable {}, fast mode differs {}, NMSE {:.1e}",
             backend.name(), pt.head_dim, pt.kv, pt.gqa, pt.mask, pt.alibi, pt.sinks, pt.k_format.name(), pt.v_format.name(),
@@ -71,8 +71,8 @@ fn shuffled_paged_cache_equals_contiguous_bitwise() {
         for page in [1u32, 16, 64] {
             let mut reference: Option<Vec<u32>> = None;
             for be in backends.iter_mut() {
-                let contiguous = pack(&sh, &batch, page, None).run(Split::Deterministic, be.as_mut(), &m, &artifacts).unwrap();
-                let paged = pack(&sh, &batch, page, Some(page as u64)).run(Split::Deterministic, be.as_mut(), &m, &artifacts).unwrap();
+                let contiguous = pack(&sh, &batch, page, None).run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+                let paged = pack(&sh, &batch, page, Some(page as u64)).run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
                 assert_eq!(bits(&contiguous), bits(&paged), "{}: {}/{} page size {page}", be.name(), k.name(), v.name());
                 // And every backend gives the interpreter's bits.
                 match &reference {
@@ -94,16 +94,16 @@ fn fast_mode_chunking_is_not_batch_invariant() {
     let alone = pack(&sh, &[&target], 16, None);
     let batched = pack(&sh, &[&target, &long], 16, None);
     let staged = be.info().async_copies;
-    let a = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone, staged) }, &mut be, &m, &artifacts).unwrap();
-    let b = batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched, staged) }, &mut be, &m, &artifacts).unwrap();
+    let a = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone, staged) }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
+    let b = batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched, staged) }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
     let b = &b[..a.len()];
     assert_ne!(bits(&a), bits(b), "different chunkings should round differently");
     // Both are still accurate: the difference is rounding, not a wrong result.
     let max_diff = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
     assert!(max_diff < 1e-5, "{max_diff}");
     // And deterministic mode removes the difference.
-    let a = alone.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap();
-    let b = batched.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap();
+    let a = alone.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
+    let b = batched.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
     assert_eq!(bits(&a), bits(&b[..a.len()]));
 }
 
@@ -114,8 +114,8 @@ fn malformed_problems_are_rejected_before_launch() {
     let sh = shape(KvFormat::Q8_0, KvFormat::F16);
     let s = Sequence::random(&sh, 3, 40);
     let good = pack(&sh, &[&s], 16, Some(1));
-    assert!(good.run(Split::Deterministic, &mut be, &m, &artifacts).is_ok());
-    let mut cases: Vec<(&str, onekernel_runtime::attention::DecodeProblem)> = Vec::new();
+    assert!(good.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).is_ok());
+    let mut cases: Vec<(&str, onekernel_ops::attention::DecodeProblem)> = Vec::new();
     let mut p = good.clone();
     p.k.truncate(p.k.len() - 1);
     cases.push(("truncated K", p));
@@ -135,9 +135,9 @@ fn malformed_problems_are_rejected_before_launch() {
     p.sinks = Some(vec![0.0; 3]);
     cases.push(("sinks of the wrong length", p));
     for (what, p) in cases {
-        let e = p.run(Split::Deterministic, &mut be, &m, &artifacts).expect_err(what);
+        let e = p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).expect_err(what);
         println!("{what}: {e}");
-        assert!(matches!(e, onekernel_runtime::attention::AttentionError::Invalid(_)), "{what}: {e}");
+        assert!(matches!(e, onekernel_ops::attention::AttentionError::Invalid(_)), "{what}: {e}");
     }
 }
 
@@ -156,11 +156,11 @@ fn fast_chunks_past_256_tokens_need_a_backend_that_stages_k() {
     let big = pack(&sh, &batch, 16, None);
     assert_eq!(fast_chunk(&big, false), 256);
     assert_eq!(fast_chunk(&big, true), 512);
-    assert!(p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).is_ok());
-    let e = p.run(Split::Fast { chunk_tokens: 512 }, &mut be, &m, &artifacts).expect_err("512-token chunks without staging");
-    assert!(matches!(e, onekernel_runtime::attention::AttentionError::Invalid(_)), "{e}");
+    assert!(p.run(Split::Fast { chunk_tokens: 256 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).is_ok());
+    let e = p.run(Split::Fast { chunk_tokens: 512 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).expect_err("512-token chunks without staging");
+    assert!(matches!(e, onekernel_ops::attention::AttentionError::Invalid(_)), "{e}");
     assert!(e.to_string().contains("at most 256 per workgroup"), "{e}");
-    let e = p.run(Split::Fast { chunk_tokens: 513 }, &mut be, &m, &artifacts).expect_err("past the kernel's largest chunk");
+    let e = p.run(Split::Fast { chunk_tokens: 513 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).expect_err("past the kernel's largest chunk");
     assert!(e.to_string().contains("1 … 512"), "{e}");
 }
 
@@ -188,8 +188,8 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
         let p = pack(&sh, &batch, 16, Some(7));
         let mut reference: Option<Vec<u32>> = None;
         for be in backends.iter_mut() {
-            let one = p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, be.as_mut(), &m, &artifacts).unwrap();
-            let two = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, be.as_mut(), &m, &artifacts).unwrap();
+            let one = p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+            let two = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
             assert_eq!(bits(&one), bits(&two), "{}: D {d} {}/{}", be.name(), k.name(), v.name());
             match &reference {
                 None => reference = Some(bits(&one)),
@@ -199,14 +199,14 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
         // Negative control on the interpreter: chunks of 128 and of 256 tokens (the fast
         // mode's) round differently, so the comparison above can fail.
         let mut be = cpu();
-        let a = p.run(Split::Fast { chunk_tokens: 128 }, &mut be, &m, &artifacts).unwrap();
-        let b = p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).unwrap();
+        let a = p.run(Split::Fast { chunk_tokens: 128 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
+        let b = p.run(Split::Fast { chunk_tokens: 256 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
         controls += (bits(&a) != bits(&b)) as usize;
     }
     assert!(controls > 0, "chunks of 128 and 256 tokens never rounded differently");
     for bad in [0, 3] {
         let e = pack(&shape(KvFormat::F16, KvFormat::F16), &[&Sequence::random(&shape(KvFormat::F16, KvFormat::F16), 1, 10)], 16, None)
-            .run(Split::DeterministicGrouped { chunks_per_group: bad }, &mut cpu(), &m, &artifacts)
+            .run(Split::DeterministicGrouped { chunks_per_group: bad }, &mut onekernel_ops::Device::new(&mut cpu(), &m, &artifacts))
             .expect_err("chunks per workgroup");
         assert!(e.to_string().contains("1 or 2"), "{e}");
     }
@@ -215,12 +215,12 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
     let sh = BatchShape { head_dim: 256, ..shape(KvFormat::F16, KvFormat::Q4_0) };
     let p = pack(&sh, &[&Sequence::random(&sh, 4, 300)], 16, None);
     assert_eq!(p.deterministic_chunks_per_group(), 1);
-    let e = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut cpu(), &m, &artifacts).expect_err("pairs at one V group");
+    let e = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(&mut cpu(), &m, &artifacts)).expect_err("pairs at one V group");
     assert!(e.to_string().contains("one V token group"), "{e}");
     let mut be = cpu();
     assert_eq!(
-        bits(&p.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap()),
-        bits(&p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut be, &m, &artifacts).unwrap())
+        bits(&p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()),
+        bits(&p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap())
     );
 }
 
@@ -246,12 +246,12 @@ fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
     for be in backends.iter_mut() {
         let name = be.name();
         let batched = pack(&sh, &batch, 16, Some(5));
-        let all = bits(&batched.run(rule(None), be.as_mut(), &m, &artifacts).unwrap());
+        let all = bits(&batched.run(rule(None), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
         for cpg in [Some(1), Some(2)] {
-            assert_eq!(bits(&batched.run(rule(cpg), be.as_mut(), &m, &artifacts).unwrap()), all, "{name}: {cpg:?} chunks per workgroup");
+            assert_eq!(bits(&batched.run(rule(cpg), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap()), all, "{name}: {cpg:?} chunks per workgroup");
         }
         for (j, s) in seqs.iter().enumerate() {
-            let alone = bits(&pack(&sh, &[s], 16, None).run(rule(None), be.as_mut(), &m, &artifacts).unwrap());
+            let alone = bits(&pack(&sh, &[s], 16, None).run(rule(None), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
             assert_eq!(alone, all[j * per_seq..][..per_seq], "{name}: sequence of {} tokens alone and in the batch", lens[j]);
         }
         match &reference {
@@ -263,9 +263,9 @@ fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
     // 128-token chunks (a threshold above its length) it rounds differently.
     let mut be = cpu();
     let p = pack(&sh, &[&seqs[0]], 16, None);
-    let long = bits(&p.run(rule(None), &mut be, &m, &artifacts).unwrap());
-    assert_eq!(long, bits(&p.run(Split::Fast { chunk_tokens: 256 }, &mut be, &m, &artifacts).unwrap()));
-    assert_ne!(long, bits(&p.run(Split::Deterministic, &mut be, &m, &artifacts).unwrap()), "128- and 256-token chunks should round differently");
+    let long = bits(&p.run(rule(None), &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap());
+    assert_eq!(long, bits(&p.run(Split::Fast { chunk_tokens: 256 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()));
+    assert_ne!(long, bits(&p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()), "128- and 256-token chunks should round differently");
 }
 
 /// Deterministic launches whose sequences are all long take two 256-token chunks per
@@ -293,12 +293,12 @@ fn paired_long_chunks_give_the_bits_of_one_chunk_per_workgroup() {
         let name = be.name();
         let staged = be.info().async_copies;
         assert!(!p.plan(rule(1), staged).unwrap().long_pairs);
-        let one = bits(&p.run(rule(1), be.as_mut(), &m, &artifacts).unwrap());
-        let two = bits(&p.run(rule(2), be.as_mut(), &m, &artifacts).unwrap());
+        let one = bits(&p.run(rule(1), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
+        let two = bits(&p.run(rule(2), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
         assert_eq!(two, one, "{name}: two long chunks per workgroup");
         if p.plan(rule(2), staged).unwrap().long_pairs {
             paired_on.push(name);
-            let fast = bits(&p.run(Split::Fast { chunk_tokens: 512 }, be.as_mut(), &m, &artifacts).unwrap());
+            let fast = bits(&p.run(Split::Fast { chunk_tokens: 512 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
             assert_ne!(fast, two, "{name}: 512-token chunks should round differently from two 256-token ones");
         }
         match &reference {

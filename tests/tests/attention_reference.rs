@@ -9,15 +9,15 @@
 //! against the external fixtures' numpy outputs.
 
 use onekernel_tests::harness::{all_backends, manifest, root};
-use onekernel_runtime::attention::batch::{pack, BatchShape, SeqRng, Sequence};
-use onekernel_runtime::attention::reference::{compare, reference};
-use onekernel_runtime::attention::{KvFormat, Split};
-use onekernel_runtime::fixture::attention_problem;
+use onekernel_ops::attention::batch::{pack, BatchShape, SeqRng, Sequence};
+use onekernel_ops::attention::reference::{compare, reference};
+use onekernel_ops::attention::{KvFormat, Split};
+use onekernel_ops::fixture::attention_problem;
 
 
 #[test]
 fn the_reference_reproduces_the_external_fixtures() {
-    let dir = root().join("../shared/fixtures/attention");
+    let dir = root().join("tests/fixtures/attention");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
@@ -81,7 +81,7 @@ fn random_problems_match_the_f64_reference() {
         let want = reference(&problem);
         let outs: Vec<Vec<f32>> = backends
             .iter_mut()
-            .map(|b| problem.run(Split::Deterministic, b.as_mut(), &manifest, &root().join("generated")).unwrap_or_else(|e| panic!("seed {seed} on {}: {e}", b.name())))
+            .map(|b| problem.run(Split::Deterministic, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &root().join("generated"))).unwrap_or_else(|e| panic!("seed {seed} on {}: {e}", b.name())))
             .collect();
         for (b, o) in backends.iter().zip(&outs).skip(1) {
             assert_eq!(o.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), outs[0].iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "seed {seed}: {} differs from the interpreter", b.name());

@@ -6,13 +6,13 @@
 //! `generated/evidence/vulkan-cuda-threads-segv-h200.log`). In CI lavapipe runs the
 //! Vulkan half; the GPU machine runs both.
 
-use onekernel_runtime::fixture::run_attention;
+use onekernel_ops::fixture::run_attention;
 use onekernel_tests::harness::{gpu_backends, manifest, root};
 use serde_json::Value;
 
 #[test]
 fn backends_open_run_and_drop_in_parallel_threads() {
-    let p = root().join("../shared/fixtures/attention/f16_contig_gqa4_d128.json");
+    let p = root().join("tests/fixtures/attention/f16_contig_gqa4_d128.json");
     let fx: Value = serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap();
     let workers: Vec<_> = (0..4)
         .map(|t| {
@@ -23,7 +23,7 @@ fn backends_open_run_and_drop_in_parallel_threads() {
                 for round in 0..3 {
                     // Each round opens the backends afresh and drops them at its end.
                     for mut b in gpu_backends() {
-                        let r = run_attention(&fx, b.as_mut(), &m, &root().join("generated")).unwrap_or_else(|e| panic!("thread {t}, round {round}, {}: {e}", b.name()));
+                        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated"))).unwrap_or_else(|e| panic!("thread {t}, round {round}, {}: {e}", b.name()));
                         assert!(r.passed, "thread {t}, round {round}: {r:?}");
                         runs += 1;
                     }

@@ -44,8 +44,8 @@ fn every_kernel_variant_and_case_is_bitwise_equal_to_the_interpreter_on_cuda() {
 /// bits.
 #[test]
 fn spec_values_outside_the_variants_are_instantiated_at_run_time() {
-    use onekernel_runtime::attention::batch::{pack, BatchShape, Sequence};
-    use onekernel_runtime::attention::{KvFormat, Split};
+    use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
+    use onekernel_ops::attention::{KvFormat, Split};
     let Some(mut cuda) = cuda() else { return };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
     let m: Manifest = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
@@ -54,8 +54,8 @@ fn spec_values_outside_the_variants_are_instantiated_at_run_time() {
         let shape = BatchShape { head_dim: d, n_heads: 4, n_kv_heads: 2, k_format: KvFormat::F16, v_format: KvFormat::Q8_0, scale: 0.1, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None };
         let s = Sequence::random(&shape, d as u64, 300);
         let p = pack(&shape, &[&s], 16, Some(3));
-        let a = p.run(Split::Deterministic, &mut cuda, &m, &dir).unwrap();
-        let b = p.run(Split::Deterministic, &mut cpu, &m, &dir).unwrap();
+        let a = p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut cuda, &m, &dir)).unwrap();
+        let b = p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut cpu, &m, &dir)).unwrap();
         assert_eq!(a.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), b.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "D {d}");
     }
 }

@@ -1,16 +1,16 @@
-//! The elizaOS KV-cache quantization fixtures (../shared/fixtures/eliza, produced by
+//! The elizaOS KV-cache quantization fixtures (tests/fixtures/eliza, produced by
 //! that project's C references) on the interpreter and, where present, Vulkan (lavapipe
 //! in CI): every expected score / output within the file's tolerance (1e-3). Negative
 //! controls: a changed block byte or a changed expected value fails; malformed files
 //! (truncated blocks, wrong counts, unknown kernels or layouts) are errors before launch.
 
 use onekernel_tests::harness::{root, manifest, cpu, all_backends};
-use onekernel_runtime::kvquant::fixture::run_eliza;
+use onekernel_ops::kvquant::fixture::run_eliza;
 use serde_json::{json, Value};
 
 
 fn fixture(name: &str) -> Value {
-    let p = root().join("../shared/fixtures/eliza").join(name);
+    let p = root().join("tests/fixtures/eliza").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
@@ -24,7 +24,7 @@ fn every_eliza_fixture_passes_on_every_backend() {
     let m = manifest();
     for mut b in all_backends() {
         for name in FILES {
-            let r = run_eliza(&fixture(name), b.as_mut(), &m, &root().join("generated")).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
+            let r = run_eliza(&fixture(name), &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated"))).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
             println!("{name} on {}: {} values, max |Δ| {:.2e} (≤ {:e})", r.backend, r.compared, r.max_abs, r.tolerance);
             assert!(r.passed, "{name}: {r:?}");
         }
@@ -42,12 +42,12 @@ fn a_changed_byte_or_expected_value_fails() {
         let at = if name.starts_with("qjl") || name.starts_with("fused") { 33 } else { 1 };
         let b = target[at].as_u64().unwrap();
         target[at] = json!(b ^ 0x08);
-        let r = run_eliza(&fx, &mut be, &m, &root().join("generated")).unwrap();
+        let r = run_eliza(&fx, &mut onekernel_ops::Device::new(&mut be, &m, &root().join("generated"))).unwrap();
         assert!(!r.passed, "{name}: a changed block byte still passed (max |Δ| {})", r.max_abs);
         let mut fx = fixture(name);
         let target = if fx["cases"].is_array() { &mut fx["cases"][0]["expected_out"] } else { &mut fx["expected_scores"] };
         target[0] = json!(target[0].as_f64().unwrap() + 0.01);
-        assert!(!run_eliza(&fx, &mut be, &m, &root().join("generated")).unwrap().passed, "{name}: a changed expected value passed");
+        assert!(!run_eliza(&fx, &mut onekernel_ops::Device::new(&mut be, &m, &root().join("generated"))).unwrap().passed, "{name}: a changed expected value passed");
     }
 }
 
@@ -80,7 +80,7 @@ fn malformed_fixtures_are_errors() {
     cases.push(("unknown kernel", json!({"kernel": "q5_polar", "head_dim": 128})));
     cases.push(("another head size", json!({"kernel": "qjl", "head_dim": 64})));
     for (what, fx) in cases {
-        let e = run_eliza(&fx, &mut be, &m, &root().join("generated")).expect_err(what);
+        let e = run_eliza(&fx, &mut onekernel_ops::Device::new(&mut be, &m, &root().join("generated"))).expect_err(what);
         println!("{what}: {e}");
     }
 }

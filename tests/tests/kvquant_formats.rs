@@ -8,8 +8,9 @@
 
 use onekernel_tests::harness::{root, manifest, all_backends};
 use onekernel_runtime::cpu::CpuBackend;
-use onekernel_runtime::kvquant::codec::{self, rotate, D};
-use onekernel_runtime::kvquant::ops::{Device, KvQuantError, TurboFormat};
+use onekernel_ops::kvquant::codec::{self, rotate, D};
+use onekernel_ops::kvquant::ops::{KvQuantError, TurboFormat};
+use onekernel_ops::Device;
 use onekernel_tests::Rng;
 use sha2::{Digest, Sha256};
 
@@ -281,8 +282,8 @@ fn repeated_launches_give_the_single_launch_results() {
         Args::new()
             .buffer("q", HostBuffer::from_f32(&gaussian(&mut Rng::new(5), D)))
             .buffer("k", HostBuffer::from_u32(&words))
-            .buffer("levels", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ4_CODEBOOK))
-            .buffer("signs", HostBuffer::from_f32(&onekernel_runtime::kvquant::constants::TBQ_SIGNS))
+            .buffer("levels", HostBuffer::from_f32(&onekernel_ops::kvquant::constants::TBQ4_CODEBOOK))
+            .buffer("signs", HostBuffer::from_f32(&onekernel_ops::kvquant::constants::TBQ_SIGNS))
             .buffer("scores", HostBuffer::zeros(onekernel_dsl::types::StorageType::F32, 40))
             .scalar("n_heads", 1u32)
             .scalar("n_kv_heads", 1u32)
@@ -294,11 +295,11 @@ fn repeated_launches_give_the_single_launch_results() {
         let launch = Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [1, 1, 1] };
         let mut once = args();
         be.launch(&launch, &mut once).unwrap();
-        let reader = m.kernel(onekernel_runtime::l2_flush::READER).unwrap();
-        be.set_l2_flush(Some(onekernel_runtime::L2Flush { reader, artifacts: &artifacts, bytes: 1 << 20 })).unwrap();
-        let mut many = args();
-        let times = be.launch_repeated(&launch, &mut many, 5).unwrap();
-        be.set_l2_flush(None).unwrap();
+        let flush = onekernel_tests::harness::read_words_prelude(&m, &artifacts, 1 << 18);
+        let mut many = [args()];
+        let unit = onekernel_runtime::TimedUnit { work: onekernel_runtime::Work::Launches { launches: std::slice::from_ref(&launch), buffers: onekernel_runtime::BufferScope::Shared }, runs: 5, prelude: Some(&flush) };
+        let times = be.time(&unit, &mut many).unwrap();
+        let [many] = many;
         assert_eq!(times.len(), 5, "{}", be.name());
         assert_eq!(once.get_buffer("scores").unwrap().to_bits(), many.get_buffer("scores").unwrap().to_bits(), "{}", be.name());
         println!("{}: 5 timed runs {times:?}", be.name());

@@ -1,6 +1,7 @@
 //! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
 
-use super::{Dialect, FieldText};
+use super::{Dialect, FieldText, SignatureBuffer};
+use onekernel_dsl::ir::Access;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -10,6 +11,33 @@ pub struct Cuda;
 impl Dialect for Cuda {
     fn name(&self) -> &'static str {
         "cuda"
+    }
+
+    fn template(&self) -> &'static str {
+        "cuda/kernel.cu.tera"
+    }
+
+    fn backend(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn kernel_signature(&self, kernel: &str, buffers: &[SignatureBuffer], push: bool) -> (Vec<String>, Vec<String>) {
+        let mut params: Vec<String> = Vec::new();
+        let mut args: Vec<String> = Vec::new();
+        for b in buffers {
+            let c = if b.access == Access::ReadOnly { "const " } else { "" };
+            params.push(format!("{c}{}* __restrict__ {}", self.storage_type(b.elem), b.name));
+            args.push(b.name.to_string());
+        }
+        if push {
+            params.push(format!("const ok_push_{kernel} pc"));
+            args.push("pc".into());
+        }
+        (params, args)
+    }
+
+    fn has_dynamic_shared(&self) -> bool {
+        true
     }
 
     fn scalar(&self, s: Scalar) -> &'static str {

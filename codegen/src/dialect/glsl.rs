@@ -12,6 +12,14 @@ impl Dialect for Glsl {
         "glsl"
     }
 
+    fn template(&self) -> &'static str {
+        "glsl/kernel.comp.tera"
+    }
+
+    fn backend(&self) -> &'static str {
+        "vulkan"
+    }
+
     fn scalar(&self, s: Scalar) -> &'static str {
         match s {
             Scalar::F32 => "float",

@@ -13,8 +13,18 @@ pub use cuda::Cuda;
 pub use glsl::Glsl;
 pub use msl::Msl;
 
-use onekernel_dsl::ir::{Builtin, Param};
+use onekernel_dsl::ir::{Access, Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
+
+/// A buffer parameter as the signature and the bindings spell it.
+pub struct SignatureBuffer<'a> {
+    /// The identifier.
+    pub name: &'a str,
+    /// Its element type.
+    pub elem: StorageType,
+    /// Read-only or read-write.
+    pub access: Access,
+}
 
 /// The printed operands of an `mma_f16` statement (see `onekernel_dsl::ir::Mma`): array
 /// names and expressions as text.
@@ -64,6 +74,29 @@ pub struct FieldText {
 
 /// One target language.
 pub trait Dialect {
+    /// The tera template of a whole kernel in this language (under `templates/`).
+    fn template(&self) -> &'static str;
+
+    /// The backend whose artifact this language is (`cuda`, `vulkan`, `metal`), for
+    /// errors and the manifest.
+    fn backend(&self) -> &'static str;
+
+    /// The kernel entry's parameters and, where the entry calls an inner function, the
+    /// arguments it passes (`buffers` in binding order; `push`: whether the kernel has
+    /// push constants, passed as one `ok_push_<kernel>` block). Languages whose entry
+    /// takes no parameters (GLSL: bindings and push constants are globals) keep the
+    /// default, none.
+    fn kernel_signature(&self, kernel: &str, buffers: &[SignatureBuffer], push: bool) -> (Vec<String>, Vec<String>) {
+        let _ = (kernel, buffers, push);
+        (Vec::new(), Vec::new())
+    }
+
+    /// Whether shared arrays past a static limit go to a dynamic region
+    /// ([`crate::analysis::KernelInfo::cuda_dynamic_shared`]).
+    fn has_dynamic_shared(&self) -> bool {
+        false
+    }
+
     /// `cuda`, `glsl` or `msl`.
     fn name(&self) -> &'static str;
 

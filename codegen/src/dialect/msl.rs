@@ -1,6 +1,7 @@
 //! Metal Shading Language, compiled on macOS with safe math and contraction off.
 
-use super::Dialect;
+use super::{Dialect, SignatureBuffer};
+use onekernel_dsl::ir::Access;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -10,6 +11,36 @@ pub struct Msl;
 impl Dialect for Msl {
     fn name(&self) -> &'static str {
         "msl"
+    }
+
+    fn template(&self) -> &'static str {
+        "msl/kernel.metal.tera"
+    }
+
+    fn backend(&self) -> &'static str {
+        "metal"
+    }
+
+    fn kernel_signature(&self, kernel: &str, buffers: &[SignatureBuffer], push: bool) -> (Vec<String>, Vec<String>) {
+        let mut params: Vec<String> = Vec::new();
+        for (i, b) in buffers.iter().enumerate() {
+            let c = if b.access == Access::ReadOnly { "const " } else { "" };
+            params.push(format!("device {c}{}* {} [[buffer({i})]]", self.storage_type(b.elem), b.name));
+        }
+        if push {
+            params.push(format!("constant ok_push_{kernel}& pc [[buffer({})]]", buffers.len()));
+        }
+        params.extend(
+            [
+                "uint3 ok_lid [[thread_position_in_threadgroup]]",
+                "uint3 ok_gid [[threadgroup_position_in_grid]]",
+                "uint3 ok_ngroups [[threadgroups_per_grid]]",
+                "uint3 ok_wg [[threads_per_threadgroup]]",
+                "uint ok_lindex [[thread_index_in_threadgroup]]",
+            ]
+            .map(String::from),
+        );
+        (params, Vec::new())
     }
 
     fn scalar(&self, s: Scalar) -> &'static str {

@@ -13,8 +13,7 @@
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::Args;
-use crate::l2_flush::L2Flush;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, DRIVER_COPY};
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, Prelude, TimedUnit, Work, DRIVER_COPY};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::types::Literal;
@@ -37,8 +36,8 @@ pub struct Cuda {
     arch: &'static str,
     /// Compiled modules by source hash and entry.
     modules: HashMap<String, Arc<CudaModule>>,
-    /// The benchmarks' L2 flush, run before each timed unit when set.
-    flush: Option<L2Reader>,
+    /// The prelude of the last timed unit that had one, kept while it comes back.
+    prelude: Option<PreparedPrelude>,
     /// Dynamic shared bytes by (source hash, entry), read and checked once per entry.
     dyn_shared: HashMap<(String, String), u32>,
     /// Whether a sequence's later launches are programmatic dependent launches (sm_90
@@ -55,12 +54,13 @@ struct Prepared {
     cfg: LaunchConfig,
 }
 
-/// The prepared L2 flush ([`L2Flush`]): `read_words` and its buffers on the device,
-/// bound in its order (`words`, `hits`; [`L2Flush::check`]).
-struct L2Reader {
+/// A timed unit's prelude ([`Prelude`]) on the device: its launch and its buffers,
+/// uploaded once, in binding order.
+struct PreparedPrelude {
+    /// [`Prelude::id`] of the prelude this was prepared from.
+    id: u64,
     launch: Prepared,
-    scratch: CudaSlice<u8>,
-    hits: CudaSlice<u8>,
+    buffers: Vec<CudaSlice<u8>>,
 }
 
 /// Template arguments of spec values, as the generated instances spell them.
@@ -145,7 +145,7 @@ impl Cuda {
             async_copies,
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), flush: None, dyn_shared: HashMap::new(), dependent_launch, info })
+        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), prelude: None, dyn_shared: HashMap::new(), dependent_launch, info })
     }
 
     /// The module of `entry` (see the module docs), compiled on first use.
@@ -202,65 +202,69 @@ impl Backend for Cuda {
         "cuda"
     }
 
-    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
-        self.flush = None;
-        let Some(f) = flush else { return Ok(()) };
-        f.check("cuda")?;
-        let (l, a) = (f.launch(), f.args());
-        let launch = self.prepare(&l, &a)?;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
-        let scratch = self.stream.alloc_zeros::<u8>(f.bytes as usize).map_err(|e| api("cuMemAlloc (L2 flush scratch)", &e))?;
-        let hits = self.stream.alloc_zeros::<u8>(4).map_err(|e| api("cuMemAlloc", &e))?;
-        self.flush = Some(L2Reader { launch, scratch, hits });
-        Ok(())
-    }
-
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
-        let times = self.run(l, args, 1)?;
+        let times = self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), 1, BufferScope::Shared, false)?;
         Ok(LaunchStats { device_ns: times.first().copied() })
     }
 
-    fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run(l, args, runs.max(1))
-    }
-
-    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1), BufferScope::Shared)
-    }
-
-    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1), BufferScope::PerLaunch)
-    }
-
-    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
-        let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
-        let mut dst = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
-        let times = self.timed_runs(runs, &api, |stream| stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e)))?;
-        Ok(Some(times))
+    fn time(&mut self, unit: &TimedUnit, args: &mut [Args]) -> Result<Vec<f64>, BackendError> {
+        if let Some(p) = unit.prelude {
+            self.use_prelude(p)?;
+        }
+        let (runs, prelude) = (unit.runs.max(1), unit.prelude.is_some());
+        match unit.work {
+            Work::Launches { launches, buffers } => self.run_sequence(launches, args, runs, buffers, prelude),
+            Work::DriverCopy { bytes } => {
+                let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
+                let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
+                let mut dst = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
+                self.timed_runs(runs, prelude, &api, |stream| stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e)))
+            }
+        }
     }
 }
 
 impl Cuda {
-    /// `runs` times: the L2 flush when set, then `work` on the stream between two
-    /// events; each run's device time in ns.
+    /// Makes `p` the prepared prelude (kept while the same prelude comes back): its
+    /// launch prepared and its buffers uploaded.
+    fn use_prelude(&mut self, p: &Prelude) -> Result<(), BackendError> {
+        if self.prelude.as_ref().is_some_and(|q| q.id == p.id()) {
+            return Ok(());
+        }
+        self.prelude = None;
+        let (l, a) = (p.launch(), p.args());
+        let launch = self.prepare(l, a)?;
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("{what} (timing prelude): {e}") };
+        let mut buffers = Vec::with_capacity(l.kernel.buffers.len());
+        for b in &l.kernel.buffers {
+            let h = a.get_buffer(&b.name).map(|h| h.as_bytes()).unwrap_or_default();
+            buffers.push(self.stream.clone_htod(h).map_err(|e| api("cuMemcpyHtoD", &e))?);
+        }
+        self.prelude = Some(PreparedPrelude { id: p.id(), launch, buffers });
+        Ok(())
+    }
+}
+
+impl Cuda {
+    /// `runs` times: the prepared prelude where `prelude`, then `work` on the stream
+    /// between two events; each run's device time in ns.
     fn timed_runs(
         &mut self,
         runs: u32,
+        prelude: bool,
         api: &dyn Fn(&str, &dyn std::fmt::Display) -> BackendError,
         mut work: impl FnMut(&Arc<CudaStream>) -> Result<(), BackendError>,
     ) -> Result<Vec<f64>, BackendError> {
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(runs as usize);
         for _ in 0..runs {
-            if let Some(f) = &self.flush {
-                // `read_words(words, hits, push)`, checked by `L2Flush::check`; it reads the
-                // scratch's words and writes nothing (the tag is unmet).
-                raw_launch::launch(&self.stream, &f.launch, &[&f.scratch, &f.hits], false).map_err(|e| api("cuLaunchKernelEx (L2 flush, read_words)", &e))?;
+            if let Some(p) = self.prelude.as_ref().filter(|_| prelude) {
+                let buffers: Vec<&CudaSlice<u8>> = p.buffers.iter().collect();
+                raw_launch::launch(&self.stream, &p.launch, &buffers, false).map_err(|e| api("cuLaunchKernelEx (timing prelude)", &e))?;
             }
             let start = self.stream.record_event(flags).map_err(|e| api("cuEventRecord", &e))?;
             work(&self.stream)?;
@@ -345,17 +349,12 @@ impl Cuda {
         Ok(Prepared { func, push, has_push: !bytes.is_empty(), cfg })
     }
 
-    /// Uploads once, dispatches `runs` times (each between two events, after the L2
-    /// flush when set), reads read-write buffers back once.
-    fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs, BufferScope::Shared)
-    }
-
-    /// [`Backend::launch_sequence_repeated`]: every launch's module and arguments
-    /// prepared first, buffers uploaded once per name, then `runs` units of all the
-    /// dispatches between two events (after the L2 flush when set), read-write buffers
+    /// Launches as one unit ([`Work::Launches`]): every launch's module and arguments
+    /// prepared first, buffers uploaded once per name (or per launch and name), then
+    /// `runs` units of all the dispatches between two events (after the prepared prelude
+    /// where `prelude`), read-write buffers
     /// read back once into every launch's arguments that bind them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope, prelude: bool) -> Result<Vec<f64>, BackendError> {
         check_sequence("cuda", launches, args, scope)?;
         let bindings = sequence_bindings(launches, args, scope);
         let prepared = launches.iter().zip(args.iter()).map(|(l, a)| self.prepare(l, a)).collect::<Result<Vec<_>, _>>()?;
@@ -368,7 +367,7 @@ impl Cuda {
         }
         let dependent = self.dependent_launch;
         let bound: Vec<Vec<&CudaSlice<u8>>> = bindings.bound.iter().map(|b| b.iter().map(|&at| &slices[at]).collect()).collect();
-        let times = self.timed_runs(runs, &api, |stream| {
+        let times = self.timed_runs(runs, prelude, &api, |stream| {
             for (i, ((p, l), buffers)) in prepared.iter().zip(launches).zip(&bound).enumerate() {
                 // A later launch of the unit may start while the one before drains (its
                 // entry waits for that kernel's writes: `ok_grid_dependency_wait`).

@@ -7,10 +7,10 @@ use crate::backend::{BackendError, DRIVER_COPY};
 use ash::vk;
 
 impl Vulkan {
-    /// Copies `bytes` between two device-local buffers `runs` times (each after the L2
-    /// flush when set) and returns each copy's device time in ns (NaN without
-    /// timestamps).
-    pub(super) fn driver_copy(&self, bytes: u64, runs: u32) -> Result<Vec<f64>, BackendError> {
+    /// Copies `bytes` between two device-local buffers `runs` times (each after the
+    /// prepared prelude where `prelude`) and returns each copy's device time in ns (NaN
+    /// without timestamps).
+    pub(super) fn driver_copy(&self, bytes: u64, runs: u32, prelude: bool) -> Result<Vec<f64>, BackendError> {
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "vulkan", message: format!("{what}: {e}") };
         let d = &self.device;
         let mut r = Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
@@ -25,10 +25,8 @@ impl Vulkan {
             let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
                 d.cmd_fill_buffer(cb, src, 0, vk::WHOLE_SIZE, 0x3c00_3c00);
                 for run in 0..runs {
-                    if let Some(f) = &self.l2_reader {
-                        self.record_l2_flush(cb, f);
-                    }
-                    // The flush (or the previous copy) completes before this copy starts.
+                    self.record_prelude(cb, prelude);
+                    // The prelude (or the previous copy) completes before this copy starts.
                     let before = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &before, &[], &[]);
                     if queries != vk::QueryPool::null() {

@@ -54,8 +54,8 @@ pub struct Vulkan {
     pub(super) f16_unpack_exact: bool,
     /// Whether the validation layer is active.
     pub validation_layer: bool,
-    /// The benchmarks' L2 flush, recorded before each timed unit when set.
-    pub(super) l2_reader: Option<super::flush::L2Reader>,
+    /// The prelude of the last timed unit that had one, kept while it comes back.
+    pub(super) prelude: Option<super::prelude::PreparedPrelude>,
     /// `VK_KHR_pipeline_executable_properties`, when the driver has it: pipelines are
     /// then created with statistics capture (`Vulkan::pipeline_statistics`).
     pub(super) executable_properties: Option<ash::khr::pipeline_executable_properties::Device>,
@@ -339,7 +339,7 @@ impl Vulkan {
             info,
             native_fma,
             f16_unpack_exact,
-            l2_reader: None,
+            prelude: None,
             validation_layer,
             pipelines: std::collections::HashMap::new(),
             executable_properties,
@@ -359,7 +359,7 @@ impl Drop for Vulkan {
         // longer in use (launches wait for their fence before returning).
         unsafe {
             let _ = self.device.device_wait_idle();
-            if let Some(f) = self.l2_reader.take() {
+            if let Some(f) = self.prelude.take() {
                 f.destroy(&self.device);
             }
             for (_, p) in self.pipelines.drain() {

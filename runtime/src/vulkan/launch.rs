@@ -5,8 +5,7 @@
 
 use super::device::{CachedPipeline, Vulkan};
 use crate::args::Args;
-use crate::l2_flush::L2Flush;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats};
+use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, TimedUnit, Work};
 use ash::vk;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
@@ -44,54 +43,32 @@ impl Backend for Vulkan {
         &self.info
     }
 
-    fn set_l2_flush(&mut self, flush: Option<L2Flush>) -> Result<(), BackendError> {
-        if let Some(old) = self.l2_reader.take() {
-            // SAFETY: every launch waits for its fence, so no pending work uses it.
-            unsafe { old.destroy(&self.device) };
-        }
-        if let Some(f) = flush {
-            self.l2_reader = Some(self.create_l2_reader(&f)?);
-        }
-        Ok(())
-    }
-
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
-        let times = self.run(l, args, 1)?;
+        let times = self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), 1, BufferScope::Shared, false)?;
         Ok(LaunchStats { device_ns: times.first().copied().filter(|t| !t.is_nan()) })
     }
 
-    fn launch_repeated(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run(l, args, runs.max(1))
-    }
-
-    fn launch_sequence_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1), BufferScope::Shared)
-    }
-
-    fn launch_layers_repeated(&mut self, launches: &[Launch], args: &mut [Args], runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(launches, args, runs.max(1), BufferScope::PerLaunch)
-    }
-
-    fn time_driver_copy(&mut self, bytes: u64, runs: u32) -> Result<Option<Vec<f64>>, BackendError> {
-        self.driver_copy(bytes, runs.max(1)).map(Some)
+    fn time(&mut self, unit: &TimedUnit, args: &mut [Args]) -> Result<Vec<f64>, BackendError> {
+        if let Some(p) = unit.prelude {
+            self.use_prelude(p)?;
+        }
+        let (runs, prelude) = (unit.runs.max(1), unit.prelude.is_some());
+        match unit.work {
+            Work::Launches { launches, buffers } => self.run_sequence(launches, args, runs, buffers, prelude),
+            Work::DriverCopy { bytes } => self.driver_copy(bytes, runs, prelude),
+        }
     }
 }
 
 impl Vulkan {
-    /// Uploads once, records `runs` dispatches (each between two timestamps, after the
-    /// L2 flush when set, separated by barriers), reads read-write buffers back once.
-    fn run(&mut self, l: &Launch, args: &mut Args, runs: u32) -> Result<Vec<f64>, BackendError> {
-        self.run_sequence(std::slice::from_ref(l), std::slice::from_mut(args), runs, BufferScope::Shared)
-    }
-
-    /// [`Backend::launch_sequence_repeated`] and [`Backend::launch_layers_repeated`]: one
-    /// device buffer per buffer name (`scope` Shared) or per launch and name (PerLaunch),
-    /// each with a staging twin, one descriptor set per launch, then `runs` units
-    /// recorded in one command buffer — the flush, a barrier, the first launch's pipeline
+    /// Launches as one unit ([`Work::Launches`]): one device buffer per buffer name
+    /// (`scope` Shared) or per launch and name (PerLaunch), each with a staging twin, one
+    /// descriptor set per launch, then `runs` units recorded in one command buffer — the
+    /// prepared prelude where `prelude`, a barrier, the first launch's pipeline
     /// bound, a timestamp, the dispatches with a barrier between consecutive ones, a
     /// timestamp — and the written buffers read back once into the arguments of every
     /// launch that binds them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope, prelude: bool) -> Result<Vec<f64>, BackendError> {
         check_sequence("vulkan", launches, args, scope)?;
         /// What one launch binds and pushes.
         struct Prepared {
@@ -176,7 +153,7 @@ impl Vulkan {
                     d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &p.push);
                 }
             };
-            // The uploads, the flush and the previous unit complete before a unit; one
+            // The uploads, the prelude and the previous unit complete before a unit; one
             // dispatch's writes before the next dispatch of the unit.
             let before = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
@@ -187,9 +164,7 @@ impl Vulkan {
                     d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
                 }
                 for run in 0..runs {
-                    if let Some(f) = &self.l2_reader {
-                        self.record_l2_flush(cb, f);
-                    }
+                    self.record_prelude(cb, prelude);
                     d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
                     for (i, (p, set)) in prepared.iter().zip(&sets).enumerate() {
                         if i > 0 {

@@ -8,8 +8,8 @@
 
 mod copy;
 mod device;
-mod flush;
 mod launch;
+mod prelude;
 mod stats;
 
 pub use device::Vulkan;

@@ -1,5 +1,5 @@
 //! Decode attention (one query token per sequence) over a paged or contiguous KV cache,
-//! in ggml's `FLASH_ATTN_EXT` conventions (`../shared/fixtures/attention/README.md`),
+//! in ggml's `FLASH_ATTN_EXT` conventions (`tests/fixtures/attention/README.md`),
 //! split over the KV sequence:
 //!
 //! * `attn_decode_chunk`: grid `[n_chunks, n_kv_heads, n_seq]`; each workgroup scores

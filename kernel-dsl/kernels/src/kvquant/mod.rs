@@ -1,4 +1,4 @@
-//! KV-cache quantization kernels of the elizaOS inference work (../shared/formats/
+//! KV-cache quantization kernels of the elizaOS inference work (docs/formats/
 //! FORMATS.md): TurboQuant score kernels, QJL, PolarQuant and fused QJL-K attention.
 //!
 //! Every block format here is a byte image; kernels take it as little-endian 32-bit

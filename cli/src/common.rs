@@ -1,0 +1,219 @@
+//! What the subcommands share: the catalogue, the manifest, the backends present, and
+//! the command line recorded in evidence.
+
+use anyhow::{bail, Context, Result};
+use onekernel_codegen::manifest::Manifest;
+use onekernel_codegen::CodegenError;
+use onekernel_dsl::Kernel;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::{Backend, BackendError};
+use std::path::{Path, PathBuf};
+
+/// The generated directory a subcommand uses without `--out`: `generated/` in the
+/// working directory when it holds a manifest, else the repository's `generated/` this
+/// binary was built from (so the command works from any directory of a checkout).
+pub fn default_generated() -> PathBuf {
+    let here = PathBuf::from("generated");
+    if here.join("manifest.json").is_file() {
+        return here;
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated");
+    if built.join("manifest.json").is_file() {
+        return built.canonicalize().unwrap_or(built);
+    }
+    here
+}
+
+/// The named catalogue kernels (all when `names` is empty).
+pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
+    let entries = onekernel_kernels::all();
+    let mut out = Vec::new();
+    for n in names {
+        if !entries.iter().any(|e| e.name == n) {
+            return Err(CodegenError::UnknownKernel { name: n.clone(), known: entries.iter().map(|e| e.name.to_string()).collect() }.into());
+        }
+    }
+    for e in entries {
+        if names.is_empty() || names.iter().any(|n| n == e.name) {
+            out.push(e.load()?);
+        }
+    }
+    Ok(out)
+}
+
+/// `DIR/manifest.json`.
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join("manifest.json");
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {} (pass --out DIR, the directory `onekernel gen` wrote)", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("cannot parse {}", path.display()))
+}
+
+/// The command as typed, for evidence files.
+pub fn command_line() -> String {
+    std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
+}
+
+/// Seconds since the Unix epoch, for evidence files.
+pub fn unix_time() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Opens the backends of a comma list (`all` = cpu, vulkan, cuda); one that is absent is
+/// reported and skipped.
+pub fn open_list(list: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let list = if list == "all" { "cpu,vulkan,cuda" } else { list };
+    let mut opened = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        opened.extend(open_backends(name)?);
+    }
+    Ok(opened)
+}
+
+/// Opens one backend (`all`: vulkan and cuda, the devices checked against the interpreter).
+pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let names: Vec<&str> = match which {
+        "all" => vec!["vulkan", "cuda"],
+        "" => vec![],
+        "cpu" | "vulkan" | "cuda" => vec![which],
+        other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
+    };
+    let mut out: Vec<Box<dyn Backend>> = Vec::new();
+    for n in names {
+        let opened: Result<Box<dyn Backend>, BackendError> = match n {
+            "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
+            "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
+            _ => onekernel_runtime::cuda::Cuda::new().map(|v| Box::new(v) as Box<dyn Backend>),
+        };
+        match opened {
+            Ok(b) => {
+                let i = b.info();
+                eprintln!(
+                    "{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}, async copies {}",
+                    i.device,
+                    i.driver,
+                    i.subgroup_size,
+                    i.fma,
+                    i.f16_widening,
+                    if i.async_copies { "cp.async" } else { "synchronous" }
+                );
+                out.push(b);
+            }
+            Err(e) => eprintln!("{n}: skipped — {e}"),
+        }
+    }
+    Ok(out)
+}
+
+
+/// The options both benchmark programs take: `--backend LIST`, `--runs N` (≥ 1),
+/// `--out DIR`, `--evidence DIR`, and `--quick` where the program has a smoke-test mode.
+pub struct BenchOptions {
+    /// Comma list of backends.
+    pub backends: String,
+    /// Timed dispatches per measurement.
+    pub runs: u32,
+    /// The generated directory.
+    pub out: PathBuf,
+    /// Where evidence JSON goes, if anywhere.
+    pub evidence: Option<PathBuf>,
+    /// `--quick` was given.
+    pub quick: bool,
+    /// `--shape BxL` (repeatable): measure only these (batch, length) shapes.
+    pub shapes: Vec<(u32, u32)>,
+    /// `--fast-chunk N`: the fast mode's chunk length instead of the scheduler's choice.
+    pub fast_chunk: Option<u32>,
+    /// `--det-chunks N` (1 or 2): deterministic chunks per workgroup instead of the
+    /// runtime's choice.
+    pub det_chunks: Option<u32>,
+    /// `--det-long-after N`: the longest sequence the deterministic mode cuts into
+    /// 128-token chunks instead of the runtime's `DETERMINISTIC_LONG_AFTER` (other bits
+    /// for sequences between the two; for measuring where the threshold should be).
+    pub det_long_after: Option<u32>,
+    /// `--tensor-cores 2|3|det,…`: also time the paged step on tensor cores
+    /// (`attn_decode_chunk_mma`, class `fast`) in these modes, where the backend runs it.
+    pub tensor_cores: Vec<TensorCoreMode>,
+}
+
+/// A tensor-core step `onekernel bench --tensor-cores` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorCoreMode {
+    /// The scheduler's chunks with 2 or 3 pipeline stages (`2`, `3`).
+    Stages(u32),
+    /// The fixed chunks of `Split::tensor_cores_deterministic` (`det`).
+    Deterministic,
+}
+
+impl TensorCoreMode {
+    /// The mode's name in the evidence JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            TensorCoreMode::Stages(2) => "tensor_cores_2stage",
+            TensorCoreMode::Stages(_) => "tensor_cores_3stage",
+            TensorCoreMode::Deterministic => "tensor_cores_det",
+        }
+    }
+}
+
+impl BenchOptions {
+    /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
+    pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
+        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: crate::common::default_generated(), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new() };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
+            match a.as_str() {
+                "--backend" => o.backends = value("--backend")?,
+                "--runs" => o.runs = value("--runs")?.parse().context("--runs takes a number")?,
+                "--out" => o.out = PathBuf::from(value("--out")?),
+                "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
+                "--quick" if quick_allowed => o.quick = true,
+                "--tensor-cores" if quick_allowed => {
+                    let v = value("--tensor-cores")?;
+                    for s in v.split(',') {
+                        match s.parse::<u32>() {
+                            Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
+                            _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
+                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
+                        }
+                    }
+                }
+                "--shape" if quick_allowed => {
+                    let v = value("--shape")?;
+                    let parsed = v.split_once('x').and_then(|(b, l)| Some((b.parse::<u32>().ok()?, l.parse::<u32>().ok()?)));
+                    match parsed {
+                        Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
+                        _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
+                    }
+                }
+                "--fast-chunk" if quick_allowed => {
+                    let v = value("--fast-chunk")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if (1..=512).contains(&n) => o.fast_chunk = Some(n),
+                        _ => bail!("--fast-chunk takes a chunk length of 1 … 512 tokens (got `{v}`; more than 256 needs a backend with asynchronous copies)"),
+                    }
+                }
+                "--det-chunks" if quick_allowed => {
+                    let v = value("--det-chunks")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if (1..=2).contains(&n) => o.det_chunks = Some(n),
+                        _ => bail!("--det-chunks takes 1 or 2 deterministic chunks per workgroup (got `{v}`)"),
+                    }
+                }
+                "--det-long-after" if quick_allowed => {
+                    let v = value("--det-long-after")?;
+                    match v.parse::<u32>() {
+                        Ok(n) if n > 0 => o.det_long_after = Some(n),
+                        _ => bail!("--det-long-after takes a sequence length of at least 1 token (got `{v}`)"),
+                    }
+                }
+                other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),
+            }
+        }
+        if o.runs == 0 {
+            bail!("--runs must be at least 1");
+        }
+        Ok(o)
+    }
+}
+

@@ -1,0 +1,83 @@
+//! `onekernel fixture`: external fixture files on the backends, against their float64
+//! reference within each file's tolerance.
+
+use crate::common::{command_line, open_list, read_manifest, unix_time};
+use crate::USAGE;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::PathBuf;
+
+/// Runs the fixture files named in `args`; `Ok(false)` when any fails.
+pub fn fixture_cmd(args: &[String]) -> Result<bool> {
+    let mut files = Vec::new();
+    let mut backends = "cpu,vulkan,cuda".to_string();
+    let mut out = crate::common::default_generated();
+    let mut evidence: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--backend" => backends = it.next().cloned().ok_or_else(|| anyhow!("--backend needs a value"))?,
+            "--out" => out = PathBuf::from(it.next().ok_or_else(|| anyhow!("--out needs a value"))?),
+            "--evidence" => evidence = Some(PathBuf::from(it.next().ok_or_else(|| anyhow!("--evidence needs a value"))?)),
+            f if f.starts_with("--") => bail!("unknown argument `{f}`\n\n{USAGE}"),
+            f => files.push(PathBuf::from(f)),
+        }
+    }
+    if files.is_empty() {
+        bail!("`fixture` needs at least one FILE.json\n\n{USAGE}");
+    }
+    let manifest = read_manifest(&out)?;
+    let mut opened = open_list(&backends)?;
+    let mut all_passed = true;
+    let mut records: Vec<serde_json::Value> = Vec::new();
+    for f in &files {
+        let fx: serde_json::Value = match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{}: ERROR cannot read: {e}", f.display());
+                all_passed = false;
+                continue;
+            }
+        };
+        let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for b in opened.iter_mut() {
+            // The decode-attention schema, or the elizaOS KV-quant schema.
+            let outcome = if fx["kernel"].as_str() == Some("flash_attn_decode") {
+                onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
+                    let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
+                })
+            } else {
+                onekernel_ops::kvquant::fixture::run_eliza(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
+                    let line = format!("{:<20} {:>5} values  max |Δ| {:.3e} (≤ {:e})", r.kernel, r.compared, r.max_abs, r.tolerance);
+                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
+                })
+            };
+            match outcome {
+                Ok((passed, line, result)) => {
+                    println!("{file:<40} {:<7} {line}  {}", b.name(), if passed { "ok" } else { "FAIL" });
+                    all_passed &= passed;
+                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "result": result}));
+                }
+                Err(e) => {
+                    println!("{file:<40} {:<7} ERROR {e}", b.name());
+                    records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "error": e}));
+                    all_passed = false;
+                }
+            }
+        }
+    }
+    if let Some(dir) = evidence {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let doc = serde_json::json!({
+            "command": command_line(),
+            "unix_time": unix_time(),
+            "result": if all_passed { "passed" } else { "failed" },
+            "runs": records,
+        });
+        let p = dir.join("fixtures.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("evidence written to {}", p.display());
+    }
+    Ok(all_passed)
+}
+

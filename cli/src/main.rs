@@ -1,0 +1,296 @@
+//! `onekernel`: regenerate, check and list the kernel catalogue.
+//!
+//! ```text
+//! onekernel gen   [--out DIR] [--kernel NAME]… [--threads N]
+//! onekernel check [--out DIR] [--threads N]
+//! onekernel list  [--kernel NAME]…
+//! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
+//!                    [--seed N] [--evidence DIR] [--out DIR]
+//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
+//! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
+//!                          [--out DIR] [--evidence DIR]
+//! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
+//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
+//! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
+//! ```
+
+mod bench;
+mod bench_kvquant;
+mod common;
+mod fixture;
+mod grid;
+mod vk_stats;
+
+use anyhow::{anyhow, bail, Context, Result};
+use common::{command_line, load_kernels, open_backends, read_manifest};
+use onekernel_codegen::manifest::Manifest;
+use onekernel_codegen::output::Difference;
+use onekernel_codegen::Builder;
+use onekernel_dsl::ir::ParamKind;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::BackendError;
+use onekernel_runtime::validate::{validate, Evidence, ValidateOptions};
+use onekernel_dsl::Kernel;
+use std::path::PathBuf;
+use std::time::Instant;
+
+struct Options {
+    out: PathBuf,
+    kernels: Vec<String>,
+    threads: Option<usize>,
+    backend: String,
+    variant: Option<String>,
+    seed: u64,
+    evidence: Option<PathBuf>,
+}
+
+pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+                 [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
+
+  gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
+         into DIR (default: generated), with the manifest
+  check  regenerate in memory and compare with DIR; exit 1 and list what differs
+  list   kernels, their variants and backends
+  attention-grid  run decode attention's determinism grid (full: 216 points,
+         ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
+         and repeatable and the fast-mode control changes bits
+  bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic),
+         timed as decode steps (chunk + combine back to back) and as the two kernels
+         apart, with the copy bandwidth of the same run; markdown tables + JSON (GPU machine;
+         --shape BxL, repeatable: only those shapes; --fast-chunk N: the fast mode's
+         chunk length instead of the scheduler's choice; --det-chunks 1|2: the
+         deterministic mode's chunks per workgroup instead of the runtime's — 128-token
+         chunks, and 256-token ones where every sequence is long and K is staged;
+         --det-long-after N: 256-token deterministic chunks past N tokens instead of 2048;
+         --tensor-cores 2|3|det,…: also the paged step on tensor cores, class fast: the
+         scheduler's chunks with 2 or 3 pipeline stages, or fixed chunks (det))
+  bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
+         L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
+         measured in the same run and a bare read of the same bytes (the bound on any
+         kernel), each as one dispatch and per layer of 32 launched back to back, and the
+         launch floor (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
+  vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
+         driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
+  fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
+         and compare with their float64 reference within the file's tolerance
+  validate  run every kernel, variant and validation case on the backends (all: every
+         backend present) against the reference interpreter, bitwise for exact kernels;
+         write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options { out: crate::common::default_generated(), kernels: Vec::new(), threads: None, backend: "all".into(), variant: None, seed: 1, evidence: None };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value\n\n{USAGE}"));
+        match a.as_str() {
+            "--out" => o.out = PathBuf::from(value("--out")?),
+            "--kernel" => o.kernels.push(value("--kernel")?),
+            "--threads" => o.threads = Some(value("--threads")?.parse().context("--threads takes a number")?),
+            "--backend" => o.backend = value("--backend")?,
+            "--variant" => o.variant = Some(value("--variant")?),
+            "--seed" => o.seed = value("--seed")?.parse().context("--seed takes a number")?,
+            "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    Ok(o)
+}
+
+fn builder(kernels: Vec<Kernel>, o: &Options) -> Builder {
+    let b = Builder::new().kernels(kernels).out_dir(&o.out);
+    match o.threads {
+        Some(n) => b.threads(n),
+        None => b,
+    }
+}
+
+fn progress(n: usize, total: usize, t: &onekernel_codegen::generate::KernelTiming) {
+    eprintln!("[{n}/{total}] {:<28} cuda, glsl, spir-v (validated), msl  {:>7.1} ms", t.name, t.elapsed.as_secs_f64() * 1e3);
+}
+
+fn gen(o: &Options) -> Result<()> {
+    let start = Instant::now();
+    let kernels = load_kernels(&o.kernels)?;
+    let n = kernels.len();
+    let g = builder(kernels, o).generate_with_progress(&progress)?;
+    let changes = if o.kernels.is_empty() {
+        g.write_to(&o.out)?
+    } else {
+        write_partial(&g, o)?
+    };
+    let changed = changes.iter().filter(|c| !matches!(c, Difference::Extra(_))).count();
+    let removed = changes.len() - changed;
+    eprintln!(
+        "generated {n} kernel(s): {} files in {} in {:.2} s ({changed} written, {removed} stale removed)",
+        g.files.len(),
+        o.out.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `gen --kernel …`: writes the named kernels' files and merges their manifest entries
+/// into the existing manifest, leaving every other kernel as it is.
+fn write_partial(g: &onekernel_codegen::Generated, o: &Options) -> Result<Vec<Difference>> {
+    let path = o.out.join("manifest.json");
+    let fresh: Manifest = serde_json::from_slice(g.files.get("manifest.json").map(|v| v.as_slice()).unwrap_or(b"{}"))?;
+    let mut merged: Manifest = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("cannot parse {}; run a full `onekernel gen`", path.display()))?,
+        Err(_) => Manifest { kernels: vec![], ..fresh.clone() },
+    };
+    for k in fresh.kernels {
+        merged.kernels.retain(|m| m.name != k.name);
+        merged.kernels.push(k);
+    }
+    merged.kernels.sort_by(|a, b| a.name.cmp(&b.name));
+    merged.generator = fresh.generator;
+    let mut partial = g.clone();
+    let mut json = serde_json::to_string_pretty(&merged)?;
+    json.push('\n');
+    partial.files.insert("manifest.json".into(), json.into_bytes());
+    let diffs: Vec<Difference> = partial.compare_with(&o.out)?.into_iter().filter(|d| !matches!(d, Difference::Extra(_))).collect();
+    for (rel, bytes) in &partial.files {
+        let p = o.out.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        if std::fs::read(&p).ok().as_deref() != Some(bytes.as_slice()) {
+            std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    Ok(diffs)
+}
+
+fn check(o: &Options) -> Result<bool> {
+    let start = Instant::now();
+    if !o.kernels.is_empty() {
+        bail!("`check` compares the whole catalogue; it takes no --kernel");
+    }
+    let g = builder(load_kernels(&[])?, o).generate()?;
+    let diffs = g.compare_with(&o.out)?;
+    if diffs.is_empty() {
+        eprintln!("{} is up to date ({} files, checked in {:.2} s)", o.out.display(), g.files.len(), start.elapsed().as_secs_f64());
+        return Ok(true);
+    }
+    eprintln!("{} differs from a fresh generation:", o.out.display());
+    for d in &diffs {
+        eprintln!("  {d}");
+    }
+    eprintln!("run `onekernel gen` and commit the result");
+    Ok(false)
+}
+
+fn list(o: &Options) -> Result<()> {
+    for k in load_kernels(&o.kernels)? {
+        let variants = onekernel_codegen::KernelInfo::of(&k).instances;
+        println!("{}  [{}]  workgroup {:?}  {:?}", k.name, k.source.file, k.workgroup, k.class);
+        for p in &k.params {
+            let what = match &p.kind {
+                ParamKind::Buffer { elem, access, .. } => format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" }),
+                ParamKind::Push { ty } => format!("push {ty}"),
+                ParamKind::Spec { ty, default, values } => match values {
+                    Some(v) => format!("variant axis {ty} {:?}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
+                    None => format!("spec {ty} = {}", default.map(|d| d.to_string()).unwrap_or_default()),
+                },
+            };
+            println!("    {:<12} {what}", p.name);
+        }
+        if variants.len() > 1 {
+            for v in &variants {
+                println!("    variant {:<30} cuda entry {}", v.label, v.entry);
+            }
+        }
+        println!("    backends: cuda/{0}.cu  vulkan/{0}.comp + .spv  metal/{0}.metal", k.name);
+    }
+    Ok(())
+}
+
+fn validate_cmd(o: &Options) -> Result<bool> {
+    let path = o.out.join("manifest.json");
+    let manifest = read_manifest(&o.out)?;
+    let kernels = load_kernels(&o.kernels)?;
+    let mut reference = CpuBackend::new(kernels.clone());
+    let mut all_passed = true;
+    let mut skipped = 0usize;
+    let command = command_line();
+    for mut backend in open_backends(&o.backend)? {
+        let mut verdicts = Vec::new();
+        for k in &kernels {
+            let km = manifest.kernel(&k.name).ok_or_else(|| anyhow!("kernel `{}` is not in {}; run `onekernel gen`", k.name, path.display()))?;
+            let cases = onekernel_kernels::cases::validation_cases(&k.name).ok_or_else(|| anyhow!("kernel `{}` has no validation cases", k.name))?;
+            let variants: Vec<_> = km.variants.iter().filter(|v| o.variant.as_deref().is_none_or(|want| v.label == want)).collect();
+            if variants.is_empty() {
+                bail!("kernel `{}` has no variant `{}`; variants: {}", k.name, o.variant.as_deref().unwrap_or(""), km.variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("; "));
+            }
+            for v in variants {
+                for (i, case) in cases.iter().enumerate() {
+                    let seed = o.seed.wrapping_mul(1000).wrapping_add(i as u64);
+                    let verdict = match validate(backend.as_mut(), &mut reference, km, &o.out, v, case, seed, ValidateOptions::default()) {
+                        // A variant the device cannot run is reported and left out, not
+                        // counted as passed (e.g. lavapipe's 32 KiB of shared memory).
+                        Err(BackendError::Unsupported { reason, .. }) => {
+                            println!("{:<8} {:<24} {:<22} {:<28} SKIPPED  {reason}", backend.name(), k.name, v.label, case.label);
+                            skipped += 1;
+                            continue;
+                        }
+                        r => r.with_context(|| format!("kernel `{}` variant `{}` case `{}` on {}", k.name, v.label, case.label, backend.name()))?,
+                    };
+                    let status = if verdict.passed { "ok" } else { "MISMATCH" };
+                    let time = verdict.device_ns.map(|ns| format!("{:.1} us", ns / 1e3)).unwrap_or_default();
+                    println!(
+                        "{:<8} {:<24} {:<22} {:<28} {status:<8} max_ulp {:<6} {time}",
+                        backend.name(), k.name, v.label, case.label, verdict.max_ulp
+                    );
+                    if !verdict.passed {
+                        all_passed = false;
+                        println!("         first mismatch: {}", verdict.first_mismatch.clone().unwrap_or_default());
+                    }
+                    verdicts.push(verdict);
+                }
+            }
+        }
+        if let Some(dir) = &o.evidence {
+            let ev = Evidence {
+                device: backend.info().clone(),
+                command: command.clone(),
+                unix_time: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+                result: if verdicts.iter().all(|v| v.passed) { "passed".into() } else { "failed".into() },
+                verdicts,
+            };
+            let p = ev.write(dir).with_context(|| format!("cannot write evidence to {}", dir.display()))?;
+            eprintln!("{}: evidence written to {}", backend.name(), p.display());
+        }
+    }
+    if skipped > 0 {
+        eprintln!("{skipped} verdict(s) skipped: variants this device cannot run (see SKIPPED lines)");
+    }
+    Ok(all_passed)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(|s| s.as_str()) {
+        Some("gen") => parse(&args[1..]).and_then(|o| gen(&o)).map(|_| true),
+        Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
+        Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
+        Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
+        Some("fixture") => fixture::fixture_cmd(&args[1..]),
+        Some("attention-grid") => grid::grid_cmd(&args[1..]),
+        Some("bench") => bench::bench_cmd(&args[1..]),
+        Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
+        Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(true)
+        }
+        _ => Err(anyhow!("{USAGE}")),
+    };
+    match result {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}

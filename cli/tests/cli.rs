@@ -1,0 +1,178 @@
+//! The `onekernel` command as a user runs it: arguments, exit codes, what it prints.
+
+use std::process::Command;
+
+fn onekernel(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_onekernel")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn cli_reports_bad_input_clearly() {
+    let (code, _, err) = onekernel(&["list", "--kernel", "no_such_kernel"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no kernel named `no_such_kernel`; known kernels:") && err.contains("softmax_rows"), "{err}");
+    let (code, _, err) = onekernel(&["gen", "--out", "/proc/onekernel-cannot-write-here"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot create directory `/proc/onekernel-cannot-write-here`"), "{err}");
+    let (code, _, err) = onekernel(&["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("usage: onekernel"), "{err}");
+}
+
+#[test]
+fn cli_gen_then_check_round_trips_and_check_catches_edits() {
+    let dir = std::env::temp_dir().join(format!("onekernel-cli-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = onekernel(&["check", "--out", d]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("missing: manifest.json"), "{err}");
+    let (code, _, err) = onekernel(&["gen", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("generated") && err.contains("[1/"), "{err}");
+    let (code, _, err) = onekernel(&["check", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    // Edit a generated file and add a stray one: check lists both.
+    let cu = dir.join("cuda/softmax_rows.cu");
+    std::fs::write(&cu, "// edited\n").unwrap();
+    std::fs::write(dir.join("cuda/stray.cu"), "").unwrap();
+    let (code, _, err) = onekernel(&["check", "--out", d]);
+    assert_eq!(code, 1);
+    assert!(err.contains("differs: cuda/softmax_rows.cu") && err.contains("stale (not generated any more): cuda/stray.cu"), "{err}");
+    // A partial regeneration restores the one kernel and keeps the manifest whole.
+    let (code, _, err) = onekernel(&["gen", "--out", d, "--kernel", "softmax_rows"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(dir.join("cuda/stray.cu")).unwrap();
+    let (code, _, err) = onekernel(&["check", "--out", d]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/attention/");
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, out, err) = onekernel(&["fixture", &format!("{dir}f16_paged16_b3_varlen.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("f16_paged16_b3_varlen.json") && out.contains(" ok"), "{out}");
+    let (code, out, _) = onekernel(&["fixture", &format!("{dir}q8_0_paged32_d128.json"), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 0, "{out}");
+    let bad = std::env::temp_dir().join(format!("onekernel-bad-fixture-{}.json", std::process::id()));
+    std::fs::write(&bad, r#"{"kernel": "turbo5", "head_dim": 128}"#).unwrap();
+    let (code, out, _) = onekernel(&["fixture", bad.to_str().unwrap(), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ERROR fixture kernel `turbo5` is not supported"), "{out}");
+    // A known kernel with a layout the runner does not know is an error too, not a pass.
+    std::fs::write(&bad, r#"{"kernel": "turbo4", "head_dim": 128, "block_bytes": 70, "n_kv": 1}"#).unwrap();
+    let (code, out, _) = onekernel(&["fixture", bad.to_str().unwrap(), "--backend", "cpu", "--out", gen]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ERROR turbo4 with 1 × 70-byte blocks"), "{out}");
+    let _ = std::fs::remove_file(&bad);
+    // Issue 5's command: every elizaOS fixture on the interpreter and Vulkan (lavapipe).
+    let eliza = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/eliza"));
+    let mut args: Vec<String> = vec!["fixture".into()];
+    let mut files: Vec<String> = std::fs::read_dir(eliza).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).map(|p| p.display().to_string()).collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    args.extend(files.iter().cloned());
+    args.extend(["--backend".into(), "cpu,vulkan".into(), "--out".into(), gen.into()]);
+    let (code, out, err) = onekernel(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    println!("{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
+    let ok_lines = out.lines().filter(|l| l.contains("max |Δ|") && l.ends_with(" ok")).count();
+    let backends = if err.contains("vulkan: skipped") { 1 } else { 2 };
+    assert_eq!(ok_lines, files.len() * backends, "{out}");
+}
+
+/// `onekernel bench --quick`: a smoke test of the benchmark program (not a measurement):
+/// it runs chunk + combine repeatedly on Vulkan (lavapipe in CI), apart and as decode
+/// steps, and prints its tables.
+#[test]
+fn cli_bench_quick_prints_the_table() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, out, err) = onekernel(&["bench", "--backend", "vulkan", "--runs", "1", "--quick", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    if err.contains("vulkan: skipped") {
+        assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+        println!("SKIPPED (no Vulkan device)");
+        return;
+    }
+    assert!(out.contains("| B × L | paged fast |") && out.contains("| 1 × 100 |"), "{out}");
+    // Both times: the decode step (the two kernels back to back, timed as one unit on the
+    // device) first, then the kernels timed apart; lavapipe has timestamps, so the
+    // step's row holds a finite time.
+    let (step, apart) = (out.find("decode step (chunk + combine back to back"), out.find("kernels timed apart"));
+    assert!(step.zip(apart).is_some_and(|(s, a)| s < a), "{out}");
+    let step_time = out[step.unwrap_or(0)..].lines().find(|l| l.starts_with("| 1 × 100 |")).and_then(|l| l.split("| ").nth(2)).and_then(|c| c.split(" µs").next()).and_then(|v| v.parse::<f64>().ok());
+    assert!(step_time.is_some_and(|t| t > 0.0), "{out}");
+    // The driver's own copy is measured beside `copy_words` (a finite figure: lavapipe
+    // has timestamps).
+    let driver = out.split("driver copy ").nth(1).and_then(|t| t.split(" GB/s").next()).and_then(|v| v.parse::<f64>().ok());
+    assert!(driver.is_some_and(|v| v > 0.0), "{out}");
+}
+
+/// `onekernel vk-stats`: the driver compiler's statistics where the driver offers
+/// VK_KHR_pipeline_executable_properties (NVIDIA: `generated/evidence/vk-stats-*.json`),
+/// otherwise an error that says why (lavapipe of Mesa 22 lacks the extension).
+#[test]
+fn cli_vk_stats_reports_statistics_or_says_why_not() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, _, err) = onekernel(&["vk-stats", "--kernel", "no_such_kernel", "--out", gen]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no kernel `no_such_kernel`"), "{err}");
+    let (code, out, err) = onekernel(&["vk-stats", "--kernel", "copy_words", "--out", gen]);
+    if code == 0 {
+        assert!(out.contains("copy_words") && out.contains("defaults") && out.contains("(subgroup "), "{out}{err}");
+    } else {
+        assert_eq!(code, 2, "{out}{err}");
+        if err.contains("needs a Vulkan device") {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+            println!("SKIPPED (no Vulkan device)");
+            return;
+        }
+        assert!(err.contains("does not offer VK_KHR_pipeline_executable_properties"), "{err}");
+    }
+}
+
+/// `bench FLAG v` fails with `message` for each `bad` value, and `bench-kvquant FLAG
+/// good` fails because the option is decode attention's alone.
+fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message: &str, good: &str) {
+    for v in bad {
+        let (code, _, err) = onekernel(&["bench", flag, v]);
+        assert_eq!(code, 2, "{flag} {v}");
+        assert!(err.contains(message), "{flag} {v}: {err}");
+    }
+    let (code, _, err) = onekernel(&["bench-kvquant", flag, good]);
+    assert_eq!(code, 2, "bench-kvquant {flag} {good}");
+    assert!(err.contains("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench`"), "{err}");
+}
+
+#[test]
+fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--fast-chunk", &["0", "513"], "--fast-chunk takes a chunk length of 1 … 512 tokens", "64");
+}
+
+#[test]
+fn cli_bench_takes_one_or_two_deterministic_chunks_per_workgroup() {
+    bench_option_is_checked_and_attention_only("--det-chunks", &["0", "3", "two"], "--det-chunks takes 1 or 2 deterministic chunks per workgroup", "1");
+}
+
+#[test]
+fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--det-long-after", &["0", "-1", "long"], "--det-long-after takes a sequence length of at least 1 token", "2048");
+}
+
+#[test]
+fn cli_bench_takes_two_or_three_tensor_core_stages_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--tensor-cores", &["1", "4", "2,4", "two"], "--tensor-cores takes 2, 3 (pipeline stages) or det", "2");
+}
+
+#[test]
+fn cli_bench_rejects_a_malformed_shape() {
+    let (code, _, err) = onekernel(&["bench", "--shape", "16by4096"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--shape takes BATCHxLENGTH"), "{err}");
+    let (code, _, err) = onekernel(&["bench-kvquant", "--shape", "1x16384"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bench-kvquant has no --shape"), "{err}");
+}

@@ -1,0 +1,228 @@
+//! What the code generator knows about a kernel before it prints anything, computed once
+//! from the validated IR ([`KernelInfo::of`]) and read by every dialect's template and by
+//! the manifest, so no backend derives a fact about the kernel on its own.
+
+use crate::dialect::{Cuda, Dialect};
+use crate::print::reduction_types;
+use onekernel_dsl::ir::{Kernel, ParamId, ParamKind};
+use onekernel_dsl::types::{Literal, Scalar};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// The facts about one kernel that templates and the manifest share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInfo {
+    /// The kernel (or a library function it carries) uses `fma`: GLSL declares the
+    /// `ok_native_fma` switch ([`FMA_SPEC_ID`]).
+    pub uses_fma: bool,
+    /// The kernel has an `mma_f16` statement: GLSL enables cooperative matrices and
+    /// declares the groups' scratch tiles.
+    pub uses_mma: bool,
+    /// The (buffer, element count) pairs its `load_words` statements read, in parameter
+    /// order: GLSL declares a vector-typed view of each.
+    pub word_views: BTreeSet<(ParamId, u32)>,
+    /// Value types it reduces, each with a scratch array of one value per invocation.
+    pub reduction_types: Vec<Scalar>,
+    /// Words of GLSL's `mma_f16` scratch arrays (`ok_mma_c`, `ok_mma_b`), zero without
+    /// `mma_f16`.
+    pub mma_scratch_words: (u32, u32),
+    /// Shared arrays (indices into `Kernel::shared`) CUDA keeps in dynamic shared memory.
+    pub cuda_dynamic_shared: Vec<usize>,
+    /// Bytes of shared memory beyond the kernel's own arrays: reduction scratch and the
+    /// `mma_f16` tiles.
+    pub scratch_bytes: u32,
+    /// Every variant: one per combination of variant-axis values.
+    pub instances: Vec<Instance>,
+    /// The kernel has specialization constants (CUDA then compiles a template).
+    pub has_specs: bool,
+    /// The kernel has push constants.
+    pub has_push: bool,
+}
+
+impl KernelInfo {
+    /// The facts of `k` (validated IR).
+    pub fn of(k: &Kernel) -> Self {
+        let uses_mma = uses_mma(k);
+        let groups = if uses_mma { k.workgroup_invocations() as u32 / 32 } else { 0 };
+        let mma_scratch_words = (MMA_SCRATCH_WORDS.0 * groups, MMA_SCRATCH_WORDS.1 * groups);
+        let reduction_types = reduction_types(k);
+        let scratch_bytes = reduction_types.len() as u32 * 4 * k.workgroup_invocations() as u32 + 4 * (mma_scratch_words.0 + mma_scratch_words.1);
+        KernelInfo {
+            uses_fma: uses_fma(k),
+            uses_mma,
+            word_views: word_views(k),
+            cuda_dynamic_shared: cuda_dynamic_shared(k, &reduction_types),
+            reduction_types,
+            mma_scratch_words,
+            scratch_bytes,
+            instances: instances(k),
+            has_specs: k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. })),
+            has_push: k.params.iter().any(|p| matches!(p.kind, ParamKind::Push { .. })),
+        }
+    }
+}
+
+/// One CUDA entry point: an explicit instantiation of the kernel template.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// `extern "C"` entry name.
+    pub entry: String,
+    /// Template arguments, in spec-constant order.
+    pub args: String,
+    /// `axis = value, …` for the comment.
+    pub label: String,
+    /// The spec values of this instance, in spec-constant order.
+    pub values: Vec<(String, Literal)>,
+}
+
+/// Every combination of variant-axis values (free spec constants at their default),
+/// in axis order, the first axis varying slowest.
+fn instances(k: &Kernel) -> Vec<Instance> {
+    let specs: Vec<_> = k.params.iter().filter(|p| matches!(p.kind, ParamKind::Spec { .. })).collect();
+    if specs.is_empty() {
+        return vec![];
+    }
+    let mut combos: Vec<Vec<(String, Literal, bool)>> = vec![vec![]];
+    for p in &specs {
+        let ParamKind::Spec { default, values, .. } = &p.kind else { continue };
+        let (vals, axis) = match values {
+            Some(v) => (v.clone(), true),
+            None => (default.iter().copied().collect(), false),
+        };
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                vals.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((p.name.clone(), *v, axis));
+                    c
+                })
+            })
+            .collect();
+    }
+    combos
+        .into_iter()
+        .map(|c| {
+            let mut entry = k.name.clone();
+            let mut label = Vec::new();
+            for (name, v, axis) in &c {
+                if *axis {
+                    let text = match v {
+                        Literal::Bool(b) => b.to_string(),
+                        Literal::U32(x) => x.to_string(),
+                        Literal::I32(x) if *x < 0 => format!("m{}", x.unsigned_abs()),
+                        Literal::I32(x) => x.to_string(),
+                        Literal::F32(b) => format!("{b:08x}"),
+                    };
+                    entry.push_str(&format!("__{name}_{text}"));
+                    label.push(format!("{name} = {v}"));
+                }
+            }
+            let args = c
+                .iter()
+                .map(|(_, v, _)| match v {
+                    Literal::F32(bits) => format!("0x{bits:08x}u"),
+                    other => literal(&Cuda, *other),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let label = if label.is_empty() { "defaults".to_string() } else { label.join(", ") };
+            Instance { entry, args, label, values: c.into_iter().map(|(n, v, _)| (n, v)).collect() }
+        })
+        .collect()
+}
+
+/// Vulkan `constant_id` of the `ok_native_fma` switch (see `docs/CODEGEN.md`), far
+/// above the kernel's own spec ids.
+pub const FMA_SPEC_ID: u32 = 1000;
+
+/// Vulkan `constant_id` of the `ok_f16_unpack_exact` switch (see `docs/CODEGEN.md`),
+/// declared by every module.
+pub const F16_SPEC_ID: u32 = 1001;
+
+/// Whether a kernel (or a library function it carries) uses `fma`.
+fn uses_fma(k: &Kernel) -> bool {
+    use onekernel_dsl::ir::{ExprKind, Intrinsic};
+    use onekernel_dsl::visit::{stmt_exprs, walk_expr, walk_stmts};
+    let mut found = false;
+    let mut check = |e: &onekernel_dsl::ir::Expr| walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Intrinsic(Intrinsic::Fma, _)));
+    let mut stmts = Vec::new();
+    walk_stmts(&k.body, &mut |s| stmts.push(s));
+    for f in &k.functions {
+        walk_stmts(&f.body, &mut |s| stmts.push(s));
+        check(&f.result);
+    }
+    for s in stmts {
+        for e in stmt_exprs(s) {
+            check(e);
+        }
+    }
+    found
+}
+
+/// Whether a kernel has an `mma_f16` statement: GLSL then enables cooperative matrices
+/// and declares the groups' scratch tiles (`ok_mma_c`).
+fn uses_mma(k: &Kernel) -> bool {
+    let mut found = false;
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| found |= matches!(s.kind, onekernel_dsl::ir::StmtKind::Mma(_)));
+    found
+}
+
+/// 32-bit words of GLSL's `mma_f16` scratch per group of 32 invocations: the 16 × 8 f32
+/// product tile (`ok_mma_c`) and the 16 × 8 f16 B tile of one k step (`ok_mma_b`).
+pub const MMA_SCRATCH_WORDS: (u32, u32) = (128, 64);
+
+/// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
+/// parameter order: GLSL declares a vector-typed view of each.
+fn word_views(k: &Kernel) -> BTreeSet<(ParamId, u32)> {
+    use onekernel_dsl::ir::StmtKind;
+    let mut views = BTreeSet::new();
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::LoadWords { src: onekernel_dsl::ir::Place::Buffer(src), words, .. } = &s.kind {
+            views.insert((*src, *words));
+        }
+    });
+    views
+}
+
+/// Invocations every CUDA kernel asks to keep resident per SM.
+///
+/// The hot kernels are bandwidth-bound: latency is hidden by invocations in flight, so
+/// the register allocator is told to leave room for 512 of them (≤ 128 registers each)
+/// rather than spend registers on instruction-level parallelism. Measured on the H200:
+/// the decode chunk kernel at 213 registers (2 workgroups per SM) ran 35 % slower than at
+/// 128 (docs/PERFORMANCE.md).
+pub const MIN_RESIDENT_INVOCATIONS: u64 = 512;
+
+/// Bytes of static shared memory a CUDA kernel may declare.
+pub const CUDA_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// The shared arrays (indices into `k.shared`) that CUDA code keeps in dynamic shared
+/// memory: the largest first, until the rest (and the reductions' scratch) fit CUDA's
+/// static limit. Empty for kernels within it, whose code is unchanged. The others stay
+/// separate static arrays, so the compiler still knows they do not alias.
+fn cuda_dynamic_shared(k: &Kernel, reduction_types: &[Scalar]) -> Vec<usize> {
+    let scratch = reduction_types.len() as u64 * 4 * k.workgroup_invocations();
+    let mut total: u64 = k.shared.iter().map(|s| 4 * s.len as u64).sum::<u64>() + scratch;
+    let mut order: Vec<usize> = (0..k.shared.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(k.shared[i].len));
+    let mut dynamic = Vec::new();
+    for i in order {
+        if total <= CUDA_STATIC_SHARED_BYTES {
+            break;
+        }
+        total -= 4 * k.shared[i].len as u64;
+        dynamic.push(i);
+    }
+    dynamic
+}
+
+/// Literal text of a spec value in a dialect.
+pub(crate) fn literal(d: &dyn Dialect, l: Literal) -> String {
+    match l {
+        Literal::F32(b) => d.float_literal(b),
+        Literal::U32(v) => d.uint_literal(v),
+        Literal::I32(v) => d.int_literal(v),
+        Literal::Bool(b) => b.to_string(),
+    }
+}

@@ -1,0 +1,88 @@
+//! External fixtures in the attention schema (`tests/fixtures/attention/README.md`):
+//! run the decode-attention kernels (chunk, then combine, deterministic mode) on any
+//! backend from the manifest, and compare with the file's float64 reference within the
+//! file's tolerance. A fixture this runner cannot execute is an error, never a pass.
+
+use crate::attention::reference::compare;
+use crate::attention::{DecodeProblem, KvFormat, Split};
+use crate::Device;
+use crate::json::{field_u32, flat};
+use serde_json::Value;
+
+/// The comparison of one fixture on one backend.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FixtureResult {
+    /// Backend name.
+    pub backend: String,
+    /// Σ(out − ref)² / Σ ref².
+    pub nmse: f64,
+    /// Largest |out − ref|.
+    pub max_abs: f64,
+    /// The file's bounds.
+    pub nmse_bound: f64,
+    /// The file's bound on |out − ref|.
+    pub max_abs_bound: f64,
+    /// Both bounds met.
+    pub passed: bool,
+}
+
+fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {
+    fx[k].as_f64().map(|v| v as f32).ok_or_else(|| format!("missing or non-numeric field `{k}`"))
+}
+
+fn kv_format(fx: &Value, k: &str) -> Result<KvFormat, String> {
+    match fx[k].as_str() {
+        Some(name) => KvFormat::parse(name).ok_or_else(|| format!("`{k}` = `{name}` is not supported (decode attention runs f32, f16, bf16, q8_0 and q4_0 caches)")),
+        None => Err(format!("missing field `{k}`")),
+    }
+}
+
+/// The problem an attention-schema fixture describes.
+pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
+    match fx["kernel"].as_str() {
+        Some("flash_attn_decode") => {}
+        Some(other) => return Err(format!("fixture kernel `{other}` is not supported by this runner")),
+        None => return Err("not an attention fixture: no `kernel` field".into()),
+    }
+    let floats = |k: &str| -> Option<Vec<f32>> { (!fx[k].is_null()).then(|| flat(&fx[k]).iter().map(|&x| x as f32).collect()) };
+    let bytes = |k: &str| -> Vec<u8> { flat(&fx[k]).iter().map(|&x| x as u8).collect() };
+    let p = DecodeProblem {
+        head_dim: field_u32(fx, "head_dim")?,
+        n_heads: field_u32(fx, "n_heads")?,
+        n_kv_heads: field_u32(fx, "n_kv_heads")?,
+        page_size: field_u32(fx, "page_size")?,
+        pages_per_seq: field_u32(fx, "pages_per_seq")?,
+        kv_len: flat(&fx["kv_len"]).iter().map(|&x| x as u32).collect(),
+        k_format: kv_format(fx, "k_type")?,
+        v_format: kv_format(fx, "v_type")?,
+        k: bytes("k"),
+        v: bytes("v"),
+        block_table: (!fx["block_table"].is_null()).then(|| flat(&fx["block_table"]).iter().map(|&x| x as i32).collect()),
+        q: floats("q").ok_or("missing field `q`")?,
+        scale: field_f32(fx, "scale")?,
+        softcap: fx["logit_softcap"].as_f64().unwrap_or(0.0) as f32,
+        max_bias: fx["max_bias"].as_f64().unwrap_or(0.0) as f32,
+        mask: floats("mask"),
+        sinks: floats("sinks"),
+    };
+    let n_seq = field_u32(fx, "n_seq")?;
+    if p.n_seq() != n_seq {
+        return Err(format!("`kv_len` holds {} lengths, `n_seq` is {n_seq}", p.n_seq()));
+    }
+    p.check().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// Runs one attention fixture on `dev`.
+pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, String> {
+    let problem = attention_problem(fx)?;
+    let out = problem.run(Split::Deterministic, dev).map_err(|e| e.to_string())?;
+    let want = flat(&fx["expected_out"]);
+    if want.len() != out.len() {
+        return Err(format!("`expected_out` has {} values, the kernel produced {}", want.len(), out.len()));
+    }
+    let (nmse, max_abs) = compare(&out, &want);
+    let nmse_bound = fx["tolerance"]["nmse"].as_f64().unwrap_or(1e-6);
+    let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().unwrap_or(1e-3);
+    Ok(FixtureResult { backend: dev.backend().name().to_string(), nmse, max_abs, nmse_bound, max_abs_bound, passed: nmse <= nmse_bound && max_abs <= max_abs_bound })
+}

@@ -1,0 +1,21 @@
+//! # onekernel-ops
+//!
+//! The applications of the kernel catalogue, on any backend of `onekernel-runtime`,
+//! all in one shape: each call takes a [`Device`] (backend, manifest, artifacts), checks
+//! its inputs before anything is launched, and returns host data.
+//!
+//! * [`attention`]: paged decode attention (chunk + combine kernels, five KV formats,
+//!   deterministic and fast modes, tensor cores), its float64 reference and the
+//!   determinism grid.
+//! * [`kvquant`]: the KV-cache quantization formats (TBQ, QJL, Polar): encoders, score
+//!   kernels, fused attention, their host codecs.
+//! * [`fixture`] and [`kvquant::fixture`]: external fixture files run against their
+//!   float64 references.
+
+pub mod attention;
+mod device;
+pub mod fixture;
+mod json;
+pub mod kvquant;
+
+pub use device::{Device, Timing};
