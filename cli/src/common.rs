@@ -70,14 +70,24 @@ pub fn open_list(list: &str) -> Result<Vec<Box<dyn Backend>>> {
     Ok(opened)
 }
 
-/// Opens one backend (`all`: vulkan and cuda, the devices checked against the interpreter).
+/// Opens the backends of a comma list (`all`: vulkan and cuda, the devices checked
+/// against the interpreter); each named once, in order.
 pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
-    let names: Vec<&str> = match which {
-        "all" => vec!["vulkan", "cuda"],
-        "" => vec![],
-        "cpu" | "vulkan" | "cuda" => vec![which],
-        other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all"),
-    };
+    let mut names: Vec<&str> = Vec::new();
+    for item in which.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let these: &[&str] = match item {
+            "all" => &["vulkan", "cuda"],
+            "cpu" => &["cpu"],
+            "vulkan" => &["vulkan"],
+            "cuda" => &["cuda"],
+            other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all, or a comma list of them"),
+        };
+        for n in these {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
     let mut out: Vec<Box<dyn Backend>> = Vec::new();
     for n in names {
         let opened: Result<Box<dyn Backend>, BackendError> = match n {

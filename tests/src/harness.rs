@@ -8,9 +8,13 @@ use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
 use std::path::PathBuf;
 
-/// The repository root.
+/// The repository root: `ONEKERNEL_ROOT` where set (test binaries run on another
+/// machine than the one that built them), else the checkout they were built from.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    match std::env::var_os("ONEKERNEL_ROOT") {
+        Some(r) => PathBuf::from(r),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."),
+    }
 }
 
 /// `generated/manifest.json`.

@@ -8,7 +8,6 @@ use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::validate::{validate, ValidateOptions};
 use onekernel_runtime::BackendError;
-use std::path::PathBuf;
 
 /// The CUDA backend, or `None` (with a SKIPPED line) where there is no NVIDIA GPU; a
 /// CUDA that is present but fails is a test failure.
@@ -26,7 +25,7 @@ fn cuda() -> Option<Cuda> {
 #[test]
 fn every_kernel_variant_and_case_is_bitwise_equal_to_the_interpreter_on_cuda() {
     let Some(mut cuda) = cuda() else { return };
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
+    let dir = onekernel_tests::harness::root().join("generated");
     let m: Manifest = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
     for k in &m.kernels {
@@ -47,7 +46,7 @@ fn spec_values_outside_the_variants_are_instantiated_at_run_time() {
     use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
     use onekernel_ops::attention::{KvFormat, Split};
     let Some(mut cuda) = cuda() else { return };
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../generated");
+    let dir = onekernel_tests::harness::root().join("generated");
     let m: Manifest = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
     for d in [64u32, 256] {

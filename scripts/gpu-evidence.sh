@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The GPU evidence: every check and benchmark that needs an NVIDIA GPU, written as JSON
+# (and short console logs) to evidence/<gpu>/, <gpu> being the card's model (h100, h200,
+# ...) as nvidia-smi names it. Run from the repository root on a Linux machine with the
+# NVIDIA driver (CUDA and NVRTC are loaded at run time) and, for the Vulkan rows, a
+# Vulkan loader that finds NVIDIA's driver (set VK_DRIVER_FILES to its ICD file if it
+# does not):
+#
+#   bash scripts/gpu-evidence.sh [PART ...]
+#
+# PARTs, in order (default: all of them):
+#   validate  every kernel, variant and case bitwise against the interpreter (CUDA, Vulkan)
+#   fixtures  the decode-attention and KV-quant fixtures of tests/fixtures (CUDA, Vulkan)
+#   suites    the integration tests of the GPU launch paths (decode step, timed layers,
+#             preludes, CUDA backend, KV-quant formats, tensor cores)
+#   bench     `onekernel bench` (decode attention over the anchor shapes, with tensor cores)
+#   kvquant   `onekernel bench-kvquant` (KV-quant score kernels at L = 16384 and 65536)
+#   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
+#
+# Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
+# default this script builds it with cargo) and TEST_BINS (a directory holding the test
+# binaries named as the suites; by default cargo runs them). Test binaries built in
+# another directory find this checkout through ONEKERNEL_ROOT, which this script sets.
+# EVIDENCE_DIR overrides the output directory. Exits non-zero when a check fails; the
+# benchmarks report their figures and fail only when they cannot run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export ONEKERNEL_ROOT=$PWD
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -o 'H[0-9]\+\|A[0-9]\+\|B[0-9]\+\|L[0-9]\+' | head -1 | tr '[:upper:]' '[:lower:]')
+out=${EVIDENCE_DIR:-evidence/${gpu:-gpu}}
+mkdir -p "$out"
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant anchors)
+if [ -z "${ONEKERNEL:-}" ]; then
+    echo "== building (cargo test --workspace --no-run)"
+    cargo test --workspace --locked --no-run || exit 1
+    ONEKERNEL=${CARGO_TARGET_DIR:-target}/debug/onekernel
+fi
+suite() {
+    if [ -n "${TEST_BINS:-}" ]; then
+        "$TEST_BINS/$1" --nocapture --test-threads 1
+    else
+        cargo test --locked -p onekernel-tests --test "$1" -- --nocapture --test-threads 1
+    fi
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
+status=0
+for part in "${parts[@]}"; do
+    echo "== $part $(date +%T)"
+    case $part in
+        validate) "$ONEKERNEL" validate --backend cuda,vulkan --evidence "$out" > "$out/validate.log" 2>&1 || status=1
+                  grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
+        fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
+                  tail -n 3 "$out/fixtures.log" ;;
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores; do
+                      echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
+                  done > "$out/suites.log" 2>&1
+                  grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
+        bench)    "$ONEKERNEL" bench --backend cuda,vulkan --tensor-cores 2,det --evidence "$out" > "$out/bench.md" 2> "$out/bench.log" || status=1
+                  tail -n 2 "$out/bench.log" ;;
+        kvquant)  "$ONEKERNEL" bench-kvquant --backend cuda,vulkan --evidence "$out" > "$out/bench-kvquant.md" 2> "$out/bench-kvquant.log" || status=1
+                  tail -n 2 "$out/bench-kvquant.log" ;;
+        anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
+                  tail -n 3 "$out/bench-sdpa.log" ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant anchors"; exit 2 ;;
+    esac
+done
+echo "== done $(date +%T), evidence in $out"
+exit $status
