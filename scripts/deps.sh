@@ -2,7 +2,7 @@
 # need and installs the missing ones with apt-get (as root, or through sudo).
 #
 # Needed: cmake, ninja and g++ (and python3, which the machine already has) for the
-# vendored source builds of shaderc and SPIRV-Tools; clang for the MSL and CUDA parse
+# vendored source build of shaderc (glslang and SPIRV-Tools inside it); clang for the MSL and CUDA parse
 # checks of the test suite; the Vulkan loader, Mesa's lavapipe driver and the Khronos
 # validation layer for the Vulkan execution tests.
 ONEKERNEL_APT_PACKAGES=(g++ cmake ninja-build clang libvulkan1 mesa-vulkan-drivers vulkan-validationlayers)

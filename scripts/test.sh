@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Runs the full test suite. Installs (or checks) the system packages it needs first, so
-# that it works on a fresh Debian/Ubuntu machine with Rust. Used by .ci/run.
+# Every test: formatting, clippy with warnings as errors, then the whole workspace's test
+# suite (unit, integration, trybuild diagnostics, the regeneration check, the CLI, Vulkan
+# on lavapipe; CUDA tests print SKIPPED without an NVIDIA GPU). Installs (or checks) the
+# system packages it needs first, so it works on a fresh Debian/Ubuntu machine with Rust.
+# Used by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 ensure_system_packages
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy -D warnings"
+# The test profile: the same build of shaderc as the tests below, not a second one.
+cargo clippy --workspace --all-targets --locked --profile test -- -D warnings 2>&1
 echo "== cargo test --workspace"
 # --show-output makes skips visible (CUDA / NVIDIA tests on a machine without a GPU) and
 # prints the measured figures (ULP bounds, fixture NMSE) into the log.

@@ -14,7 +14,9 @@
 
 use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions, TensorCoreMode};
 use anyhow::{anyhow, Context, Result};
-use onekernel_cli::harness::{after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
+use onekernel_cli::harness::{
+    after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
+};
 use onekernel_dsl::manifest::Manifest;
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::attention::grid::{fast_chunk, tensor_core_chunk};
@@ -87,8 +89,13 @@ fn baselines(b: &mut dyn Backend, manifest: &Manifest, out: &Path, flush: &Prelu
     let copy_kernel = manifest.kernel("copy_words").ok_or_else(|| anyhow!("`copy_words` is not in the manifest"))?;
     let copy_spec = copy_kernel.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
     let copy = [Launch { kernel: copy_kernel, artifacts: out, spec: &copy_spec, groups: [(words.len() as u32).div_ceil(1024), 1, 1] }];
-    let mut copy_args = [Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::from_u32(words)).scalar("n", words.len() as u32)];
-    let unit = TimedUnit { work: Work::Launches { launches: &copy, buffers: onekernel_runtime::BufferScope::Shared }, runs: 20 + WARMUP as u32, prelude: Some(flush) };
+    let mut copy_args =
+        [Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::from_u32(words)).scalar("n", words.len() as u32)];
+    let unit = TimedUnit {
+        work: Work::Launches { launches: &copy, buffers: onekernel_runtime::BufferScope::Shared },
+        runs: 20 + WARMUP as u32,
+        prelude: Some(flush),
+    };
     let t = b.time(&unit, &mut copy_args)?;
     let copy = 2.0 * (words.len() * 4) as f64 / median(after_warmup(&t));
     eprintln!("{}: copy bandwidth (copy_words, {:.2} MiB, read + write) {copy:.0} GB/s", b.name(), (words.len() * 4) as f64 / 1048576.0);
@@ -100,7 +107,14 @@ fn baselines(b: &mut dyn Backend, manifest: &Manifest, out: &Path, flush: &Prelu
 /// One configuration's times on one backend: the medians of the chunk kernel, the
 /// combine kernel (each timed apart) and the decode step, in ns. `None` where the
 /// backend cannot run the tensor-core kernel (said on stderr).
-fn time_configuration<'a>(dev: &mut Device<'a>, p: &DecodeProblem, split: Split, runs: u32, flush: &'a Prelude<'a>, what: &str) -> Result<Option<[f64; 3]>> {
+fn time_configuration<'a>(
+    dev: &mut Device<'a>,
+    p: &DecodeProblem,
+    split: Split,
+    runs: u32,
+    flush: &'a Prelude<'a>,
+    what: &str,
+) -> Result<Option<[f64; 3]>> {
     let timing = |apart| Some(Timing { runs: runs + WARMUP as u32, layers: 1, apart, prelude: Some(flush) });
     dev.set_timing(timing(true));
     let apart = p.run(split, dev);
@@ -147,7 +161,13 @@ fn modes(o: &BenchOptions, p: &DecodeProblem, paged: bool) -> Vec<(&'static str,
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
     let o = BenchOptions::parse(args, true)?;
-    let shapes: Vec<(u32, u32)> = if o.quick { QUICK.to_vec() } else if o.shapes.is_empty() { SHAPES.to_vec() } else { o.shapes.clone() };
+    let shapes: Vec<(u32, u32)> = if o.quick {
+        QUICK.to_vec()
+    } else if o.shapes.is_empty() {
+        SHAPES.to_vec()
+    } else {
+        o.shapes.clone()
+    };
     let manifest = read_manifest(&o.out)?;
     let out = o.out.clone();
     let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
@@ -190,7 +210,11 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let t = tc + tm;
                     let (gbs, step_gbs) = (2.0 * bytes as f64 / t, 2.0 * bytes as f64 / ts);
                     let layout = if paged { "paged" } else { "contiguous" };
-                    eprintln!("{what} {layout:<10} {mode:<13} step {:>9.1} µs {step_gbs:>7.0} GB/s; kernels apart {:>9.1} µs {gbs:>7.0} GB/s", ts / 1e3, t / 1e3);
+                    eprintln!(
+                        "{what} {layout:<10} {mode:<13} step {:>9.1} µs {step_gbs:>7.0} GB/s; kernels apart {:>9.1} µs {gbs:>7.0} GB/s",
+                        ts / 1e3,
+                        t / 1e3
+                    );
                     let Baselines { copy, driver } = base[i];
                     records[i].push(serde_json::json!({
                         "batch": bsz, "kv_len": l, "layout": if paged { "paged16" } else { "contiguous" }, "mode": mode,
@@ -232,20 +256,31 @@ struct Report<'a> {
 impl Report<'_> {
     /// `field` of the record of a shape, layout and mode (NaN where there is none).
     fn find(&self, bs: u32, l: u32, layout: &str, mode: &str, field: &str) -> f64 {
-        self.records.iter().find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode).and_then(|x| x[field].as_f64()).unwrap_or(f64::NAN)
+        self.records
+            .iter()
+            .find(|x| x["batch"] == bs && x["kv_len"] == l && x["layout"] == layout && x["mode"] == mode)
+            .and_then(|x| x[field].as_f64())
+            .unwrap_or(f64::NAN)
     }
 
     /// The step and kernels-apart tables, then one per tensor-core mode.
     fn print_tables(&self, tensor_cores: &[TensorCoreMode]) {
         let (name, Baselines { copy, driver }) = (self.name, self.base);
         println!("\n{name}: copy {copy:.0} GB/s (copy_words, read + write), driver copy {driver:.0} GB/s ({} MiB, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16", self.driver_bytes >> 20);
-        for (title, field) in [("decode step (chunk + combine back to back, one L2 flush per step)", "step_median_ns"), ("kernels timed apart (chunk + combine medians, each after its own L2 flush)", "total_ns")] {
+        for (title, field) in [
+            ("decode step (chunk + combine back to back, one L2 flush per step)", "step_median_ns"),
+            ("kernels timed apart (chunk + combine medians, each after its own L2 flush)", "total_ns"),
+        ] {
             println!("\n{name}, {title}:");
             println!("| B × L | paged fast | of copy_words / driver copy | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
             println!("|---|---|---|---|---|---|---|");
             for &(bs, l) in self.shapes {
                 let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
-                let (pf, pd, cf) = (self.find(bs, l, "paged16", "fast", field), self.find(bs, l, "paged16", "deterministic", field), self.find(bs, l, "contiguous", "fast", field));
+                let (pf, pd, cf) = (
+                    self.find(bs, l, "paged16", "fast", field),
+                    self.find(bs, l, "paged16", "deterministic", field),
+                    self.find(bs, l, "contiguous", "fast", field),
+                );
                 println!(
                     "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % / {:.0} % | {:.1} µs, {:.2} TB/s | {:.1} µs, {:.2} TB/s | {:+.1} % | {:+.1} % |",
                     pf / 1e3,
@@ -286,7 +321,14 @@ impl Report<'_> {
             let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
             let pf = self.find(bs, l, "paged16", "fast", "step_median_ns");
             if tc.is_finite() {
-                println!("| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {:.1} µs | {:.2} |", tc / 1e3, bytes / tc / 1e3, 100.0 * bytes / tc / self.base.driver, pf / 1e3, tc / pf);
+                println!(
+                    "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {:.1} µs | {:.2} |",
+                    tc / 1e3,
+                    bytes / tc / 1e3,
+                    100.0 * bytes / tc / self.base.driver,
+                    pf / 1e3,
+                    tc / pf
+                );
             } else {
                 println!("| {bs} × {l} | skipped | | {:.1} µs | |", pf / 1e3);
             }

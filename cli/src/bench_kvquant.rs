@@ -33,7 +33,9 @@
 
 use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
+use onekernel_cli::harness::{
+    after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
+};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::kvquant::ops::{KvQuantError, TurboFormat};
 use onekernel_ops::{Device, Timing};
@@ -124,7 +126,13 @@ struct Times {
 
 /// Dispatches `f`'s kernel `runs` + [`WARMUP`] times on inputs uploaded once, each
 /// after `flush`, as `layers` layers back to back; the device times of the last `runs`.
-fn time_layers<'a>(dev: &mut Device<'a>, runs: usize, layers: u32, flush: &'a Prelude<'a>, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<Times> {
+fn time_layers<'a>(
+    dev: &mut Device<'a>,
+    runs: usize,
+    layers: u32,
+    flush: &'a Prelude<'a>,
+    f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>,
+) -> Result<Times> {
     dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
     let ran = f(dev);
     dev.set_timing(None);
@@ -143,13 +151,102 @@ fn time<'a>(dev: &mut Device<'a>, runs: usize, flush: &'a Prelude<'a>, f: impl F
 
 /// `f`'s kernel as `LAYERS` layers back to back, `runs` units: the median unit's device
 /// time per layer, in ns.
-fn time_per_layer<'a>(dev: &mut Device<'a>, runs: usize, flush: &'a Prelude<'a>, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<f64> {
+fn time_per_layer<'a>(
+    dev: &mut Device<'a>,
+    runs: usize,
+    flush: &'a Prelude<'a>,
+    f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>,
+) -> Result<f64> {
     Ok(time_layers(dev, runs, LAYERS, flush, f)?.median / LAYERS as f64)
+}
+
+/// A backend's baselines: `copy_words` over `words`, the driver's copy of
+/// `driver_bytes` and the launch floor, each run after `flush`.
+fn baselines<'a>(dev: &mut Device<'a>, words: &[u32], driver_bytes: u64, runs: usize, flush: &'a Prelude<'a>) -> Result<Copies> {
+    // Inputs are uploaded right before each launch; reading 128 MiB in between
+    // evicts them from L2, so every timed run reads its quantized cache from DRAM.
+    let driver_gbs = driver_copy_gbs(dev.backend_mut(), driver_bytes, Some(flush))?.unwrap_or(f64::NAN);
+    let copy_ns = time(dev, runs.min(20), flush, |d| d.copy_words(&words).map(|_| ()))?.median;
+    let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
+    let floor_ns = time(dev, runs, flush, |d| d.copy_words(&words[..FLOOR_WORDS]).map(|_| ()))?.median;
+    eprintln!(
+        "{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
+        dev.backend().name(),
+        driver_bytes >> 20,
+        FLOOR_WORDS * 4,
+        floor_ns / 1e3
+    );
+    Ok(Copies { copy_ns, copy_gbs, driver_gbs, floor_ns })
+}
+
+/// One backend's results, printed and written as evidence.
+struct Report<'a> {
+    info: onekernel_runtime::DeviceInfo,
+    copies: Copies,
+    device_gbs: f64,
+    driver_bytes: u64,
+    table: &'a str,
+    out_of_reach: &'a [String],
+}
+
+impl Report<'_> {
+    /// The baselines, the table and the shapes out of reach.
+    fn print(&self) {
+        let Copies { copy_gbs, driver_gbs, floor_ns, .. } = self.copies;
+        let (info, device_gbs, driver_bytes) = (&self.info, self.device_gbs, self.driver_bytes);
+        println!(
+        "\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB, read + write) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
+        info.backend,
+        driver_bytes >> 20,
+        FLOOR_WORDS * 4,
+        floor_ns / 1e3
+    );
+        println!("device copy (the fastest driver copy of the run, read + write): {device_gbs:.1} GB/s");
+        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy | read of the same bytes µs: one / per layer | its share of device copy | kernel at: of the read's speed |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        print!("{}", self.table);
+        if self.out_of_reach.is_empty() {
+            println!("\n{}: the read of every shape's bytes reaches {:.0} % of the device copy both ways.", info.backend, 100.0 * GOAL);
+        } else {
+            println!(
+                "\n{}: {:.0} % of the device copy is out of reach for any kernel where even reading the bytes misses it:",
+                info.backend,
+                100.0 * GOAL
+            );
+            for line in self.out_of_reach {
+                println!("- {line}");
+            }
+        }
+    }
+
+    /// `bench-kvquant-<backend>.json` in `dir`.
+    fn write_evidence(&self, dir: &std::path::Path, runs: usize, records: &[serde_json::Value]) -> Result<()> {
+        let Copies { copy_ns, copy_gbs, driver_gbs, floor_ns } = self.copies;
+        let (info, device_gbs, driver_bytes) = (&self.info, self.device_gbs, self.driver_bytes);
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let doc = serde_json::json!({
+            "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": WARMUP,
+            "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
+            "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
+            "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
+            "device_copy": {"what": "the fastest driver copy of any backend in this run", "gb_per_s": device_gbs},
+            "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
+            "per_layer": format!("per result: {LAYERS} launches back to back as one timed unit (a decode step's layers), each over its own copy of the cache, L2 flushed before the unit; the unit's median time / {LAYERS}"),
+            "same_bytes_read": "per result: read_words over bytes_read bytes, nothing else done with them, timed as the kernel (one dispatch; per layer); no kernel that must read those bytes can be faster",
+            "goal": {"fraction_of_device_copy": GOAL, "out_of_reach": self.out_of_reach},
+            "results": records,
+        });
+        let p = dir.join(format!("bench-kvquant-{}.json", info.backend));
+        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("evidence written to {}", p.display());
+        Ok(())
+    }
 }
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } = BenchOptions::parse(args, true)?;
+    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+        BenchOptions::parse(args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
         bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
     }
@@ -184,21 +281,8 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let mut copies = Vec::new();
     let driver_bytes = driver_copy_bytes(false);
     for b in opened.iter_mut() {
-        // Inputs are uploaded right before each launch; reading 128 MiB in between
-        // evicts them from L2, so every timed run reads its quantized cache from DRAM.
-        let driver_gbs = driver_copy_gbs(b.as_mut(), driver_bytes, Some(&flush))?.unwrap_or(f64::NAN);
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
-        let copy_ns = time(&mut dev, runs.min(20), &flush, |d| d.copy_words(&words).map(|_| ()))?.median;
-        let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
-        let floor_ns = time(&mut dev, runs, &flush, |d| d.copy_words(&words[..FLOOR_WORDS]).map(|_| ()))?.median;
-        eprintln!(
-            "{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
-            dev.backend().name(),
-            driver_bytes >> 20,
-            FLOOR_WORDS * 4,
-            floor_ns / 1e3
-        );
-        copies.push(Copies { copy_ns, copy_gbs, driver_gbs, floor_ns });
+        copies.push(baselines(&mut dev, &words, driver_bytes, runs, &flush)?);
     }
     // The device's copy bandwidth: the fastest driver copy of any backend in this run.
     let device_gbs = copies.iter().map(|c| c.driver_gbs).filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
@@ -281,44 +365,10 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         }
     }
     for (i, b) in opened.iter_mut().enumerate() {
-        let info = b.info().clone();
-        let Copies { copy_ns, copy_gbs, driver_gbs, floor_ns } = copies[i];
-        println!(
-            "\n{}: copy bandwidth (copy_words, 96 MiB, read + write) {copy_gbs:.1} GB/s; driver copy ({} MiB, read + write) {driver_gbs:.1} GB/s; launch floor (copy_words of {} bytes) {:.2} µs",
-            info.backend,
-            driver_bytes >> 20,
-            FLOOR_WORDS * 4,
-            floor_ns / 1e3
-        );
-        println!("device copy (the fastest driver copy of the run, read + write): {device_gbs:.1} GB/s");
-        println!("| backend | kernel | L | Hq / Hkv | bytes read | median µs (min – max) | GB/s | of copy | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy | read of the same bytes µs: one / per layer | its share of device copy | kernel at: of the read's speed |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-        print!("{}", table[i]);
-        if out_of_reach[i].is_empty() {
-            println!("\n{}: the read of every shape's bytes reaches {:.0} % of the device copy both ways.", info.backend, 100.0 * GOAL);
-        } else {
-            println!("\n{}: {:.0} % of the device copy is out of reach for any kernel where even reading the bytes misses it:", info.backend, 100.0 * GOAL);
-            for line in &out_of_reach[i] {
-                println!("- {line}");
-            }
-        }
+        let report = Report { info: b.info().clone(), copies: copies[i], device_gbs, driver_bytes, table: &table[i], out_of_reach: &out_of_reach[i] };
+        report.print();
         if let Some(dir) = &evidence {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            let doc = serde_json::json!({
-                "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": WARMUP,
-                "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
-                "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
-                "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
-                "device_copy": {"what": "the fastest driver copy of any backend in this run", "gb_per_s": device_gbs},
-                "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
-                "per_layer": format!("per result: {LAYERS} launches back to back as one timed unit (a decode step's layers), each over its own copy of the cache, L2 flushed before the unit; the unit's median time / {LAYERS}"),
-                "same_bytes_read": "per result: read_words over bytes_read bytes, nothing else done with them, timed as the kernel (one dispatch; per layer); no kernel that must read those bytes can be faster",
-                "goal": {"fraction_of_device_copy": GOAL, "out_of_reach": out_of_reach[i]},
-                "results": records[i],
-            });
-            let p = dir.join(format!("bench-kvquant-{}.json", info.backend));
-            std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-            eprintln!("evidence written to {}", p.display());
+            report.write_evidence(dir, runs, &records[i])?;
         }
     }
     Ok(true)

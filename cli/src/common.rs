@@ -45,7 +45,8 @@ pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
 /// `DIR/manifest.json`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join("manifest.json");
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {} (pass --out DIR, the directory `onekernel gen` wrote)", path.display()))?;
+    let bytes =
+        std::fs::read(&path).with_context(|| format!("cannot read {} (pass --out DIR, the directory `onekernel gen` wrote)", path.display()))?;
     serde_json::from_slice(&bytes).with_context(|| format!("cannot parse {}", path.display()))
 }
 
@@ -115,7 +116,6 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
     Ok(out)
 }
 
-
 /// The options both benchmark programs take: `--backend LIST`, `--runs N` (≥ 1),
 /// `--out DIR`, `--evidence DIR`, and `--quick` where the program has a smoke-test mode.
 pub struct BenchOptions {
@@ -168,7 +168,18 @@ impl TensorCoreMode {
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
-        let mut o = BenchOptions { backends: "cuda,vulkan".into(), runs: 50, out: crate::common::default_generated(), evidence: None, quick: false, shapes: Vec::new(), fast_chunk: None, det_chunks: None, det_long_after: None, tensor_cores: Vec::new() };
+        let mut o = BenchOptions {
+            backends: "cuda,vulkan".into(),
+            runs: 50,
+            out: crate::common::default_generated(),
+            evidence: None,
+            quick: false,
+            shapes: Vec::new(),
+            fast_chunk: None,
+            det_chunks: None,
+            det_long_after: None,
+            tensor_cores: Vec::new(),
+        };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
@@ -200,7 +211,9 @@ impl BenchOptions {
                     let v = value("--fast-chunk")?;
                     match v.parse::<u32>() {
                         Ok(n) if (1..=512).contains(&n) => o.fast_chunk = Some(n),
-                        _ => bail!("--fast-chunk takes a chunk length of 1 … 512 tokens (got `{v}`; more than 256 needs a backend with asynchronous copies)"),
+                        _ => bail!(
+                            "--fast-chunk takes a chunk length of 1 … 512 tokens (got `{v}`; more than 256 needs a backend with asynchronous copies)"
+                        ),
                     }
                 }
                 "--det-chunks" if quick_allowed => {
@@ -226,4 +239,3 @@ impl BenchOptions {
         Ok(o)
     }
 }
-

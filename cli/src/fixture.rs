@@ -30,14 +30,15 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
     let mut all_passed = true;
     let mut records: Vec<serde_json::Value> = Vec::new();
     for f in &files {
-        let fx: serde_json::Value = match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
-            Ok(v) => v,
-            Err(e) => {
-                println!("{}: ERROR cannot read: {e}", f.display());
-                all_passed = false;
-                continue;
-            }
-        };
+        let fx: serde_json::Value =
+            match std::fs::read(f).map_err(anyhow::Error::from).and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from)) {
+                Ok(v) => v,
+                Err(e) => {
+                    println!("{}: ERROR cannot read: {e}", f.display());
+                    all_passed = false;
+                    continue;
+                }
+            };
         let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         for b in opened.iter_mut() {
             // The decode-attention schema, or the elizaOS KV-quant schema.
@@ -80,4 +81,3 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
     }
     Ok(all_passed)
 }
-

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 /// Runs the grid; `Ok(false)` unless every point holds and the control fired.
 pub fn grid_cmd(args: &[String]) -> Result<bool> {
-    let (mut backends, mut which, mut out, mut evidence) = ("vulkan,cuda".to_string(), "full".to_string(), crate::common::default_generated(), None::<PathBuf>);
+    let (mut backends, mut which, mut out, mut evidence) =
+        ("vulkan,cuda".to_string(), "full".to_string(), crate::common::default_generated(), None::<PathBuf>);
     let mut first: Option<usize> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -57,7 +58,11 @@ pub fn grid_cmd(args: &[String]) -> Result<bool> {
         let passed = failures == 0 && control_ok;
         println!(
             "{}: {} points, {failures} failed; fast-mode control changed bits at {controls}/{} points; {:.1} s — {}",
-            b.name(), outcomes.len(), outcomes.len(), start.elapsed().as_secs_f64(), if passed { "passed" } else { "FAILED" }
+            b.name(),
+            outcomes.len(),
+            outcomes.len(),
+            start.elapsed().as_secs_f64(),
+            if passed { "passed" } else { "FAILED" }
         );
         all_passed &= passed;
         if let Some(dir) = &evidence {

@@ -51,11 +51,15 @@ pub enum HarnessError {
 /// constants `n`, `tag`; one variant), with a tag no invocation meets, so it writes
 /// nothing. `bytes` must be a non-zero whole number of words one dispatch covers.
 pub fn l2_flush<'a>(manifest: &'a Manifest, artifacts: &'a Path, bytes: u64) -> Result<Prelude<'a>, HarnessError> {
-    let reader = manifest.kernel(FLUSH_READER).ok_or_else(|| HarnessError::Flush(format!("`{FLUSH_READER}` is not in the manifest of {}", artifacts.display())))?;
+    let reader = manifest
+        .kernel(FLUSH_READER)
+        .ok_or_else(|| HarnessError::Flush(format!("`{FLUSH_READER}` is not in the manifest of {}", artifacts.display())))?;
     check_reader(reader)?;
     if bytes == 0 || !bytes.is_multiple_of(4) || bytes.div_ceil(4 * WORDS_PER_GROUP) > MAX_GROUPS {
         let most = MAX_GROUPS * WORDS_PER_GROUP * 4;
-        return Err(HarnessError::Flush(format!("the scratch is a whole number of 4-byte words, at least one and at most {most} bytes; got {bytes}")));
+        return Err(HarnessError::Flush(format!(
+            "the scratch is a whole number of 4-byte words, at least one and at most {most} bytes; got {bytes}"
+        )));
     }
     let words = bytes / 4;
     let spec: &'a [_] = reader.variants.first().map_or(&[], |v| v.spec.as_slice());

@@ -27,10 +27,10 @@ use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::output::Difference;
 use onekernel_codegen::Builder;
 use onekernel_dsl::ir::ParamKind;
-use onekernel_runtime::cpu::CpuBackend;
-use onekernel_runtime::BackendError;
-use onekernel_runtime::validate::{validate, Evidence, ValidateOptions};
 use onekernel_dsl::Kernel;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_runtime::validate::{validate, Evidence, ValidateOptions};
+use onekernel_runtime::BackendError;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -44,7 +44,8 @@ struct Options {
     evidence: Option<PathBuf>,
 }
 
-pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+pub(crate) const USAGE: &str =
+    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -78,7 +79,15 @@ pub(crate) const USAGE: &str = "usage: onekernel <gen|check|list|validate|fixtur
          write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
 
 fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options { out: crate::common::default_generated(), kernels: Vec::new(), threads: None, backend: "all".into(), variant: None, seed: 1, evidence: None };
+    let mut o = Options {
+        out: crate::common::default_generated(),
+        kernels: Vec::new(),
+        threads: None,
+        backend: "all".into(),
+        variant: None,
+        seed: 1,
+        evidence: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value\n\n{USAGE}"));
@@ -113,11 +122,7 @@ fn gen(o: &Options) -> Result<()> {
     let kernels = load_kernels(&o.kernels)?;
     let n = kernels.len();
     let g = builder(kernels, o).generate_with_progress(&progress)?;
-    let changes = if o.kernels.is_empty() {
-        g.write_to(&o.out)?
-    } else {
-        write_partial(&g, o)?
-    };
+    let changes = if o.kernels.is_empty() { g.write_to(&o.out)? } else { write_partial(&g, o)? };
     let changed = changes.iter().filter(|c| !matches!(c, Difference::Extra(_))).count();
     let removed = changes.len() - changed;
     eprintln!(
@@ -186,7 +191,9 @@ fn list(o: &Options) -> Result<()> {
         println!("{}  [{}]  workgroup {:?}  {:?}", k.name, k.source.file, k.workgroup, k.class);
         for p in &k.params {
             let what = match &p.kind {
-                ParamKind::Buffer { elem, access, .. } => format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" }),
+                ParamKind::Buffer { elem, access, .. } => {
+                    format!("buffer &{}[{elem}]", if *access == onekernel_dsl::ir::Access::ReadWrite { "mut " } else { "" })
+                }
                 ParamKind::Push { ty } => format!("push {ty}"),
                 ParamKind::Spec { ty, default, values } => match values {
                     Some(v) => format!("variant axis {ty} {:?}", v.iter().map(|x| x.to_string()).collect::<Vec<_>>()),
@@ -220,7 +227,12 @@ fn validate_cmd(o: &Options) -> Result<bool> {
             let cases = onekernel_kernels::cases::validation_cases(&k.name).ok_or_else(|| anyhow!("kernel `{}` has no validation cases", k.name))?;
             let variants: Vec<_> = km.variants.iter().filter(|v| o.variant.as_deref().is_none_or(|want| v.label == want)).collect();
             if variants.is_empty() {
-                bail!("kernel `{}` has no variant `{}`; variants: {}", k.name, o.variant.as_deref().unwrap_or(""), km.variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("; "));
+                bail!(
+                    "kernel `{}` has no variant `{}`; variants: {}",
+                    k.name,
+                    o.variant.as_deref().unwrap_or(""),
+                    km.variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("; ")
+                );
             }
             for v in variants {
                 for (i, case) in cases.iter().enumerate() {
@@ -239,7 +251,11 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                     let time = verdict.device_ns.map(|ns| format!("{:.1} us", ns / 1e3)).unwrap_or_default();
                     println!(
                         "{:<8} {:<24} {:<22} {:<28} {status:<8} max_ulp {:<6} {time}",
-                        backend.name(), k.name, v.label, case.label, verdict.max_ulp
+                        backend.name(),
+                        k.name,
+                        v.label,
+                        case.label,
+                        verdict.max_ulp
                     );
                     if !verdict.passed {
                         all_passed = false;

@@ -31,7 +31,11 @@ pub fn vk_stats_cmd(args: &[String]) -> Result<bool> {
     }
     let vk = Vulkan::new().context("vk-stats needs a Vulkan device")?;
     if !vk.has_pipeline_statistics() {
-        bail!("{} ({}): the driver does not offer VK_KHR_pipeline_executable_properties, so it reports no pipeline statistics", vk.info().device, vk.info().driver);
+        bail!(
+            "{} ({}): the driver does not offer VK_KHR_pipeline_executable_properties, so it reports no pipeline statistics",
+            vk.info().device,
+            vk.info().driver
+        );
     }
     let device = vk.info().clone();
     eprintln!("vulkan: {} ({})", device.device, device.driver);

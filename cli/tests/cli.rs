@@ -71,7 +71,12 @@ fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run(
     // Issue 5's command: every elizaOS fixture on the interpreter and Vulkan (lavapipe).
     let eliza = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/eliza"));
     let mut args: Vec<String> = vec!["fixture".into()];
-    let mut files: Vec<String> = std::fs::read_dir(eliza).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).map(|p| p.display().to_string()).collect();
+    let mut files: Vec<String> = std::fs::read_dir(eliza)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| p.display().to_string())
+        .collect();
     files.sort();
     assert!(files.len() >= 5, "{files:?}");
     args.extend(files.iter().cloned());
@@ -103,7 +108,12 @@ fn cli_bench_quick_prints_the_table() {
     // step's row holds a finite time.
     let (step, apart) = (out.find("decode step (chunk + combine back to back"), out.find("kernels timed apart"));
     assert!(step.zip(apart).is_some_and(|(s, a)| s < a), "{out}");
-    let step_time = out[step.unwrap_or(0)..].lines().find(|l| l.starts_with("| 1 × 100 |")).and_then(|l| l.split("| ").nth(2)).and_then(|c| c.split(" µs").next()).and_then(|v| v.parse::<f64>().ok());
+    let step_time = out[step.unwrap_or(0)..]
+        .lines()
+        .find(|l| l.starts_with("| 1 × 100 |"))
+        .and_then(|l| l.split("| ").nth(2))
+        .and_then(|c| c.split(" µs").next())
+        .and_then(|v| v.parse::<f64>().ok());
     assert!(step_time.is_some_and(|t| t > 0.0), "{out}");
     // The driver's own copy is measured beside `copy_words` (a finite figure: lavapipe
     // has timestamps).
@@ -154,17 +164,32 @@ fn cli_bench_takes_a_fast_chunk_of_1_to_512_tokens_and_only_for_attention() {
 
 #[test]
 fn cli_bench_takes_one_or_two_deterministic_chunks_per_workgroup() {
-    bench_option_is_checked_and_attention_only("--det-chunks", &["0", "3", "two"], "--det-chunks takes 1 or 2 deterministic chunks per workgroup", "1");
+    bench_option_is_checked_and_attention_only(
+        "--det-chunks",
+        &["0", "3", "two"],
+        "--det-chunks takes 1 or 2 deterministic chunks per workgroup",
+        "1",
+    );
 }
 
 #[test]
 fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
-    bench_option_is_checked_and_attention_only("--det-long-after", &["0", "-1", "long"], "--det-long-after takes a sequence length of at least 1 token", "2048");
+    bench_option_is_checked_and_attention_only(
+        "--det-long-after",
+        &["0", "-1", "long"],
+        "--det-long-after takes a sequence length of at least 1 token",
+        "2048",
+    );
 }
 
 #[test]
 fn cli_bench_takes_two_or_three_tensor_core_stages_and_only_for_attention() {
-    bench_option_is_checked_and_attention_only("--tensor-cores", &["1", "4", "2,4", "two"], "--tensor-cores takes 2, 3 (pipeline stages) or det", "2");
+    bench_option_is_checked_and_attention_only(
+        "--tensor-cores",
+        &["1", "4", "2,4", "two"],
+        "--tensor-cores takes 2, 3 (pipeline stages) or det",
+        "2",
+    );
 }
 
 #[test]
@@ -175,4 +200,22 @@ fn cli_bench_rejects_a_malformed_shape() {
     let (code, _, err) = onekernel(&["bench-kvquant", "--shape", "1x16384"]);
     assert_eq!(code, 2);
     assert!(err.contains("bench-kvquant has no --shape"), "{err}");
+}
+
+/// The command works from any directory of a machine: without `--out` it finds the
+/// generated kernels it was built with, and its help names no internal documents.
+#[test]
+fn cli_runs_a_fixture_from_another_directory_and_says_where_the_kernels_are_missing() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/attention/f16_paged16_b3_varlen.json");
+    let elsewhere = std::env::temp_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_onekernel")).args(["fixture", fixture, "--backend", "cpu"]).current_dir(&elsewhere).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains(" ok"), "{text}");
+    // An explicit --out that holds no manifest is an error naming the path and the fix.
+    let (code, _, err) = onekernel(&["fixture", fixture, "--backend", "cpu", "--out", "/nonexistent-onekernel-dir"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("/nonexistent-onekernel-dir/manifest.json") && err.contains("--out"), "{err}");
+    let (_, _, help) = onekernel(&["--help"]);
+    assert!(!help.to_lowercase().contains("issue") && !help.contains(".md"), "{help}");
 }

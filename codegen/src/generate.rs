@@ -2,10 +2,10 @@
 //! MSL plus its manifest entry; kernels are processed in parallel, results are placed
 //! by index, so the output never depends on the thread count.
 
-use crate::error::CodegenError;
-use crate::manifest::{self, Artifact, CudaEntry, KernelManifest, Manifest, MetalEntry, VulkanEntry};
 use crate::analysis::{KernelInfo, F16_SPEC_ID, FMA_SPEC_ID};
 use crate::dialect::{Cuda, Glsl, Msl};
+use crate::error::CodegenError;
+use crate::manifest::{self, Artifact, CudaEntry, KernelManifest, Manifest, MetalEntry, VulkanEntry};
 use crate::spirv;
 use crate::templates;
 use onekernel_dsl::ir::{Kernel, ParamKind};
@@ -55,14 +55,19 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
     let glsl = templates::render(k, &info, &Glsl)?;
     let msl = templates::render(k, &info, &Msl)?;
     let words = spirv::compile(&k.name, &glsl)?;
-    let words = spirv::forbid_contraction(&words).map_err(|message| CodegenError::SpirvInvalid { kernel: k.name.clone(), target: spirv::TARGET_ENV, message })?;
+    let words = spirv::forbid_contraction(&words).map_err(|message| CodegenError::SpirvInvalid {
+        kernel: k.name.clone(),
+        target: spirv::TARGET_ENV,
+        message,
+    })?;
     spirv::validate(&k.name, &words)?;
     let reflection = spirv::reflect(&words).map_err(|message| CodegenError::Reflection { kernel: k.name.clone(), message })?;
     let (buffers, push, specs) = manifest::interface(k);
     cross_check_interface(k, &info, &reflection, buffers.len(), push.len(), specs.len())?;
     let spv = spirv::to_bytes(&words);
 
-    let paths = (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
+    let paths =
+        (format!("cuda/{}.cu", k.name), format!("vulkan/{}.comp", k.name), format!("vulkan/{}.spv", k.name), format!("metal/{}.metal", k.name));
     let declared: u32 = k.shared.iter().map(|s| 4 * s.len).sum();
     let has_specs = info.has_specs;
     let m = KernelManifest {
@@ -100,9 +105,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
         metal: MetalEntry {
             source: artifact(paths.3.clone(), msl.as_bytes()),
             entry: k.name.clone(),
-            push_buffer_index: info.has_push.then(|| {
-                k.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).count() as u32
-            }),
+            push_buffer_index: info.has_push.then(|| k.params.iter().filter(|p| matches!(p.kind, ParamKind::Buffer { .. })).count() as u32),
             compile_options: vec!["mathMode = MTLMathModeSafe".into(), "mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise".into()],
         },
     };
@@ -114,7 +117,14 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
 
 /// Checks that a module declares exactly the interface the generator meant to emit
 /// (`n_*`: how many buffers, push constants and spec constants the kernel has).
-pub fn cross_check_interface(k: &Kernel, info: &KernelInfo, r: &spirv::Reflection, n_buffers: usize, n_push: usize, n_specs: usize) -> Result<(), CodegenError> {
+pub fn cross_check_interface(
+    k: &Kernel,
+    info: &KernelInfo,
+    r: &spirv::Reflection,
+    n_buffers: usize,
+    n_push: usize,
+    n_specs: usize,
+) -> Result<(), CodegenError> {
     let err = |message: String| Err(CodegenError::Reflection { kernel: k.name.clone(), message });
     let want_bindings: Vec<(u32, u32)> = (0..n_buffers as u32).map(|b| (0, b)).collect();
     if r.bindings != want_bindings {
@@ -143,11 +153,7 @@ pub fn cross_check_interface(k: &Kernel, info: &KernelInfo, r: &spirv::Reflectio
 
 /// Generates every kernel with `threads` workers, calling `progress` after each one
 /// (in completion order). The output does not depend on `threads`.
-pub fn generate_all(
-    kernels: &[Kernel],
-    threads: usize,
-    progress: &(dyn Fn(usize, usize, &KernelTiming) + Sync),
-) -> Result<Generated, CodegenError> {
+pub fn generate_all(kernels: &[Kernel], threads: usize, progress: &(dyn Fn(usize, usize, &KernelTiming) + Sync)) -> Result<Generated, CodegenError> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<KernelOutput, CodegenError>>>> = Mutex::new((0..kernels.len()).map(|_| None).collect());
@@ -178,7 +184,8 @@ pub fn generate_all(
         manifests.push(ko.manifest);
     }
     manifests.sort_by(|a, b| a.name.cmp(&b.name));
-    let manifest = Manifest { schema: manifest::SCHEMA_VERSION, generator: format!("onekernel-codegen {}", env!("CARGO_PKG_VERSION")), kernels: manifests };
+    let manifest =
+        Manifest { schema: manifest::SCHEMA_VERSION, generator: format!("onekernel-codegen {}", env!("CARGO_PKG_VERSION")), kernels: manifests };
     let mut json = serde_json::to_string_pretty(&manifest).unwrap_or_default();
     json.push('\n');
     out.files.insert("manifest.json".into(), json.into_bytes());

@@ -24,7 +24,7 @@ pub mod print;
 pub mod spirv;
 pub mod templates;
 
+pub use analysis::KernelInfo;
 pub use builder::Builder;
 pub use error::CodegenError;
-pub use analysis::KernelInfo;
 pub use generate::Generated;

@@ -28,13 +28,9 @@ pub fn interface(k: &Kernel) -> (Vec<BufferEntry>, Vec<PushEntry>, Vec<SpecEntry
                 len: len.clone(),
             }),
             ParamKind::Push { ty } => push.push(PushEntry { name, ty: *ty, offset: 4 * push.len() as u32 }),
-            ParamKind::Spec { ty, default, values } => specs.push(SpecEntry {
-                id: specs.len() as u32,
-                name,
-                ty: *ty,
-                default: default.unwrap_or(Literal::U32(0)),
-                values: values.clone(),
-            }),
+            ParamKind::Spec { ty, default, values } => {
+                specs.push(SpecEntry { id: specs.len() as u32, name, ty: *ty, default: default.unwrap_or(Literal::U32(0)), values: values.clone() })
+            }
         }
     }
     (buffers, push, specs)

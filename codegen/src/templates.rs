@@ -145,9 +145,12 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     Ok(text)
 }
 
+/// A buffer parameter: identifier, element type, access.
+type BufferParam = (String, StorageType, Access);
+
 /// The kernel's buffers (identifier, element type, access), push constants and spec
 /// constants as the templates spell them.
-fn parameters(k: &Kernel, d: &dyn Dialect) -> (Vec<(String, StorageType, Access)>, Vec<PushCtx>, Vec<SpecCtx>) {
+fn parameters(k: &Kernel, d: &dyn Dialect) -> (Vec<BufferParam>, Vec<PushCtx>, Vec<SpecCtx>) {
     let (mut buffers, mut push, mut specs) = (Vec::new(), Vec::new(), Vec::new());
     for p in &k.params {
         let name = ident(&p.name);

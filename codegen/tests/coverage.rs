@@ -71,7 +71,12 @@ pub fn everything(
     let low = workgroup_min(j * 2 - input);
     let many = workgroup_sum(count_ones(bits));
     if g < n && t == 0 {
-        y[group_id().x] = total + top + f16_bits_to_f32(count_ones(bits) & 0xffff) + bf16_bits_to_f32(many) + bf16_bits_to_f32(funnel_shr(many, bits, 16)) + tanh(bias).clamp(-0.5, 0.5);
+        y[group_id().x] = total
+            + top
+            + f16_bits_to_f32(count_ones(bits) & 0xffff)
+            + bf16_bits_to_f32(many)
+            + bf16_bits_to_f32(funnel_shr(many, bits, 16))
+            + tanh(bias).clamp(-0.5, 0.5);
         counts[group_id().x] = low + -(i32::MIN + 1) % 7 - (k << 2) + (-8 >> 1);
         halves[g] = many & 0xffff;
         out_t[g] = sigmoid(gelu(softplus(log(log2(exp2(log1p(rsqrt(recip(bias + 2.0)))))))));
@@ -119,10 +124,16 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         assert!(m.push_constants.iter().any(|p| p.name == "input"));
         let cuda = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".cu")).unwrap().1.clone()).unwrap();
         assert!(cuda.contains("signed_") && cuda.contains("pc.input_"), "generated code escapes reserved names");
-        assert!(cuda.contains("reinterpret_cast<const int4*>(&ws[") && cuda.contains("reinterpret_cast<const int2*>(&ws["), "load_words is one vector load");
+        assert!(
+            cuda.contains("reinterpret_cast<const int4*>(&ws[") && cuda.contains("reinterpret_cast<const int2*>(&ws["),
+            "load_words is one vector load"
+        );
         let glsl = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".comp")).unwrap().1.clone()).unwrap();
         assert!(glsl.contains("ivec4 data[]; } ok_w4_ws;") && glsl.contains("ivec2 data[]; } ok_w2_ws;"), "GLSL views of `ws`");
-        assert!(glsl.contains("readonly buffer ok_buf_ws {") && glsl.contains("readonly restrict buffer ok_buf_bytes {"), "only aliased buffers lose `restrict`");
+        assert!(
+            glsl.contains("readonly buffer ok_buf_ws {") && glsl.contains("readonly restrict buffer ok_buf_bytes {"),
+            "only aliased buffers lose `restrict`"
+        );
         assert_eq!(m.vulkan.reflection.bindings.len(), m.buffers.len(), "a binding with views is one binding");
         if !have_clang {
             continue;
@@ -131,11 +142,21 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
             let file = dir.join(path.replace('/', "_"));
             std::fs::write(&file, bytes).unwrap();
             let args: Vec<String> = if path.ends_with(".metal") {
-                ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-I", &format!("{root}/../tests/shim/metal")].map(String::from).to_vec()
+                ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-I", &format!("{root}/../tests/shim/metal")]
+                    .map(String::from)
+                    .to_vec()
             } else if path.ends_with(".cu") {
                 [
-                    "-fsyntax-only", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++17",
-                    "-include", &format!("{root}/../tests/shim/cuda/cuda_shim.h"),
+                    "-fsyntax-only",
+                    "-x",
+                    "cuda",
+                    "--cuda-device-only",
+                    "-nocudainc",
+                    "-nocudalib",
+                    "--cuda-gpu-arch=sm_70",
+                    "-std=c++17",
+                    "-include",
+                    &format!("{root}/../tests/shim/cuda/cuda_shim.h"),
                 ]
                 .map(String::from)
                 .to_vec()

@@ -14,10 +14,7 @@ fn scale_in_place(x: &mut [f32], #[push] factor: f32, #[push] n: u32) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::var("OUT_DIR")?;
-    onekernel_codegen::Builder::new()
-        .kernel(scale_in_place()?)
-        .out_dir(format!("{out}/onekernel"))
-        .write()?;
+    onekernel_codegen::Builder::new().kernel(scale_in_place()?).out_dir(format!("{out}/onekernel")).write()?;
     println!("cargo:rerun-if-changed=build.rs");
     Ok(())
 }

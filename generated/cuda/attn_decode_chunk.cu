@@ -236,170 +236,170 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
     __shared__ __align__(16) unsigned int sh_cells[(async_k ? (deterministic ? 256u : 512u) : 256u)];
     unsigned int* const sh_ktile = reinterpret_cast<unsigned int*>(ok_dyn_shared + (0u));
     __shared__ __align__(16) float sh_part[(async_k ? 2048u : 1024u)];
-    // line 137
-    unsigned int c_0 = blockIdx.x;
-    // line 138
-    unsigned int kvh_1 = blockIdx.y;
-    // line 139
-    unsigned int b_2 = blockIdx.z;
     // line 140
-    unsigned int t0_3 = threadIdx.x;
+    unsigned int c_0 = blockIdx.x;
+    // line 141
+    unsigned int kvh_1 = blockIdx.y;
+    // line 142
+    unsigned int b_2 = blockIdx.z;
     // line 143
-    bool f16_v_4 = ((pc.v_type == 1u) && ((head_dim % 8u) == 0u));
-    // line 144
-    unsigned int vd_5 = (f16_v_4 ? 8u : 2u);
-    // line 145
-    unsigned int units_6 = (head_dim / vd_5);
+    unsigned int t0_3 = threadIdx.x;
     // line 146
+    bool f16_v_4 = ((pc.v_type == 1u) && ((head_dim % 8u) == 0u));
+    // line 147
+    unsigned int vd_5 = (f16_v_4 ? 8u : 2u);
+    // line 148
+    unsigned int units_6 = (head_dim / vd_5);
+    // line 149
     unsigned int groups_7 = (128u / units_6);
-    // line 153
-    unsigned int len_8 = kv_len[b_2];
-    // line 154
-    bool split_9 = (deterministic && (len_8 <= pc.det_long));
-    // line 155
-    unsigned int per_10 = (((split_9 && (pc.chunk_tokens > 128u)) && (groups_7 >= 2u)) ? 2u : 1u);
     // line 156
+    unsigned int len_8 = kv_len[b_2];
+    // line 157
+    bool split_9 = (deterministic && (len_8 <= pc.det_long));
+    // line 158
+    unsigned int per_10 = (((split_9 && (pc.chunk_tokens > 128u)) && (groups_7 >= 2u)) ? 2u : 1u);
+    // line 159
     unsigned int cap_11 = ((async_k && (!deterministic)) ? 512u : 256u);
-    // line 165
+    // line 168
     bool pairs_12 = (((long_pairs && async_k) && (!deterministic)) && (groups_7 <= 32u));
-    // line 166
-    unsigned int chunk_13 = (split_9 ? (128u * per_10) : (deterministic ? 256u : (pairs_12 ? 512u : ok_min_u32(pc.chunk_tokens, cap_11))));
     // line 169
-    bool two_14 = (split_9 || pairs_12);
-    // line 170
-    unsigned int e_half_15 = (deterministic ? 4u : 8u);
-    // line 171
-    unsigned int start_16 = (c_0 * chunk_13);
+    unsigned int chunk_13 = (split_9 ? (128u * per_10) : (deterministic ? 256u : (pairs_12 ? 512u : ok_min_u32(pc.chunk_tokens, cap_11))));
     // line 172
-    unsigned int end_17 = ok_min_u32((start_16 + chunk_13), len_8);
+    bool two_14 = (split_9 || pairs_12);
     // line 173
-    unsigned int n_18 = ((end_17 > start_16) ? (end_17 - start_16) : 0u);
+    unsigned int e_half_15 = (deterministic ? 4u : 8u);
     // line 174
-    unsigned int group_19 = (pc.n_heads / pc.n_kv_heads);
+    unsigned int start_16 = (c_0 * chunk_13);
     // line 175
-    unsigned int k_bytes_20 = ((pc.k_type == 0u) ? (head_dim * 4u) : ((pc.k_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.k_type == 3u) ? 34u : 18u))));
+    unsigned int end_17 = ok_min_u32((start_16 + chunk_13), len_8);
     // line 176
-    unsigned int v_bytes_21 = ((pc.v_type == 0u) ? (head_dim * 4u) : ((pc.v_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.v_type == 3u) ? 34u : 18u))));
+    unsigned int n_18 = ((end_17 > start_16) ? (end_17 - start_16) : 0u);
+    // line 177
+    unsigned int group_19 = (pc.n_heads / pc.n_kv_heads);
     // line 178
-    unsigned int n2_22 = 1u;
+    unsigned int k_bytes_20 = ((pc.k_type == 0u) ? (head_dim * 4u) : ((pc.k_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.k_type == 3u) ? 34u : 18u))));
     // line 179
+    unsigned int v_bytes_21 = ((pc.v_type == 0u) ? (head_dim * 4u) : ((pc.v_type <= 2u) ? (head_dim * 2u) : ((head_dim / 32u) * ((pc.v_type == 3u) ? 34u : 18u))));
+    // line 181
+    unsigned int n2_22 = 1u;
+    // line 182
     while (((n2_22 * 2u) <= pc.n_heads)) {
-        // line 180
+        // line 183
         n2_22 = (n2_22 * 2u);
     }
-    // line 182
+    // line 185
     float nf_23 = ((float)n2_22);
-    // line 184
+    // line 187
     {
         const unsigned int ok_end_24 = n_18;
         const unsigned int ok_step_24 = 128u;
         for (unsigned int i_24 = t0_3; i_24 < ok_end_24; i_24 = (ok_step_24 >= ok_end_24 - i_24) ? ok_end_24 : i_24 + ok_step_24) {
-            // line 185
-            unsigned int t_25 = (start_16 + i_24);
-            // line 186
-            unsigned int logical_26 = ((b_2 * pc.pages_per_seq) + (t_25 / pc.page_size));
-            // line 187
-            unsigned int page_27 = logical_26;
             // line 188
+            unsigned int t_25 = (start_16 + i_24);
+            // line 189
+            unsigned int logical_26 = ((b_2 * pc.pages_per_seq) + (t_25 / pc.page_size));
+            // line 190
+            unsigned int page_27 = logical_26;
+            // line 191
             if (paged) {
-                // line 189
+                // line 192
                 page_27 = ((unsigned int)block_table[logical_26]);
             }
-            // line 191
+            // line 194
             sh_cells[i_24] = ((((page_27 * pc.page_size) + (t_25 % pc.page_size)) * pc.n_kv_heads) + kvh_1);
         }
     }
-    // line 198
-    bool f16_rows_28 = ((pc.k_type == 1u) && ((head_dim % 16u) == 0u));
-    // line 199
-    unsigned int kw_29 = (((k_bytes_20 % 4u) == 0u) ? (k_bytes_20 / 4u) : ((k_bytes_20 / 4u) + 2u));
-    // line 200
-    unsigned int stride_30 = (f16_rows_28 ? ((head_dim / 2u) + 4u) : (kw_29 | 1u));
     // line 201
-    unsigned int kwl_31 = 0u;
+    bool f16_rows_28 = ((pc.k_type == 1u) && ((head_dim % 16u) == 0u));
     // line 202
+    unsigned int kw_29 = (((k_bytes_20 % 4u) == 0u) ? (k_bytes_20 / 4u) : ((k_bytes_20 / 4u) + 2u));
+    // line 203
+    unsigned int stride_30 = (f16_rows_28 ? ((head_dim / 2u) + 4u) : (kw_29 | 1u));
+    // line 204
+    unsigned int kwl_31 = 0u;
+    // line 205
     while (((1u << kwl_31) < kw_29)) {
-        // line 203
+        // line 206
         kwl_31 = (kwl_31 + 1u);
     }
-    // line 210
+    // line 213
     unsigned int quads_32 = (head_dim / 8u);
-    // line 211
+    // line 214
     bool copy_k_33 = (async_k && f16_rows_28);
-    // line 212
-    unsigned int kbuf_34 = 4352u;
     // line 215
+    unsigned int kbuf_34 = 4352u;
+    // line 218
     unsigned int ptile_35 = (async_k ? 64u : 32u);
-    // line 216
+    // line 219
     unsigned int tile_36 = ptile_35;
-    // line 217
+    // line 220
     while ((async_k && ((tile_36 * stride_30) > kbuf_34))) {
-        // line 218
+        // line 221
         tile_36 = (tile_36 / 2u);
     }
-    // line 220
+    // line 223
     unsigned int tile_log_37 = 0u;
-    // line 221
+    // line 224
     while (((1u << tile_log_37) < tile_36)) {
-        // line 222
+        // line 225
         tile_log_37 = (tile_log_37 + 1u);
     }
-    // line 226
-    unsigned int rp_38 = (128u / ok_max_u32(quads_32, 1u));
-    // line 227
-    unsigned int row0_39 = (t0_3 / ok_max_u32(quads_32, 1u));
-    // line 228
-    unsigned int qx_40 = (4u * (t0_3 % ok_max_u32(quads_32, 1u)));
     // line 229
-    unsigned int qs_41 = (qx_40 + ((qx_40 >= (head_dim / 4u)) ? 4u : 0u));
+    unsigned int rp_38 = (128u / ok_max_u32(quads_32, 1u));
+    // line 230
+    unsigned int row0_39 = (t0_3 / ok_max_u32(quads_32, 1u));
     // line 231
-    unsigned int s_42 = (t0_3 % 8u);
+    unsigned int qx_40 = (4u * (t0_3 % ok_max_u32(quads_32, 1u)));
     // line 232
-    unsigned int j_43 = (t0_3 / 8u);
-    // line 233
-    unsigned int ds_44 = ((head_dim + 7u) / 8u);
+    unsigned int qs_41 = (qx_40 + ((qx_40 >= (head_dim / 4u)) ? 4u : 0u));
+    // line 234
+    unsigned int s_42 = (t0_3 % 8u);
     // line 235
-    unsigned int slice_at_45 = ((s_42 * (head_dim / 16u)) + ((s_42 >= 4u) ? 4u : 0u));
+    unsigned int j_43 = (t0_3 / 8u);
     // line 236
-    unsigned int u_46 = (t0_3 % units_6);
-    // line 237
-    unsigned int g_47 = (t0_3 / units_6);
+    unsigned int ds_44 = ((head_dim + 7u) / 8u);
     // line 238
-    __syncthreads();
+    unsigned int slice_at_45 = ((s_42 * (head_dim / 16u)) + ((s_42 >= 4u) ? 4u : 0u));
+    // line 239
+    unsigned int u_46 = (t0_3 % units_6);
+    // line 240
+    unsigned int g_47 = (t0_3 / units_6);
     // line 241
+    __syncthreads();
+    // line 244
     {
         const unsigned int ok_end_48 = group_19;
         const unsigned int ok_step_48 = 4u;
         for (unsigned int h0_48 = 0u; h0_48 < ok_end_48; h0_48 = (ok_step_48 >= ok_end_48 - h0_48) ? ok_end_48 : h0_48 + ok_step_48) {
-            // line 242
+            // line 245
             unsigned int hn_49 = ok_min_u32(4u, (group_19 - h0_48));
-            // line 243
+            // line 246
             unsigned int head0_50 = ((kvh_1 * group_19) + h0_48);
-            // line 249
+            // line 252
             if (((n_18 + (t0_3 % 32u)) < (((n_18 + 31u) / 32u) * 32u))) {
-                // line 250
+                // line 253
                 sh_scores[((((t0_3 / 32u) * cap_11) + n_18) + (t0_3 % 32u))] = __uint_as_float(0xff800000u);
             }
-            // line 252
+            // line 255
             float qr_51[128];
             for (unsigned int ok_i = 0u; ok_i < 128u; ok_i++) { qr_51[ok_i] = 0.0f; }
-            // line 253
+            // line 256
             {
                 const unsigned int ok_end_52 = 4u;
                 #pragma unroll
                 for (unsigned int hh_52 = 0u; hh_52 < ok_end_52; hh_52++) {
-                    // line 254
+                    // line 257
                     if ((hh_52 < hn_49)) {
-                        // line 255
+                        // line 258
                         {
                             const unsigned int ok_end_53 = ((head_dim + 7u) / 8u);
                             #pragma unroll
                             for (unsigned int e_53 = 0u; e_53 < ok_end_53; e_53++) {
-                                // line 256
+                                // line 259
                                 unsigned int d_54 = ((s_42 * ds_44) + e_53);
-                                // line 257
+                                // line 260
                                 if ((d_54 < head_dim)) {
-                                    // line 258
+                                    // line 261
                                     qr_51[((hh_52 * 32u) + e_53)] = q[(((((b_2 * pc.n_heads) + head0_50) + hh_52) * head_dim) + d_54)];
                                 }
                             }
@@ -407,167 +407,167 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                     }
                 }
             }
-            // line 266
+            // line 269
             unsigned int ka_55[16];
             for (unsigned int ok_i = 0u; ok_i < 16u; ok_i++) { ka_55[ok_i] = 0u; }
-            // line 267
+            // line 270
             unsigned int kb2_56[16];
             for (unsigned int ok_i = 0u; ok_i < 16u; ok_i++) { kb2_56[ok_i] = 0u; }
-            // line 270
+            // line 273
             bool k_quads_57 = ((head_dim % 64u) == 0u);
-            // line 271
+            // line 274
             if ((((!async_k) && f16_rows_28) && (j_43 < n_18))) {
-                // line 272
+                // line 275
                 unsigned int ga_58 = ((sh_cells[j_43] * (head_dim / 2u)) + (s_42 * (head_dim / 16u)));
-                // line 273
+                // line 276
                 unsigned int gb_59 = ((sh_cells[ok_min_u32((j_43 + 16u), (ok_min_u32(tile_36, n_18) - 1u))] * (head_dim / 2u)) + (s_42 * (head_dim / 16u)));
-                // line 274
+                // line 277
                 if (k_quads_57) {
-                    // line 275
+                    // line 278
                     {
                         const unsigned int ok_end_60 = (head_dim / 64u);
                         #pragma unroll
                         for (unsigned int w4_60 = 0u; w4_60 < ok_end_60; w4_60++) {
-                            // line 276
+                            // line 279
                             { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&k[(ga_58 + (4u * w4_60))]); const unsigned int ok_ld = (4u * w4_60); ka_55[ok_ld + 0u] = ok_lw.x; ka_55[ok_ld + 1u] = ok_lw.y; ka_55[ok_ld + 2u] = ok_lw.z; ka_55[ok_ld + 3u] = ok_lw.w; }
-                            // line 277
+                            // line 280
                             { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&k[(gb_59 + (4u * w4_60))]); const unsigned int ok_ld = (4u * w4_60); kb2_56[ok_ld + 0u] = ok_lw.x; kb2_56[ok_ld + 1u] = ok_lw.y; kb2_56[ok_ld + 2u] = ok_lw.z; kb2_56[ok_ld + 3u] = ok_lw.w; }
                         }
                     }
                 } else {
-                    // line 280
+                    // line 283
                     {
                         const unsigned int ok_end_61 = (head_dim / 16u);
                         #pragma unroll
                         for (unsigned int w_61 = 0u; w_61 < ok_end_61; w_61++) {
-                            // line 281
+                            // line 284
                             ka_55[w_61] = k[(ga_58 + w_61)];
-                            // line 282
+                            // line 285
                             kb2_56[w_61] = k[(gb_59 + w_61)];
                         }
                     }
                 }
             }
-            // line 289
+            // line 292
             if (copy_k_33) {
-                // line 290
+                // line 293
                 unsigned int lim_62 = ((row0_39 < rp_38) ? ok_min_u32(tile_36, n_18) : 0u);
-                // line 291
+                // line 294
                 {
                     const unsigned int ok_end_63 = lim_62;
                     const unsigned int ok_step_63 = (4u * rp_38);
                     for (unsigned int r0_63 = row0_39; r0_63 < ok_end_63; r0_63 = (ok_step_63 >= ok_end_63 - r0_63) ? ok_end_63 : r0_63 + ok_step_63) {
-                        // line 292
+                        // line 295
                         {
                             const unsigned int ok_end_64 = 4u;
                             #pragma unroll
                             for (unsigned int uu_64 = 0u; uu_64 < ok_end_64; uu_64++) {
-                                // line 293
+                                // line 296
                                 unsigned int row_65 = (r0_63 + (uu_64 * rp_38));
-                                // line 294
+                                // line 297
                                 if ((row_65 < lim_62)) {
-                                    // line 295
+                                    // line 298
                                     ok_async_copy16(&sh_ktile[((row_65 * stride_30) + qs_41)], &k[((sh_cells[row_65] * (head_dim / 2u)) + qx_40)]);
                                 }
                             }
                         }
                     }
                 }
-                // line 299
+                // line 302
                 ok_async_commit();
             }
-            // line 301
+            // line 304
             {
                 const unsigned int ok_end_66 = n_18;
                 const unsigned int ok_step_66 = tile_36;
                 for (unsigned int tb_66 = 0u; tb_66 < ok_end_66; tb_66 = (ok_step_66 >= ok_end_66 - tb_66) ? ok_end_66 : tb_66 + ok_step_66) {
-                    // line 302
+                    // line 305
                     unsigned int tn_67 = ok_min_u32(tile_36, (n_18 - tb_66));
-                    // line 307
+                    // line 310
                     unsigned int kb_68 = (copy_k_33 ? (((tb_66 >> tile_log_37) & 1u) * kbuf_34) : 0u);
-                    // line 308
+                    // line 311
                     if (copy_k_33) {
-                        // line 309
+                        // line 312
                         if (((tb_66 + tile_36) < n_18)) {
-                            // line 310
+                            // line 313
                             unsigned int tb2_69 = (tb_66 + tile_36);
-                            // line 311
+                            // line 314
                             unsigned int lim_70 = ((row0_39 < rp_38) ? ok_min_u32(tile_36, (n_18 - tb2_69)) : 0u);
-                            // line 312
+                            // line 315
                             {
                                 const unsigned int ok_end_71 = lim_70;
                                 const unsigned int ok_step_71 = (4u * rp_38);
                                 for (unsigned int r0_71 = row0_39; r0_71 < ok_end_71; r0_71 = (ok_step_71 >= ok_end_71 - r0_71) ? ok_end_71 : r0_71 + ok_step_71) {
-                                    // line 313
+                                    // line 316
                                     {
                                         const unsigned int ok_end_72 = 4u;
                                         #pragma unroll
                                         for (unsigned int uu_72 = 0u; uu_72 < ok_end_72; uu_72++) {
-                                            // line 314
+                                            // line 317
                                             unsigned int row_73 = (r0_71 + (uu_72 * rp_38));
-                                            // line 315
+                                            // line 318
                                             if ((row_73 < lim_70)) {
-                                                // line 316
+                                                // line 319
                                                 ok_async_copy16(&sh_ktile[(((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41)], &k[((sh_cells[(tb2_69 + row_73)] * (head_dim / 2u)) + qx_40)]);
                                             }
                                         }
                                     }
                                 }
                             }
-                            // line 320
+                            // line 323
                             ok_async_commit();
-                            // line 321
+                            // line 324
                             ok_async_wait<1>();
                         } else {
-                            // line 323
+                            // line 326
                             ok_async_wait<0>();
                         }
                     } else {
-                        // line 325
+                        // line 328
                         if ((async_k && (!f16_rows_28))) {
-                            // line 326
+                            // line 329
                             unsigned int total_74 = (tn_67 << kwl_31);
-                            // line 327
+                            // line 330
                             {
                                 const unsigned int ok_end_75 = total_74;
                                 const unsigned int ok_step_75 = (16u * 128u);
                                 for (unsigned int base_75 = 0u; base_75 < ok_end_75; base_75 = (ok_step_75 >= ok_end_75 - base_75) ? ok_end_75 : base_75 + ok_step_75) {
-                                    // line 328
+                                    // line 331
                                     unsigned int r_76[16];
                                     for (unsigned int ok_i = 0u; ok_i < 16u; ok_i++) { r_76[ok_i] = 0u; }
-                                    // line 329
+                                    // line 332
                                     {
                                         const unsigned int ok_end_77 = 16u;
                                         #pragma unroll
                                         for (unsigned int uu_77 = 0u; uu_77 < ok_end_77; uu_77++) {
-                                            // line 330
+                                            // line 333
                                             unsigned int idx_78 = ((base_75 + (uu_77 * 128u)) + t0_3);
-                                            // line 331
+                                            // line 334
                                             unsigned int w_79 = (idx_78 & ((1u << kwl_31) - 1u));
-                                            // line 332
+                                            // line 335
                                             if (((idx_78 < total_74) && (w_79 < kw_29))) {
-                                                // line 333
+                                                // line 336
                                                 unsigned int row_80 = (sh_cells[(tb_66 + (idx_78 >> kwl_31))] * k_bytes_20);
-                                                // line 334
+                                                // line 337
                                                 if ((w_79 < ((((row_80 % 4u) + k_bytes_20) + 3u) / 4u))) {
-                                                    // line 335
+                                                    // line 338
                                                     r_76[uu_77] = k[((row_80 / 4u) + w_79)];
                                                 }
                                             }
                                         }
                                     }
-                                    // line 339
+                                    // line 342
                                     {
                                         const unsigned int ok_end_81 = 16u;
                                         #pragma unroll
                                         for (unsigned int uu_81 = 0u; uu_81 < ok_end_81; uu_81++) {
-                                            // line 340
+                                            // line 343
                                             unsigned int idx_82 = ((base_75 + (uu_81 * 128u)) + t0_3);
-                                            // line 341
+                                            // line 344
                                             unsigned int w_83 = (idx_82 & ((1u << kwl_31) - 1u));
-                                            // line 342
+                                            // line 345
                                             if (((idx_82 < total_74) && (w_83 < kw_29))) {
-                                                // line 343
+                                                // line 346
                                                 sh_ktile[(((idx_82 >> kwl_31) * stride_30) + w_83)] = r_76[uu_81];
                                             }
                                         }
@@ -576,107 +576,107 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 348
+                    // line 351
                     __syncthreads();
-                    // line 349
+                    // line 352
                     if (f16_rows_28) {
-                        // line 353
+                        // line 356
                         {
                             const unsigned int ok_end_84 = tn_67;
                             const unsigned int ok_step_84 = 32u;
                             for (unsigned int sp_84 = 0u; sp_84 < ok_end_84; sp_84 = (ok_step_84 >= ok_end_84 - sp_84) ? ok_end_84 : sp_84 + ok_step_84) {
-                                // line 354
+                                // line 357
                                 unsigned int ja_85 = (sp_84 + j_43);
-                                // line 355
+                                // line 358
                                 if ((ja_85 < tn_67)) {
-                                    // line 356
+                                    // line 359
                                     unsigned int jb_86 = (ja_85 + 16u);
-                                    // line 357
+                                    // line 360
                                     unsigned int sa_87 = ((kb_68 + (ja_85 * ((head_dim / 2u) + 4u))) + slice_at_45);
-                                    // line 358
+                                    // line 361
                                     unsigned int sb_88 = ((kb_68 + (ok_min_u32(jb_86, (tn_67 - 1u)) * ((head_dim / 2u) + 4u))) + slice_at_45);
-                                    // line 363
+                                    // line 366
                                     if (async_k) {
-                                        // line 364
+                                        // line 367
                                         if (k_quads_57) {
-                                            // line 365
+                                            // line 368
                                             {
                                                 const unsigned int ok_end_89 = (head_dim / 64u);
                                                 #pragma unroll
                                                 for (unsigned int w4_89 = 0u; w4_89 < ok_end_89; w4_89++) {
-                                                    // line 366
+                                                    // line 369
                                                     { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&sh_ktile[(sa_87 + (4u * w4_89))]); const unsigned int ok_ld = (4u * w4_89); ka_55[ok_ld + 0u] = ok_lw.x; ka_55[ok_ld + 1u] = ok_lw.y; ka_55[ok_ld + 2u] = ok_lw.z; ka_55[ok_ld + 3u] = ok_lw.w; }
-                                                    // line 367
+                                                    // line 370
                                                     { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&sh_ktile[(sb_88 + (4u * w4_89))]); const unsigned int ok_ld = (4u * w4_89); kb2_56[ok_ld + 0u] = ok_lw.x; kb2_56[ok_ld + 1u] = ok_lw.y; kb2_56[ok_ld + 2u] = ok_lw.z; kb2_56[ok_ld + 3u] = ok_lw.w; }
                                                 }
                                             }
                                         } else {
-                                            // line 370
+                                            // line 373
                                             {
                                                 const unsigned int ok_end_90 = (head_dim / 16u);
                                                 #pragma unroll
                                                 for (unsigned int w_90 = 0u; w_90 < ok_end_90; w_90++) {
-                                                    // line 371
+                                                    // line 374
                                                     ka_55[w_90] = sh_ktile[(sa_87 + w_90)];
-                                                    // line 372
+                                                    // line 375
                                                     kb2_56[w_90] = sh_ktile[(sb_88 + w_90)];
                                                 }
                                             }
                                         }
                                     }
-                                    // line 376
+                                    // line 379
                                     float da_91[4];
                                     for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { da_91[ok_i] = 0.0f; }
-                                    // line 377
+                                    // line 380
                                     float db_92[4];
                                     for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { db_92[ok_i] = 0.0f; }
-                                    // line 378
+                                    // line 381
                                     {
                                         const unsigned int ok_end_93 = (head_dim / 16u);
                                         #pragma unroll
                                         for (unsigned int w_93 = 0u; w_93 < ok_end_93; w_93++) {
-                                            // line 379
-                                            unsigned int wa_94 = ka_55[w_93];
-                                            // line 380
-                                            unsigned int wb_95 = kb2_56[w_93];
-                                            // line 381
-                                            float alo_96 = ok_f16_to_f32(wa_94);
                                             // line 382
-                                            float ahi_97 = ok_f16_hi_to_f32(wa_94);
+                                            unsigned int wa_94 = ka_55[w_93];
                                             // line 383
-                                            float blo_98 = ok_f16_to_f32(wb_95);
+                                            unsigned int wb_95 = kb2_56[w_93];
                                             // line 384
-                                            float bhi_99 = ok_f16_hi_to_f32(wb_95);
+                                            float alo_96 = ok_f16_to_f32(wa_94);
                                             // line 385
+                                            float ahi_97 = ok_f16_hi_to_f32(wa_94);
+                                            // line 386
+                                            float blo_98 = ok_f16_to_f32(wb_95);
+                                            // line 387
+                                            float bhi_99 = ok_f16_hi_to_f32(wb_95);
+                                            // line 388
                                             {
                                                 const unsigned int ok_end_100 = 4u;
                                                 #pragma unroll
                                                 for (unsigned int hh_100 = 0u; hh_100 < ok_end_100; hh_100++) {
-                                                    // line 386
+                                                    // line 389
                                                     da_91[hh_100] = ok_fma_f32(qr_51[(((hh_100 * 32u) + (2u * w_93)) + 1u)], ahi_97, ok_fma_f32(qr_51[((hh_100 * 32u) + (2u * w_93))], alo_96, da_91[hh_100]));
-                                                    // line 387
+                                                    // line 390
                                                     db_92[hh_100] = ok_fma_f32(qr_51[(((hh_100 * 32u) + (2u * w_93)) + 1u)], bhi_99, ok_fma_f32(qr_51[((hh_100 * 32u) + (2u * w_93))], blo_98, db_92[hh_100]));
                                                 }
                                             }
                                         }
                                     }
-                                    // line 390
+                                    // line 393
                                     {
                                         const unsigned int ok_end_101 = 4u;
                                         #pragma unroll
                                         for (unsigned int hh_101 = 0u; hh_101 < ok_end_101; hh_101++) {
-                                            // line 391
+                                            // line 394
                                             sh_part[((((hh_101 * ptile_35) + ja_85) * 8u) + s_42)] = da_91[hh_101];
                                         }
                                     }
-                                    // line 393
+                                    // line 396
                                     if ((jb_86 < tn_67)) {
-                                        // line 394
+                                        // line 397
                                         {
                                             const unsigned int ok_end_102 = 4u;
                                             #pragma unroll
                                             for (unsigned int hh_102 = 0u; hh_102 < ok_end_102; hh_102++) {
-                                                // line 395
+                                                // line 398
                                                 sh_part[((((hh_102 * ptile_35) + jb_86) * 8u) + s_42)] = db_92[hh_102];
                                             }
                                         }
@@ -684,187 +684,187 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                 }
                             }
                         }
-                        // line 401
+                        // line 404
                         unsigned int t2_103 = (tb_66 + tile_36);
-                        // line 402
+                        // line 405
                         if (((!async_k) && ((t2_103 + j_43) < n_18))) {
-                            // line 403
+                            // line 406
                             unsigned int ga_104 = ((sh_cells[(t2_103 + j_43)] * (head_dim / 2u)) + (s_42 * (head_dim / 16u)));
-                            // line 404
+                            // line 407
                             unsigned int gb_105 = ((sh_cells[(t2_103 + ok_min_u32((j_43 + 16u), (ok_min_u32(tile_36, (n_18 - t2_103)) - 1u)))] * (head_dim / 2u)) + (s_42 * (head_dim / 16u)));
-                            // line 405
+                            // line 408
                             if (k_quads_57) {
-                                // line 406
+                                // line 409
                                 {
                                     const unsigned int ok_end_106 = (head_dim / 64u);
                                     #pragma unroll
                                     for (unsigned int w4_106 = 0u; w4_106 < ok_end_106; w4_106++) {
-                                        // line 407
+                                        // line 410
                                         { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&k[(ga_104 + (4u * w4_106))]); const unsigned int ok_ld = (4u * w4_106); ka_55[ok_ld + 0u] = ok_lw.x; ka_55[ok_ld + 1u] = ok_lw.y; ka_55[ok_ld + 2u] = ok_lw.z; ka_55[ok_ld + 3u] = ok_lw.w; }
-                                        // line 408
+                                        // line 411
                                         { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&k[(gb_105 + (4u * w4_106))]); const unsigned int ok_ld = (4u * w4_106); kb2_56[ok_ld + 0u] = ok_lw.x; kb2_56[ok_ld + 1u] = ok_lw.y; kb2_56[ok_ld + 2u] = ok_lw.z; kb2_56[ok_ld + 3u] = ok_lw.w; }
                                     }
                                 }
                             } else {
-                                // line 411
+                                // line 414
                                 {
                                     const unsigned int ok_end_107 = (head_dim / 16u);
                                     #pragma unroll
                                     for (unsigned int w_107 = 0u; w_107 < ok_end_107; w_107++) {
-                                        // line 412
+                                        // line 415
                                         ka_55[w_107] = k[(ga_104 + w_107)];
-                                        // line 413
+                                        // line 416
                                         kb2_56[w_107] = k[(gb_105 + w_107)];
                                     }
                                 }
                             }
                         }
                     } else {
-                        // line 418
+                        // line 421
                         {
                             const unsigned int ok_end_108 = tn_67;
                             const unsigned int ok_step_108 = 16u;
                             for (unsigned int sp_108 = 0u; sp_108 < ok_end_108; sp_108 = (ok_step_108 >= ok_end_108 - sp_108) ? ok_end_108 : sp_108 + ok_step_108) {
-                                // line 419
+                                // line 422
                                 unsigned int jj_109 = (sp_108 + j_43);
-                                // line 420
+                                // line 423
                                 if ((jj_109 < tn_67)) {
-                                    // line 421
+                                    // line 424
                                     unsigned int at_110 = (jj_109 * stride_30);
-                                    // line 422
+                                    // line 425
                                     float dots_111[4];
                                     for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { dots_111[ok_i] = 0.0f; }
-                                    // line 423
+                                    // line 426
                                     unsigned int off_112 = ((sh_cells[(tb_66 + jj_109)] * k_bytes_20) % 4u);
-                                    // line 424
+                                    // line 427
                                     {
                                         const unsigned int ok_end_113 = ((head_dim + 7u) / 8u);
                                         #pragma unroll
                                         for (unsigned int e_113 = 0u; e_113 < ok_end_113; e_113++) {
-                                            // line 425
+                                            // line 428
                                             unsigned int d_114 = ((s_42 * ds_44) + e_113);
-                                            // line 426
+                                            // line 429
                                             if ((d_114 < head_dim)) {
-                                                // line 427
+                                                // line 430
                                                 float x_115 = 0.0f;
-                                                // line 428
+                                                // line 431
                                                 if ((!async_k)) {
-                                                    // line 430
+                                                    // line 433
                                                     float elem_value_116;
-                                                    // line 110
+                                                    // line 113
                                                     unsigned int row_117 = (sh_cells[(tb_66 + jj_109)] * k_bytes_20);
                                                     unsigned int d_118 = d_114;
                                                     unsigned int fmt_119 = pc.k_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_120 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_119 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_120 = __uint_as_float(k[((row_117 / 4u) + d_118)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_119 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             unsigned int o_121 = (row_117 + (2u * d_118));
-                                                            // line 116
+                                                            // line 119
                                                             unsigned int bits_122 = ((k[(o_121 / 4u)] >> ((o_121 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_120 = ((fmt_119 == 1u) ? ok_f16_to_f32(bits_122) : __uint_as_float((bits_122 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            unsigned int o_123 = (row_117 + ((d_118 / 32u) * ((fmt_119 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_124 = ok_f16_to_f32((k[(o_123 / 4u)] >> ((o_123 % 4u) * 8u)));
-                                                            // line 122
-                                                            unsigned int j_125 = (d_118 % 32u);
                                                             // line 123
-                                                            int qv_126 = 0;
+                                                            unsigned int o_123 = (row_117 + ((d_118 / 32u) * ((fmt_119 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_124 = ok_f16_to_f32((k[(o_123 / 4u)] >> ((o_123 % 4u) * 8u)));
+                                                            // line 125
+                                                            unsigned int j_125 = (d_118 % 32u);
+                                                            // line 126
+                                                            int qv_126 = 0;
+                                                            // line 127
                                                             if ((fmt_119 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 unsigned int at_127 = ((o_123 + 2u) + j_125);
-                                                                // line 126
+                                                                // line 129
                                                                 unsigned int raw_128 = ((k[(at_127 / 4u)] >> ((at_127 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_126 = ((int)((unsigned int)((int)raw_128) - (unsigned int)((raw_128 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 unsigned int at_129 = ((o_123 + 2u) + (j_125 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 unsigned int byte_130 = ((k[(at_129 / 4u)] >> ((at_129 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_126 = ((int)((unsigned int)((int)((j_125 < 16u) ? (byte_130 & 15u) : (byte_130 >> 4u))) - (unsigned int)8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_120 = (sc_124 * ((float)qv_126));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_116 = x_120;
-                                                    // line 430
+                                                    // line 433
                                                     x_115 = elem_value_116;
                                                 } else {
-                                                    // line 431
+                                                    // line 434
                                                     if ((pc.k_type == 0u)) {
-                                                        // line 432
+                                                        // line 435
                                                         x_115 = __uint_as_float(sh_ktile[(at_110 + d_114)]);
                                                     } else {
-                                                        // line 433
+                                                        // line 436
                                                         if ((pc.k_type <= 2u)) {
-                                                            // line 434
+                                                            // line 437
                                                             unsigned int o_131 = (off_112 + (2u * d_114));
-                                                            // line 435
+                                                            // line 438
                                                             unsigned int bits_132 = ((sh_ktile[(at_110 + (o_131 / 4u))] >> ((o_131 % 4u) * 8u)) & 65535u);
-                                                            // line 436
+                                                            // line 439
                                                             x_115 = ((pc.k_type == 1u) ? ok_f16_to_f32(bits_132) : __uint_as_float((bits_132 << 16u)));
                                                         } else {
-                                                            // line 438
-                                                            unsigned int o_133 = (off_112 + ((d_114 / 32u) * ((pc.k_type == 3u) ? 34u : 18u)));
-                                                            // line 439
-                                                            float sc_134 = ok_f16_to_f32((sh_ktile[(at_110 + (o_133 / 4u))] >> ((o_133 % 4u) * 8u)));
-                                                            // line 440
-                                                            unsigned int jd_135 = (d_114 % 32u);
                                                             // line 441
-                                                            int qv_136 = 0;
+                                                            unsigned int o_133 = (off_112 + ((d_114 / 32u) * ((pc.k_type == 3u) ? 34u : 18u)));
                                                             // line 442
+                                                            float sc_134 = ok_f16_to_f32((sh_ktile[(at_110 + (o_133 / 4u))] >> ((o_133 % 4u) * 8u)));
+                                                            // line 443
+                                                            unsigned int jd_135 = (d_114 % 32u);
+                                                            // line 444
+                                                            int qv_136 = 0;
+                                                            // line 445
                                                             if ((pc.k_type == 3u)) {
-                                                                // line 443
+                                                                // line 446
                                                                 unsigned int bo_137 = ((o_133 + 2u) + jd_135);
-                                                                // line 444
+                                                                // line 447
                                                                 unsigned int raw_138 = ((sh_ktile[(at_110 + (bo_137 / 4u))] >> ((bo_137 % 4u) * 8u)) & 255u);
-                                                                // line 445
+                                                                // line 448
                                                                 qv_136 = ((int)((unsigned int)((int)raw_138) - (unsigned int)((raw_138 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 447
+                                                                // line 450
                                                                 unsigned int bo_139 = ((o_133 + 2u) + (jd_135 % 16u));
-                                                                // line 448
+                                                                // line 451
                                                                 unsigned int byte_140 = ((sh_ktile[(at_110 + (bo_139 / 4u))] >> ((bo_139 % 4u) * 8u)) & 255u);
-                                                                // line 449
+                                                                // line 452
                                                                 qv_136 = ((int)((unsigned int)((int)((jd_135 < 16u) ? (byte_140 & 15u) : (byte_140 >> 4u))) - (unsigned int)8));
                                                             }
-                                                            // line 451
+                                                            // line 454
                                                             x_115 = (sc_134 * ((float)qv_136));
                                                         }
                                                     }
                                                 }
-                                                // line 453
+                                                // line 456
                                                 {
                                                     const unsigned int ok_end_141 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int hh_141 = 0u; hh_141 < ok_end_141; hh_141++) {
-                                                        // line 454
+                                                        // line 457
                                                         dots_111[hh_141] = ok_fma_f32(qr_51[((hh_141 * 32u) + e_113)], x_115, dots_111[hh_141]);
                                                     }
                                                 }
                                             }
                                         }
                                     }
-                                    // line 460
+                                    // line 463
                                     {
                                         const unsigned int ok_end_142 = 4u;
                                         #pragma unroll
                                         for (unsigned int hh_142 = 0u; hh_142 < ok_end_142; hh_142++) {
-                                            // line 461
+                                            // line 464
                                             sh_part[((((hh_142 * ptile_35) + jj_109) * 8u) + s_42)] = dots_111[hh_142];
                                         }
                                     }
@@ -872,330 +872,330 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 466
-                    __syncthreads();
                     // line 469
+                    __syncthreads();
+                    // line 472
                     {
                         const unsigned int ok_end_143 = (4u * tile_36);
                         const unsigned int ok_step_143 = 128u;
                         for (unsigned int idx_143 = t0_3; idx_143 < ok_end_143; idx_143 = (ok_step_143 >= ok_end_143 - idx_143) ? ok_end_143 : idx_143 + ok_step_143) {
-                            // line 470
+                            // line 473
                             unsigned int hh_144 = (idx_143 >> tile_log_37);
-                            // line 471
+                            // line 474
                             unsigned int jj_145 = (idx_143 & (tile_36 - 1u));
-                            // line 472
+                            // line 475
                             if ((jj_145 < tn_67)) {
-                                // line 473
+                                // line 476
                                 unsigned int i_146 = (tb_66 + jj_145);
-                                // line 474
+                                // line 477
                                 float sc_147 = 0.0f;
-                                // line 475
+                                // line 478
                                 if ((hh_144 < hn_49)) {
-                                    // line 476
+                                    // line 479
                                     float dot_148 = sh_part[(((hh_144 * ptile_35) + jj_145) * 8u)];
-                                    // line 477
+                                    // line 480
                                     {
                                         const unsigned int ok_end_149 = 8u;
                                         #pragma unroll
                                         for (unsigned int s2_149 = 1u; s2_149 < ok_end_149; s2_149++) {
-                                            // line 478
+                                            // line 481
                                             dot_148 = (dot_148 + sh_part[((((hh_144 * ptile_35) + jj_145) * 8u) + s2_149)]);
                                         }
                                     }
-                                    // line 480
+                                    // line 483
                                     unsigned int h_150 = (head0_50 + hh_144);
-                                    // line 481
+                                    // line 484
                                     sc_147 = (dot_148 * pc.scale);
-                                    // line 482
+                                    // line 485
                                     if ((pc.softcap > 0.0f)) {
-                                        // line 483
+                                        // line 486
                                         sc_147 = (pc.softcap * ok_tanh(ok_div(sc_147, pc.softcap)));
                                     }
-                                    // line 485
+                                    // line 488
                                     if ((pc.has_mask != 0u)) {
-                                        // line 486
-                                        float slope_lo_151 = ok_exp2(((-ok_div(pc.max_bias, nf_23)) * ((float)(h_150 + 1u))));
-                                        // line 487
-                                        float slope_hi_152 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0f), nf_23)) * ((float)((2u * (h_150 - ok_min_u32(h_150, n2_22))) + 1u))));
-                                        // line 488
-                                        float slope_153 = ((pc.max_bias > 0.0f) ? ((h_150 < n2_22) ? slope_lo_151 : slope_hi_152) : 1.0f);
                                         // line 489
+                                        float slope_lo_151 = ok_exp2(((-ok_div(pc.max_bias, nf_23)) * ((float)(h_150 + 1u))));
+                                        // line 490
+                                        float slope_hi_152 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0f), nf_23)) * ((float)((2u * (h_150 - ok_min_u32(h_150, n2_22))) + 1u))));
+                                        // line 491
+                                        float slope_153 = ((pc.max_bias > 0.0f) ? ((h_150 < n2_22) ? slope_lo_151 : slope_hi_152) : 1.0f);
+                                        // line 492
                                         sc_147 = ok_fma_f32(slope_153, ok_f16_to_f32(((unsigned int)mask[((((b_2 * pc.pages_per_seq) * pc.page_size) + start_16) + i_146)])), sc_147);
                                     }
                                 }
-                                // line 492
+                                // line 495
                                 sh_scores[((hh_144 * cap_11) + i_146)] = sc_147;
                             }
                         }
                     }
                 }
             }
-            // line 502
-            unsigned int n_sub_154 = (split_9 ? ((n_18 + 127u) / 128u) : (pairs_12 ? ((n_18 + 255u) / 256u) : 1u));
-            // line 503
-            unsigned int c_first_155 = (split_9 ? (c_0 * per_10) : (pairs_12 ? (2u * c_0) : c_0));
-            // line 504
-            unsigned int gpc_156 = (split_9 ? ok_max_u32((groups_7 / 2u), 1u) : groups_7);
             // line 505
-            unsigned int vc_157 = (g_47 / gpc_156);
+            unsigned int n_sub_154 = (split_9 ? ((n_18 + 127u) / 128u) : (pairs_12 ? ((n_18 + 255u) / 256u) : 1u));
             // line 506
-            unsigned int clo_158 = (split_9 ? ok_min_u32((vc_157 * 128u), n_18) : 0u);
+            unsigned int c_first_155 = (split_9 ? (c_0 * per_10) : (pairs_12 ? (2u * c_0) : c_0));
             // line 507
-            unsigned int clen_159 = (split_9 ? ok_min_u32((n_18 - clo_158), 128u) : (pairs_12 ? ok_min_u32(n_18, 256u) : n_18));
+            unsigned int gpc_156 = (split_9 ? ok_max_u32((groups_7 / 2u), 1u) : groups_7);
             // line 508
-            unsigned int span_160 = (((clen_159 + gpc_156) - 1u) / gpc_156);
+            unsigned int vc_157 = (g_47 / gpc_156);
             // line 509
-            unsigned int ilo_161 = (clo_158 + ok_min_u32(((g_47 - (vc_157 * gpc_156)) * span_160), clen_159));
+            unsigned int clo_158 = (split_9 ? ok_min_u32((vc_157 * 128u), n_18) : 0u);
             // line 510
-            unsigned int ihi_162 = ok_min_u32((ilo_161 + span_160), (clo_158 + clen_159));
+            unsigned int clen_159 = (split_9 ? ok_min_u32((n_18 - clo_158), 128u) : (pairs_12 ? ok_min_u32(n_18, 256u) : n_18));
             // line 511
+            unsigned int span_160 = (((clen_159 + gpc_156) - 1u) / gpc_156);
+            // line 512
+            unsigned int ilo_161 = (clo_158 + ok_min_u32(((g_47 - (vc_157 * gpc_156)) * span_160), clen_159));
+            // line 513
+            unsigned int ihi_162 = ok_min_u32((ilo_161 + span_160), (clo_158 + clen_159));
+            // line 514
             bool v_active_163 = ((g_47 < groups_7) && (vc_157 < per_10));
-            // line 515
+            // line 518
             bool pair_b_164 = (pairs_12 && (n_18 > 256u));
-            // line 516
+            // line 519
             unsigned int abase_165 = ((4u * groups_7) * head_dim);
-            // line 523
+            // line 526
             unsigned int vw_166[32];
             for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { vw_166[ok_i] = 0u; }
-            // line 524
+            // line 527
             if (((v_active_163 && f16_v_4) && (ilo_161 < ihi_162))) {
-                // line 525
+                // line 528
                 {
                     const unsigned int ok_end_167 = 8u;
                     #pragma unroll
                     for (unsigned int uu_167 = 0u; uu_167 < ok_end_167; uu_167++) {
-                        // line 526
+                        // line 529
                         unsigned int at_168 = ((sh_cells[ok_min_u32((ilo_161 + uu_167), (ihi_162 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                        // line 527
+                        // line 530
                         { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_168]); const unsigned int ok_ld = (4u * uu_167); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                     }
                 }
             }
-            // line 530
+            // line 533
             __syncthreads();
-            // line 540
-            unsigned int sh_169 = (t0_3 / 32u);
-            // line 541
-            unsigned int lane_170 = (t0_3 % 32u);
-            // line 542
-            unsigned int srow_171 = ((sh_169 * cap_11) + lane_170);
             // line 543
+            unsigned int sh_169 = (t0_3 / 32u);
+            // line 544
+            unsigned int lane_170 = (t0_3 % 32u);
+            // line 545
+            unsigned int srow_171 = ((sh_169 * cap_11) + lane_170);
+            // line 546
             float sv_172[16];
             for (unsigned int ok_i = 0u; ok_i < 16u; ok_i++) { sv_172[ok_i] = 0.0f; }
-            // line 544
+            // line 547
             {
                 const unsigned int ok_end_173 = ((async_k && (!deterministic)) ? 16u : 8u);
                 #pragma unroll
                 for (unsigned int e_173 = 0u; e_173 < ok_end_173; e_173++) {
-                    // line 545
+                    // line 548
                     if (((32u * e_173) < n_18)) {
-                        // line 546
+                        // line 549
                         sv_172[e_173] = sh_scores[(srow_171 + (32u * e_173))];
                     }
                 }
             }
-            // line 552
+            // line 555
             float mx_174 = __uint_as_float(0xff800000u);
-            // line 553
+            // line 556
             float mx2_175 = __uint_as_float(0xff800000u);
-            // line 554
+            // line 557
             if ((sh_169 < hn_49)) {
-                // line 555
+                // line 558
                 {
                     const unsigned int ok_end_176 = ((async_k && (!deterministic)) ? 16u : 8u);
                     #pragma unroll
                     for (unsigned int e_176 = 0u; e_176 < ok_end_176; e_176++) {
-                        // line 556
+                        // line 559
                         if (((32u * e_176) < n_18)) {
-                            // line 557
+                            // line 560
                             if ((two_14 && (e_176 >= e_half_15))) {
-                                // line 558
+                                // line 561
                                 mx2_175 = ok_max_f32(mx2_175, sv_172[e_176]);
                             } else {
-                                // line 560
+                                // line 563
                                 mx_174 = ok_max_f32(mx_174, sv_172[e_176]);
                             }
                         }
                     }
                 }
             }
-            // line 567
+            // line 570
             sh_part[t0_3] = mx_174;
-            // line 568
+            // line 571
             if (two_14) {
-                // line 569
+                // line 572
                 sh_part[(128u + t0_3)] = mx2_175;
             }
-            // line 571
-            __syncthreads();
-            // line 572
-            float m_177 = __uint_as_float(0xff800000u);
-            // line 573
-            float m2_178 = __uint_as_float(0xff800000u);
             // line 574
+            __syncthreads();
+            // line 575
+            float m_177 = __uint_as_float(0xff800000u);
+            // line 576
+            float m2_178 = __uint_as_float(0xff800000u);
+            // line 577
             {
                 const unsigned int ok_end_179 = 32u;
                 for (unsigned int l2_179 = 0u; l2_179 < ok_end_179; l2_179++) {
-                    // line 575
+                    // line 578
                     m_177 = ok_max_f32(m_177, sh_part[((sh_169 * 32u) + l2_179)]);
                 }
             }
-            // line 577
+            // line 580
             if (two_14) {
-                // line 578
+                // line 581
                 {
                     const unsigned int ok_end_180 = 32u;
                     for (unsigned int l2_180 = 0u; l2_180 < ok_end_180; l2_180++) {
-                        // line 579
+                        // line 582
                         m2_178 = ok_max_f32(m2_178, sh_part[((128u + (sh_169 * 32u)) + l2_180)]);
                     }
                 }
             }
-            // line 582
+            // line 585
             float ls_181 = 0.0f;
-            // line 583
+            // line 586
             float ls2_182 = 0.0f;
-            // line 584
+            // line 587
             if ((sh_169 < hn_49)) {
-                // line 585
+                // line 588
                 {
                     const unsigned int ok_end_183 = ((async_k && (!deterministic)) ? 16u : 8u);
                     #pragma unroll
                     for (unsigned int e_183 = 0u; e_183 < ok_end_183; e_183++) {
-                        // line 586
+                        // line 589
                         if (((32u * e_183) < n_18)) {
-                            // line 587
-                            bool second_184 = (two_14 && (e_183 >= e_half_15));
-                            // line 588
-                            float sc_185 = sv_172[e_183];
-                            // line 589
-                            float p_186 = ((sc_185 == __uint_as_float(0xff800000u)) ? 0.0f : ok_exp((sc_185 - (second_184 ? m2_178 : m_177))));
                             // line 590
+                            bool second_184 = (two_14 && (e_183 >= e_half_15));
+                            // line 591
+                            float sc_185 = sv_172[e_183];
+                            // line 592
+                            float p_186 = ((sc_185 == __uint_as_float(0xff800000u)) ? 0.0f : ok_exp((sc_185 - (second_184 ? m2_178 : m_177))));
+                            // line 593
                             if (second_184) {
-                                // line 591
+                                // line 594
                                 ls2_182 = (ls2_182 + p_186);
                             } else {
-                                // line 593
+                                // line 596
                                 ls_181 = (ls_181 + p_186);
                             }
-                            // line 595
+                            // line 598
                             sv_172[e_183] = p_186;
                         }
                     }
                 }
             }
-            // line 603
+            // line 606
             {
                 const unsigned int ok_end_187 = ((async_k && (!deterministic)) ? 16u : 8u);
                 #pragma unroll
                 for (unsigned int e_187 = 0u; e_187 < ok_end_187; e_187++) {
-                    // line 604
+                    // line 607
                     if (((32u * e_187) < n_18)) {
-                        // line 605
+                        // line 608
                         sh_scores[(((lane_170 + (32u * e_187)) * 4u) + sh_169)] = sv_172[e_187];
                     }
                 }
             }
-            // line 608
+            // line 611
             __syncthreads();
-            // line 609
+            // line 612
             sh_part[t0_3] = ls_181;
-            // line 610
+            // line 613
             if (two_14) {
-                // line 611
+                // line 614
                 sh_part[(128u + t0_3)] = ls2_182;
             }
-            // line 613
+            // line 616
             __syncthreads();
-            // line 614
+            // line 617
             if (((lane_170 == 0u) && (sh_169 < hn_49))) {
-                // line 615
+                // line 618
                 {
                     const unsigned int ok_end_188 = n_sub_154;
                     for (unsigned int k_188 = 0u; k_188 < ok_end_188; k_188++) {
-                        // line 616
+                        // line 619
                         float l_189 = 0.0f;
-                        // line 617
+                        // line 620
                         {
                             const unsigned int ok_end_190 = 32u;
                             for (unsigned int l2_190 = 0u; l2_190 < ok_end_190; l2_190++) {
-                                // line 618
+                                // line 621
                                 l_189 = (l_189 + sh_part[(((k_188 * 128u) + (sh_169 * 32u)) + l2_190)]);
                             }
                         }
-                        // line 620
+                        // line 623
                         unsigned int row_191 = ((((((b_2 * pc.n_heads) + head0_50) + sh_169) * pc.n_chunks) + c_first_155) + k_188);
-                        // line 621
+                        // line 624
                         part_m[row_191] = ((k_188 == 0u) ? m_177 : m2_178);
-                        // line 622
+                        // line 625
                         part_l[row_191] = l_189;
                     }
                 }
             }
-            // line 625
+            // line 628
             __syncthreads();
-            // line 627
+            // line 630
             float acc_192[32];
             for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { acc_192[ok_i] = 0.0f; }
-            // line 628
+            // line 631
             unsigned int lo_193 = ilo_161;
-            // line 629
+            // line 632
             unsigned int hi_194 = ihi_162;
-            // line 636
+            // line 639
             unsigned int runs_195 = (((long_pairs && async_k) && (!deterministic)) ? 2u : 1u);
-            // line 637
+            // line 640
             {
                 const unsigned int ok_end_196 = runs_195;
                 const unsigned int ok_start_196 = 0u;
                 if (ok_start_196 < ok_end_196 && ok_end_196 - 1u == ok_start_196) {
                     const unsigned int half_196 = ok_start_196;
-                    // line 639
+                    // line 642
                     if (((half_196 == 1u) && (!pair_b_164))) {
-                        // line 640
+                        // line 643
                         lo_193 = hi_194;
                     }
-                    // line 642
+                    // line 645
                     if (((half_196 == 1u) && pair_b_164)) {
-                        // line 645
-                        unsigned int clen_b_197 = (n_18 - 256u);
-                        // line 646
-                        unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                        // line 647
-                        lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
                         // line 648
-                        hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                        unsigned int clen_b_197 = (n_18 - 256u);
                         // line 649
+                        unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
+                        // line 650
+                        lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
+                        // line 651
+                        hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                        // line 652
                         if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                            // line 650
+                            // line 653
                             {
                                 const unsigned int ok_end_199 = 8u;
                                 #pragma unroll
                                 for (unsigned int uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                    // line 651
+                                    // line 654
                                     unsigned int at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                    // line 652
+                                    // line 655
                                     { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_200]); const unsigned int ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                 }
                             }
                         }
-                        // line 655
+                        // line 658
                         if (v_active_163) {
-                            // line 656
+                            // line 659
                             {
                                 const unsigned int ok_end_201 = 4u;
                                 #pragma unroll
                                 for (unsigned int hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                    // line 657
+                                    // line 660
                                     {
                                         const unsigned int ok_end_202 = 8u;
                                         #pragma unroll
                                         for (unsigned int e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                            // line 658
+                                            // line 661
                                             if ((e_202 < vd_5)) {
-                                                // line 659
+                                                // line 662
                                                 sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim)) + (vd_5 * u_46)) + e_202)] = __float_as_uint(acc_192[((8u * hh_201) + e_202)]);
                                             }
-                                            // line 661
+                                            // line 664
                                             acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                         }
                                     }
@@ -1203,62 +1203,62 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 666
+                    // line 669
                     if (v_active_163) {
-                        // line 667
+                        // line 670
                         if (f16_v_4) {
-                            // line 671
+                            // line 674
                             unsigned int full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                            // line 672
+                            // line 675
                             {
                                 const unsigned int ok_end_204 = full_203;
                                 const unsigned int ok_step_204 = 8u;
                                 for (unsigned int i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                    // line 673
+                                    // line 676
                                     unsigned int nx_205[32];
                                     for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                    // line 674
+                                    // line 677
                                     {
                                         const unsigned int ok_end_206 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                            // line 675
+                                            // line 678
                                             unsigned int at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                            // line 676
+                                            // line 679
                                             { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_207]); const unsigned int ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                         }
                                     }
-                                    // line 678
+                                    // line 681
                                     {
                                         const unsigned int ok_end_208 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                            // line 679
+                                            // line 682
                                             unsigned int i_209 = (i0_204 + uu_208);
-                                            // line 680
+                                            // line 683
                                             float pw_210[4];
                                             for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                            // line 681
+                                            // line 684
                                             { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_209 * 4u)]); const unsigned int ok_ld = 0u; pw_210[ok_ld + 0u] = ok_lw.x; pw_210[ok_ld + 1u] = ok_lw.y; pw_210[ok_ld + 2u] = ok_lw.z; pw_210[ok_ld + 3u] = ok_lw.w; }
-                                            // line 682
+                                            // line 685
                                             {
                                                 const unsigned int ok_end_211 = 4u;
                                                 #pragma unroll
                                                 for (unsigned int e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                    // line 683
+                                                    // line 686
                                                     float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 684
+                                                    // line 687
                                                     float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 685
+                                                    // line 688
                                                     {
                                                         const unsigned int ok_end_214 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                            // line 686
+                                                            // line 689
                                                             float p_215 = pw_210[hh_214];
-                                                            // line 687
+                                                            // line 690
                                                             acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                            // line 688
+                                                            // line 691
                                                             acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                         }
                                                     }
@@ -1266,49 +1266,49 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                             }
                                         }
                                     }
-                                    // line 692
+                                    // line 695
                                     {
                                         const unsigned int ok_end_216 = 32u;
                                         for (unsigned int uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                            // line 693
+                                            // line 696
                                             vw_166[uu_216] = nx_205[uu_216];
                                         }
                                     }
                                 }
                             }
-                            // line 697
+                            // line 700
                             {
                                 const unsigned int ok_end_217 = 8u;
                                 #pragma unroll
                                 for (unsigned int uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                    // line 698
+                                    // line 701
                                     unsigned int i_218 = (full_203 + uu_217);
-                                    // line 699
+                                    // line 702
                                     if ((i_218 < hi_194)) {
-                                        // line 700
+                                        // line 703
                                         float pw_219[4];
                                         for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                        // line 701
+                                        // line 704
                                         { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_218 * 4u)]); const unsigned int ok_ld = 0u; pw_219[ok_ld + 0u] = ok_lw.x; pw_219[ok_ld + 1u] = ok_lw.y; pw_219[ok_ld + 2u] = ok_lw.z; pw_219[ok_ld + 3u] = ok_lw.w; }
-                                        // line 702
+                                        // line 705
                                         {
                                             const unsigned int ok_end_220 = 4u;
                                             #pragma unroll
                                             for (unsigned int e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                // line 703
+                                                // line 706
                                                 float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 704
+                                                // line 707
                                                 float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 705
+                                                // line 708
                                                 {
                                                     const unsigned int ok_end_223 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                        // line 706
+                                                        // line 709
                                                         float p_224 = pw_219[hh_223];
-                                                        // line 707
+                                                        // line 710
                                                         acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                        // line 708
+                                                        // line 711
                                                         acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                     }
                                                 }
@@ -1318,140 +1318,140 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                 }
                             }
                         } else {
-                            // line 714
+                            // line 717
                             {
                                 const unsigned int ok_end_225 = hi_194;
                                 const unsigned int ok_step_225 = 8u;
                                 for (unsigned int i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                    // line 715
+                                    // line 718
                                     {
                                         const unsigned int ok_end_226 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                            // line 716
+                                            // line 719
                                             unsigned int i_227 = (i0_225 + uu_226);
-                                            // line 717
+                                            // line 720
                                             if ((i_227 < hi_194)) {
-                                                // line 718
+                                                // line 721
                                                 unsigned int row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                // line 719
+                                                // line 722
                                                 float elem_value_229;
-                                                // line 110
+                                                // line 113
                                                 unsigned int row_230 = row_228;
                                                 unsigned int d_231 = (2u * u_46);
                                                 unsigned int fmt_232 = pc.v_type;
-                                                // line 111
+                                                // line 114
                                                 float x_233 = 0.0f;
-                                                // line 112
+                                                // line 115
                                                 if ((fmt_232 == 0u)) {
-                                                    // line 113
+                                                    // line 116
                                                     x_233 = __uint_as_float(v[((row_230 / 4u) + d_231)]);
                                                 } else {
-                                                    // line 114
+                                                    // line 117
                                                     if ((fmt_232 <= 2u)) {
-                                                        // line 115
+                                                        // line 118
                                                         unsigned int o_234 = (row_230 + (2u * d_231));
-                                                        // line 116
+                                                        // line 119
                                                         unsigned int bits_235 = ((v[(o_234 / 4u)] >> ((o_234 % 4u) * 8u)) & 65535u);
-                                                        // line 117
+                                                        // line 120
                                                         x_233 = ((fmt_232 == 1u) ? ok_f16_to_f32(bits_235) : __uint_as_float((bits_235 << 16u)));
                                                     } else {
-                                                        // line 120
-                                                        unsigned int o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
-                                                        // line 121
-                                                        float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
-                                                        // line 122
-                                                        unsigned int j_238 = (d_231 % 32u);
                                                         // line 123
-                                                        int qv_239 = 0;
+                                                        unsigned int o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
                                                         // line 124
+                                                        float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
+                                                        // line 125
+                                                        unsigned int j_238 = (d_231 % 32u);
+                                                        // line 126
+                                                        int qv_239 = 0;
+                                                        // line 127
                                                         if ((fmt_232 == 3u)) {
-                                                            // line 125
+                                                            // line 128
                                                             unsigned int at_240 = ((o_236 + 2u) + j_238);
-                                                            // line 126
+                                                            // line 129
                                                             unsigned int raw_241 = ((v[(at_240 / 4u)] >> ((at_240 % 4u) * 8u)) & 255u);
-                                                            // line 127
+                                                            // line 130
                                                             qv_239 = ((int)((unsigned int)((int)raw_241) - (unsigned int)((raw_241 >= 128u) ? 256 : 0)));
                                                         } else {
-                                                            // line 129
+                                                            // line 132
                                                             unsigned int at_242 = ((o_236 + 2u) + (j_238 % 16u));
-                                                            // line 130
+                                                            // line 133
                                                             unsigned int byte_243 = ((v[(at_242 / 4u)] >> ((at_242 % 4u) * 8u)) & 255u);
-                                                            // line 131
+                                                            // line 134
                                                             qv_239 = ((int)((unsigned int)((int)((j_238 < 16u) ? (byte_243 & 15u) : (byte_243 >> 4u))) - (unsigned int)8));
                                                         }
-                                                        // line 133
+                                                        // line 136
                                                         x_233 = (sc_237 * ((float)qv_239));
                                                     }
                                                 }
-                                                // line 135
+                                                // line 138
                                                 elem_value_229 = x_233;
-                                                // line 719
+                                                // line 722
                                                 float x0_244 = elem_value_229;
-                                                // line 720
+                                                // line 723
                                                 float elem_value_245;
-                                                // line 110
+                                                // line 113
                                                 unsigned int row_246 = row_228;
                                                 unsigned int d_247 = ((2u * u_46) + 1u);
                                                 unsigned int fmt_248 = pc.v_type;
-                                                // line 111
+                                                // line 114
                                                 float x_249 = 0.0f;
-                                                // line 112
+                                                // line 115
                                                 if ((fmt_248 == 0u)) {
-                                                    // line 113
+                                                    // line 116
                                                     x_249 = __uint_as_float(v[((row_246 / 4u) + d_247)]);
                                                 } else {
-                                                    // line 114
+                                                    // line 117
                                                     if ((fmt_248 <= 2u)) {
-                                                        // line 115
+                                                        // line 118
                                                         unsigned int o_250 = (row_246 + (2u * d_247));
-                                                        // line 116
+                                                        // line 119
                                                         unsigned int bits_251 = ((v[(o_250 / 4u)] >> ((o_250 % 4u) * 8u)) & 65535u);
-                                                        // line 117
+                                                        // line 120
                                                         x_249 = ((fmt_248 == 1u) ? ok_f16_to_f32(bits_251) : __uint_as_float((bits_251 << 16u)));
                                                     } else {
-                                                        // line 120
-                                                        unsigned int o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
-                                                        // line 121
-                                                        float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
-                                                        // line 122
-                                                        unsigned int j_254 = (d_247 % 32u);
                                                         // line 123
-                                                        int qv_255 = 0;
+                                                        unsigned int o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
                                                         // line 124
+                                                        float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
+                                                        // line 125
+                                                        unsigned int j_254 = (d_247 % 32u);
+                                                        // line 126
+                                                        int qv_255 = 0;
+                                                        // line 127
                                                         if ((fmt_248 == 3u)) {
-                                                            // line 125
+                                                            // line 128
                                                             unsigned int at_256 = ((o_252 + 2u) + j_254);
-                                                            // line 126
+                                                            // line 129
                                                             unsigned int raw_257 = ((v[(at_256 / 4u)] >> ((at_256 % 4u) * 8u)) & 255u);
-                                                            // line 127
+                                                            // line 130
                                                             qv_255 = ((int)((unsigned int)((int)raw_257) - (unsigned int)((raw_257 >= 128u) ? 256 : 0)));
                                                         } else {
-                                                            // line 129
+                                                            // line 132
                                                             unsigned int at_258 = ((o_252 + 2u) + (j_254 % 16u));
-                                                            // line 130
+                                                            // line 133
                                                             unsigned int byte_259 = ((v[(at_258 / 4u)] >> ((at_258 % 4u) * 8u)) & 255u);
-                                                            // line 131
+                                                            // line 134
                                                             qv_255 = ((int)((unsigned int)((int)((j_254 < 16u) ? (byte_259 & 15u) : (byte_259 >> 4u))) - (unsigned int)8));
                                                         }
-                                                        // line 133
+                                                        // line 136
                                                         x_249 = (sc_253 * ((float)qv_255));
                                                     }
                                                 }
-                                                // line 135
+                                                // line 138
                                                 elem_value_245 = x_249;
-                                                // line 720
+                                                // line 723
                                                 float x1_260 = elem_value_245;
-                                                // line 721
+                                                // line 724
                                                 {
                                                     const unsigned int ok_end_261 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                        // line 722
+                                                        // line 725
                                                         float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                        // line 723
+                                                        // line 726
                                                         acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                        // line 724
+                                                        // line 727
                                                         acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                     }
                                                 }
@@ -1464,53 +1464,53 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                     }
                 } else {
                     for (unsigned int half_196 = ok_start_196; half_196 < ok_end_196; half_196++) {
-                        // line 639
+                        // line 642
                         if (((half_196 == 1u) && (!pair_b_164))) {
-                            // line 640
+                            // line 643
                             lo_193 = hi_194;
                         }
-                        // line 642
+                        // line 645
                         if (((half_196 == 1u) && pair_b_164)) {
-                            // line 645
-                            unsigned int clen_b_197 = (n_18 - 256u);
-                            // line 646
-                            unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                            // line 647
-                            lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
                             // line 648
-                            hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                            unsigned int clen_b_197 = (n_18 - 256u);
                             // line 649
+                            unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
+                            // line 650
+                            lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
+                            // line 651
+                            hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                            // line 652
                             if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                                // line 650
+                                // line 653
                                 {
                                     const unsigned int ok_end_199 = 8u;
                                     #pragma unroll
                                     for (unsigned int uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                        // line 651
+                                        // line 654
                                         unsigned int at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                        // line 652
+                                        // line 655
                                         { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_200]); const unsigned int ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                     }
                                 }
                             }
-                            // line 655
+                            // line 658
                             if (v_active_163) {
-                                // line 656
+                                // line 659
                                 {
                                     const unsigned int ok_end_201 = 4u;
                                     #pragma unroll
                                     for (unsigned int hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                        // line 657
+                                        // line 660
                                         {
                                             const unsigned int ok_end_202 = 8u;
                                             #pragma unroll
                                             for (unsigned int e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                                // line 658
+                                                // line 661
                                                 if ((e_202 < vd_5)) {
-                                                    // line 659
+                                                    // line 662
                                                     sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim)) + (vd_5 * u_46)) + e_202)] = __float_as_uint(acc_192[((8u * hh_201) + e_202)]);
                                                 }
-                                                // line 661
+                                                // line 664
                                                 acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                             }
                                         }
@@ -1518,62 +1518,62 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                 }
                             }
                         }
-                        // line 666
+                        // line 669
                         if (v_active_163) {
-                            // line 667
+                            // line 670
                             if (f16_v_4) {
-                                // line 671
+                                // line 674
                                 unsigned int full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                                // line 672
+                                // line 675
                                 {
                                     const unsigned int ok_end_204 = full_203;
                                     const unsigned int ok_step_204 = 8u;
                                     for (unsigned int i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                        // line 673
+                                        // line 676
                                         unsigned int nx_205[32];
                                         for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                        // line 674
+                                        // line 677
                                         {
                                             const unsigned int ok_end_206 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                                // line 675
+                                                // line 678
                                                 unsigned int at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                                // line 676
+                                                // line 679
                                                 { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_207]); const unsigned int ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                             }
                                         }
-                                        // line 678
+                                        // line 681
                                         {
                                             const unsigned int ok_end_208 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                                // line 679
+                                                // line 682
                                                 unsigned int i_209 = (i0_204 + uu_208);
-                                                // line 680
+                                                // line 683
                                                 float pw_210[4];
                                                 for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                                // line 681
+                                                // line 684
                                                 { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_209 * 4u)]); const unsigned int ok_ld = 0u; pw_210[ok_ld + 0u] = ok_lw.x; pw_210[ok_ld + 1u] = ok_lw.y; pw_210[ok_ld + 2u] = ok_lw.z; pw_210[ok_ld + 3u] = ok_lw.w; }
-                                                // line 682
+                                                // line 685
                                                 {
                                                     const unsigned int ok_end_211 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                        // line 683
+                                                        // line 686
                                                         float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 684
+                                                        // line 687
                                                         float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 685
+                                                        // line 688
                                                         {
                                                             const unsigned int ok_end_214 = 4u;
                                                             #pragma unroll
                                                             for (unsigned int hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                                // line 686
+                                                                // line 689
                                                                 float p_215 = pw_210[hh_214];
-                                                                // line 687
+                                                                // line 690
                                                                 acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                                // line 688
+                                                                // line 691
                                                                 acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                             }
                                                         }
@@ -1581,49 +1581,49 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                 }
                                             }
                                         }
-                                        // line 692
+                                        // line 695
                                         {
                                             const unsigned int ok_end_216 = 32u;
                                             for (unsigned int uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                                // line 693
+                                                // line 696
                                                 vw_166[uu_216] = nx_205[uu_216];
                                             }
                                         }
                                     }
                                 }
-                                // line 697
+                                // line 700
                                 {
                                     const unsigned int ok_end_217 = 8u;
                                     #pragma unroll
                                     for (unsigned int uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                        // line 698
+                                        // line 701
                                         unsigned int i_218 = (full_203 + uu_217);
-                                        // line 699
+                                        // line 702
                                         if ((i_218 < hi_194)) {
-                                            // line 700
+                                            // line 703
                                             float pw_219[4];
                                             for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                            // line 701
+                                            // line 704
                                             { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_218 * 4u)]); const unsigned int ok_ld = 0u; pw_219[ok_ld + 0u] = ok_lw.x; pw_219[ok_ld + 1u] = ok_lw.y; pw_219[ok_ld + 2u] = ok_lw.z; pw_219[ok_ld + 3u] = ok_lw.w; }
-                                            // line 702
+                                            // line 705
                                             {
                                                 const unsigned int ok_end_220 = 4u;
                                                 #pragma unroll
                                                 for (unsigned int e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                    // line 703
+                                                    // line 706
                                                     float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 704
+                                                    // line 707
                                                     float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 705
+                                                    // line 708
                                                     {
                                                         const unsigned int ok_end_223 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                            // line 706
+                                                            // line 709
                                                             float p_224 = pw_219[hh_223];
-                                                            // line 707
+                                                            // line 710
                                                             acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                            // line 708
+                                                            // line 711
                                                             acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                         }
                                                     }
@@ -1633,140 +1633,140 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                     }
                                 }
                             } else {
-                                // line 714
+                                // line 717
                                 {
                                     const unsigned int ok_end_225 = hi_194;
                                     const unsigned int ok_step_225 = 8u;
                                     for (unsigned int i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                        // line 715
+                                        // line 718
                                         {
                                             const unsigned int ok_end_226 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                                // line 716
+                                                // line 719
                                                 unsigned int i_227 = (i0_225 + uu_226);
-                                                // line 717
+                                                // line 720
                                                 if ((i_227 < hi_194)) {
-                                                    // line 718
+                                                    // line 721
                                                     unsigned int row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                    // line 719
+                                                    // line 722
                                                     float elem_value_229;
-                                                    // line 110
+                                                    // line 113
                                                     unsigned int row_230 = row_228;
                                                     unsigned int d_231 = (2u * u_46);
                                                     unsigned int fmt_232 = pc.v_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_233 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_232 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_233 = __uint_as_float(v[((row_230 / 4u) + d_231)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_232 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             unsigned int o_234 = (row_230 + (2u * d_231));
-                                                            // line 116
+                                                            // line 119
                                                             unsigned int bits_235 = ((v[(o_234 / 4u)] >> ((o_234 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_233 = ((fmt_232 == 1u) ? ok_f16_to_f32(bits_235) : __uint_as_float((bits_235 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            unsigned int o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
-                                                            // line 122
-                                                            unsigned int j_238 = (d_231 % 32u);
                                                             // line 123
-                                                            int qv_239 = 0;
+                                                            unsigned int o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
+                                                            // line 125
+                                                            unsigned int j_238 = (d_231 % 32u);
+                                                            // line 126
+                                                            int qv_239 = 0;
+                                                            // line 127
                                                             if ((fmt_232 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 unsigned int at_240 = ((o_236 + 2u) + j_238);
-                                                                // line 126
+                                                                // line 129
                                                                 unsigned int raw_241 = ((v[(at_240 / 4u)] >> ((at_240 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_239 = ((int)((unsigned int)((int)raw_241) - (unsigned int)((raw_241 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 unsigned int at_242 = ((o_236 + 2u) + (j_238 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 unsigned int byte_243 = ((v[(at_242 / 4u)] >> ((at_242 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_239 = ((int)((unsigned int)((int)((j_238 < 16u) ? (byte_243 & 15u) : (byte_243 >> 4u))) - (unsigned int)8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_233 = (sc_237 * ((float)qv_239));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_229 = x_233;
-                                                    // line 719
+                                                    // line 722
                                                     float x0_244 = elem_value_229;
-                                                    // line 720
+                                                    // line 723
                                                     float elem_value_245;
-                                                    // line 110
+                                                    // line 113
                                                     unsigned int row_246 = row_228;
                                                     unsigned int d_247 = ((2u * u_46) + 1u);
                                                     unsigned int fmt_248 = pc.v_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_249 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_248 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_249 = __uint_as_float(v[((row_246 / 4u) + d_247)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_248 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             unsigned int o_250 = (row_246 + (2u * d_247));
-                                                            // line 116
+                                                            // line 119
                                                             unsigned int bits_251 = ((v[(o_250 / 4u)] >> ((o_250 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_249 = ((fmt_248 == 1u) ? ok_f16_to_f32(bits_251) : __uint_as_float((bits_251 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            unsigned int o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
-                                                            // line 122
-                                                            unsigned int j_254 = (d_247 % 32u);
                                                             // line 123
-                                                            int qv_255 = 0;
+                                                            unsigned int o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
+                                                            // line 125
+                                                            unsigned int j_254 = (d_247 % 32u);
+                                                            // line 126
+                                                            int qv_255 = 0;
+                                                            // line 127
                                                             if ((fmt_248 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 unsigned int at_256 = ((o_252 + 2u) + j_254);
-                                                                // line 126
+                                                                // line 129
                                                                 unsigned int raw_257 = ((v[(at_256 / 4u)] >> ((at_256 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_255 = ((int)((unsigned int)((int)raw_257) - (unsigned int)((raw_257 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 unsigned int at_258 = ((o_252 + 2u) + (j_254 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 unsigned int byte_259 = ((v[(at_258 / 4u)] >> ((at_258 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_255 = ((int)((unsigned int)((int)((j_254 < 16u) ? (byte_259 & 15u) : (byte_259 >> 4u))) - (unsigned int)8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_249 = (sc_253 * ((float)qv_255));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_245 = x_249;
-                                                    // line 720
+                                                    // line 723
                                                     float x1_260 = elem_value_245;
-                                                    // line 721
+                                                    // line 724
                                                     {
                                                         const unsigned int ok_end_261 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                            // line 722
+                                                            // line 725
                                                             float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                            // line 723
+                                                            // line 726
                                                             acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                            // line 724
+                                                            // line 727
                                                             acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                         }
                                                     }
@@ -1780,44 +1780,44 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                     }
                 }
             }
-            // line 739
-            unsigned int vgroups_263 = ok_max_u32(1u, ok_min_u32(groups_7, ((async_k ? 8704u : 1024u) / (4u * head_dim))));
-            // line 740
-            unsigned int n_vc_264 = (split_9 ? ok_max_u32(ok_min_u32(per_10, n_sub_154), 1u) : (pair_b_164 ? 2u : 1u));
-            // line 741
-            unsigned int used_groups_265 = ok_min_u32(groups_7, (n_vc_264 * gpc_156));
             // line 742
+            unsigned int vgroups_263 = ok_max_u32(1u, ok_min_u32(groups_7, ((async_k ? 8704u : 1024u) / (4u * head_dim))));
+            // line 743
+            unsigned int n_vc_264 = (split_9 ? ok_max_u32(ok_min_u32(per_10, n_sub_154), 1u) : (pair_b_164 ? 2u : 1u));
+            // line 744
+            unsigned int used_groups_265 = ok_min_u32(groups_7, (n_vc_264 * gpc_156));
+            // line 745
             float sum_266[8];
             for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { sum_266[ok_i] = 0.0f; }
-            // line 743
+            // line 746
             {
                 const unsigned int ok_end_267 = used_groups_265;
                 const unsigned int ok_step_267 = vgroups_263;
                 for (unsigned int g0_267 = 0u; g0_267 < ok_end_267; g0_267 = (ok_step_267 >= ok_end_267 - g0_267) ? ok_end_267 : g0_267 + ok_step_267) {
-                    // line 744
+                    // line 747
                     if ((((g_47 >= g0_267) && (g_47 < (g0_267 + vgroups_263))) && v_active_163)) {
-                        // line 745
+                        // line 748
                         {
                             const unsigned int ok_end_268 = 4u;
                             #pragma unroll
                             for (unsigned int hh_268 = 0u; hh_268 < ok_end_268; hh_268++) {
-                                // line 746
+                                // line 749
                                 if ((hh_268 < hn_49)) {
-                                    // line 747
+                                    // line 750
                                     {
                                         const unsigned int ok_end_269 = 8u;
                                         #pragma unroll
                                         for (unsigned int e_269 = 0u; e_269 < ok_end_269; e_269++) {
-                                            // line 748
+                                            // line 751
                                             if ((e_269 < vd_5)) {
-                                                // line 749
+                                                // line 752
                                                 unsigned int at_270 = ((((((g_47 - g0_267) * 4u) + hh_268) * head_dim) + (vd_5 * u_46)) + e_269);
-                                                // line 750
+                                                // line 753
                                                 if (async_k) {
-                                                    // line 751
+                                                    // line 754
                                                     sh_ktile[at_270] = __float_as_uint(acc_192[((8u * hh_268) + e_269)]);
                                                 } else {
-                                                    // line 753
+                                                    // line 756
                                                     sh_part[at_270] = acc_192[((8u * hh_268) + e_269)];
                                                 }
                                             }
@@ -1827,59 +1827,59 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 760
+                    // line 763
                     __syncthreads();
-                    // line 761
+                    // line 764
                     {
                         const unsigned int ok_end_271 = 8u;
                         #pragma unroll
                         for (unsigned int r_271 = 0u; r_271 < ok_end_271; r_271++) {
-                            // line 762
+                            // line 765
                             unsigned int idx_272 = (t0_3 + (r_271 * 128u));
-                            // line 763
+                            // line 766
                             if ((idx_272 < (hn_49 * head_dim))) {
-                                // line 764
-                                unsigned int hh_273 = (idx_272 / head_dim);
-                                // line 765
-                                unsigned int d_274 = (idx_272 % head_dim);
                                 // line 767
+                                unsigned int hh_273 = (idx_272 / head_dim);
+                                // line 768
+                                unsigned int d_274 = (idx_272 % head_dim);
+                                // line 770
                                 if (pair_b_164) {
-                                    // line 768
+                                    // line 771
                                     float sa_275 = 0.0f;
-                                    // line 769
+                                    // line 772
                                     {
                                         const unsigned int ok_end_276 = groups_7;
                                         for (unsigned int g2_276 = 0u; g2_276 < ok_end_276; g2_276++) {
-                                            // line 770
+                                            // line 773
                                             float x_277 = __uint_as_float(sh_ktile[((abase_165 + (((g2_276 * 4u) + hh_273) * head_dim)) + d_274)]);
-                                            // line 771
+                                            // line 774
                                             sa_275 = ((g2_276 == 0u) ? x_277 : (sa_275 + x_277));
                                         }
                                     }
-                                    // line 773
+                                    // line 776
                                     part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim) + d_274)] = sa_275;
                                 }
-                                // line 775
+                                // line 778
                                 {
                                     const unsigned int ok_end_278 = ok_min_u32((g0_267 + vgroups_263), used_groups_265);
                                     for (unsigned int g2_278 = g0_267; g2_278 < ok_end_278; g2_278++) {
-                                        // line 776
+                                        // line 779
                                         unsigned int at_279 = (((((g2_278 - g0_267) * 4u) + hh_273) * head_dim) + d_274);
-                                        // line 777
+                                        // line 780
                                         float x_280 = 0.0f;
-                                        // line 778
+                                        // line 781
                                         if (async_k) {
-                                            // line 779
+                                            // line 782
                                             x_280 = __uint_as_float(sh_ktile[at_279]);
                                         } else {
-                                            // line 781
+                                            // line 784
                                             x_280 = sh_part[at_279];
                                         }
-                                        // line 785
+                                        // line 788
                                         sum_266[r_271] = (((g2_278 == 0u) || (split_9 && (g2_278 == gpc_156))) ? x_280 : (sum_266[r_271] + x_280));
-                                        // line 786
+                                        // line 789
                                         if (((split_9 && (n_vc_264 == 2u)) && ((g2_278 + 1u) == gpc_156))) {
-                                            // line 787
+                                            // line 790
                                             part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim) + d_274)] = sum_266[r_271];
                                         }
                                     }
@@ -1887,20 +1887,20 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 794
+                    // line 797
                     __syncthreads();
                 }
             }
-            // line 796
+            // line 799
             {
                 const unsigned int ok_end_281 = 8u;
                 #pragma unroll
                 for (unsigned int r_281 = 0u; r_281 < ok_end_281; r_281++) {
-                    // line 797
+                    // line 800
                     unsigned int idx_282 = (t0_3 + (r_281 * 128u));
-                    // line 798
+                    // line 801
                     if (((idx_282 < (hn_49 * head_dim)) && (n_sub_154 > 0u))) {
-                        // line 799
+                        // line 802
                         part_acc[(((((((((b_2 * pc.n_heads) + head0_50) + (idx_282 / head_dim)) * pc.n_chunks) + c_first_155) + n_vc_264) - 1u) * head_dim) + (idx_282 % head_dim))] = sum_266[r_281];
                     }
                 }

@@ -201,168 +201,168 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
     threadgroup uint sh_cells[512];
     threadgroup uint sh_ktile[8704];
     threadgroup float sh_part[2048];
-    // line 137
-    uint c_0 = ok_gid.x;
-    // line 138
-    uint kvh_1 = ok_gid.y;
-    // line 139
-    uint b_2 = ok_gid.z;
     // line 140
-    uint t0_3 = ok_lid.x;
+    uint c_0 = ok_gid.x;
+    // line 141
+    uint kvh_1 = ok_gid.y;
+    // line 142
+    uint b_2 = ok_gid.z;
     // line 143
-    bool f16_v_4 = ((pc.v_type == 1u) && ((head_dim_v % 8u) == 0u));
-    // line 144
-    uint vd_5 = (f16_v_4 ? 8u : 2u);
-    // line 145
-    uint units_6 = (head_dim_v / vd_5);
+    uint t0_3 = ok_lid.x;
     // line 146
+    bool f16_v_4 = ((pc.v_type == 1u) && ((head_dim_v % 8u) == 0u));
+    // line 147
+    uint vd_5 = (f16_v_4 ? 8u : 2u);
+    // line 148
+    uint units_6 = (head_dim_v / vd_5);
+    // line 149
     uint groups_7 = (128u / units_6);
-    // line 153
-    uint len_8 = kv_len[b_2];
-    // line 154
-    bool split_9 = (deterministic_v && (len_8 <= pc.det_long));
-    // line 155
-    uint per_10 = (((split_9 && (pc.chunk_tokens > 128u)) && (groups_7 >= 2u)) ? 2u : 1u);
     // line 156
+    uint len_8 = kv_len[b_2];
+    // line 157
+    bool split_9 = (deterministic_v && (len_8 <= pc.det_long));
+    // line 158
+    uint per_10 = (((split_9 && (pc.chunk_tokens > 128u)) && (groups_7 >= 2u)) ? 2u : 1u);
+    // line 159
     uint cap_11 = ((async_k_v && (!deterministic_v)) ? 512u : 256u);
-    // line 165
+    // line 168
     bool pairs_12 = (((long_pairs_v && async_k_v) && (!deterministic_v)) && (groups_7 <= 32u));
-    // line 166
-    uint chunk_13 = (split_9 ? (128u * per_10) : (deterministic_v ? 256u : (pairs_12 ? 512u : ok_min_u32(pc.chunk_tokens, cap_11))));
     // line 169
-    bool two_14 = (split_9 || pairs_12);
-    // line 170
-    uint e_half_15 = (deterministic_v ? 4u : 8u);
-    // line 171
-    uint start_16 = (c_0 * chunk_13);
+    uint chunk_13 = (split_9 ? (128u * per_10) : (deterministic_v ? 256u : (pairs_12 ? 512u : ok_min_u32(pc.chunk_tokens, cap_11))));
     // line 172
-    uint end_17 = ok_min_u32((start_16 + chunk_13), len_8);
+    bool two_14 = (split_9 || pairs_12);
     // line 173
-    uint n_18 = ((end_17 > start_16) ? (end_17 - start_16) : 0u);
+    uint e_half_15 = (deterministic_v ? 4u : 8u);
     // line 174
-    uint group_19 = (pc.n_heads / pc.n_kv_heads);
+    uint start_16 = (c_0 * chunk_13);
     // line 175
-    uint k_bytes_20 = ((pc.k_type == 0u) ? (head_dim_v * 4u) : ((pc.k_type <= 2u) ? (head_dim_v * 2u) : ((head_dim_v / 32u) * ((pc.k_type == 3u) ? 34u : 18u))));
+    uint end_17 = ok_min_u32((start_16 + chunk_13), len_8);
     // line 176
-    uint v_bytes_21 = ((pc.v_type == 0u) ? (head_dim_v * 4u) : ((pc.v_type <= 2u) ? (head_dim_v * 2u) : ((head_dim_v / 32u) * ((pc.v_type == 3u) ? 34u : 18u))));
+    uint n_18 = ((end_17 > start_16) ? (end_17 - start_16) : 0u);
+    // line 177
+    uint group_19 = (pc.n_heads / pc.n_kv_heads);
     // line 178
-    uint n2_22 = 1u;
+    uint k_bytes_20 = ((pc.k_type == 0u) ? (head_dim_v * 4u) : ((pc.k_type <= 2u) ? (head_dim_v * 2u) : ((head_dim_v / 32u) * ((pc.k_type == 3u) ? 34u : 18u))));
     // line 179
+    uint v_bytes_21 = ((pc.v_type == 0u) ? (head_dim_v * 4u) : ((pc.v_type <= 2u) ? (head_dim_v * 2u) : ((head_dim_v / 32u) * ((pc.v_type == 3u) ? 34u : 18u))));
+    // line 181
+    uint n2_22 = 1u;
+    // line 182
     while (((n2_22 * 2u) <= pc.n_heads)) {
-        // line 180
+        // line 183
         n2_22 = (n2_22 * 2u);
     }
-    // line 182
+    // line 185
     float nf_23 = float(n2_22);
-    // line 184
+    // line 187
     {
         const uint ok_end_24 = n_18;
         const uint ok_step_24 = 128u;
         for (uint i_24 = t0_3; i_24 < ok_end_24; i_24 = (ok_step_24 >= ok_end_24 - i_24) ? ok_end_24 : i_24 + ok_step_24) {
-            // line 185
-            uint t_25 = (start_16 + i_24);
-            // line 186
-            uint logical_26 = ((b_2 * pc.pages_per_seq) + (t_25 / pc.page_size));
-            // line 187
-            uint page_27 = logical_26;
             // line 188
+            uint t_25 = (start_16 + i_24);
+            // line 189
+            uint logical_26 = ((b_2 * pc.pages_per_seq) + (t_25 / pc.page_size));
+            // line 190
+            uint page_27 = logical_26;
+            // line 191
             if (paged_v) {
-                // line 189
+                // line 192
                 page_27 = uint(block_table[logical_26]);
             }
-            // line 191
+            // line 194
             sh_cells[i_24] = ((((page_27 * pc.page_size) + (t_25 % pc.page_size)) * pc.n_kv_heads) + kvh_1);
         }
     }
-    // line 198
-    bool f16_rows_28 = ((pc.k_type == 1u) && ((head_dim_v % 16u) == 0u));
-    // line 199
-    uint kw_29 = (((k_bytes_20 % 4u) == 0u) ? (k_bytes_20 / 4u) : ((k_bytes_20 / 4u) + 2u));
-    // line 200
-    uint stride_30 = (f16_rows_28 ? ((head_dim_v / 2u) + 4u) : (kw_29 | 1u));
     // line 201
-    uint kwl_31 = 0u;
+    bool f16_rows_28 = ((pc.k_type == 1u) && ((head_dim_v % 16u) == 0u));
     // line 202
+    uint kw_29 = (((k_bytes_20 % 4u) == 0u) ? (k_bytes_20 / 4u) : ((k_bytes_20 / 4u) + 2u));
+    // line 203
+    uint stride_30 = (f16_rows_28 ? ((head_dim_v / 2u) + 4u) : (kw_29 | 1u));
+    // line 204
+    uint kwl_31 = 0u;
+    // line 205
     while (((1u << kwl_31) < kw_29)) {
-        // line 203
+        // line 206
         kwl_31 = (kwl_31 + 1u);
     }
-    // line 210
+    // line 213
     uint quads_32 = (head_dim_v / 8u);
-    // line 211
+    // line 214
     bool copy_k_33 = (async_k_v && f16_rows_28);
-    // line 212
-    uint kbuf_34 = 4352u;
     // line 215
+    uint kbuf_34 = 4352u;
+    // line 218
     uint ptile_35 = (async_k_v ? 64u : 32u);
-    // line 216
+    // line 219
     uint tile_36 = ptile_35;
-    // line 217
+    // line 220
     while ((async_k_v && ((tile_36 * stride_30) > kbuf_34))) {
-        // line 218
+        // line 221
         tile_36 = (tile_36 / 2u);
     }
-    // line 220
+    // line 223
     uint tile_log_37 = 0u;
-    // line 221
+    // line 224
     while (((1u << tile_log_37) < tile_36)) {
-        // line 222
+        // line 225
         tile_log_37 = (tile_log_37 + 1u);
     }
-    // line 226
-    uint rp_38 = (128u / ok_max_u32(quads_32, 1u));
-    // line 227
-    uint row0_39 = (t0_3 / ok_max_u32(quads_32, 1u));
-    // line 228
-    uint qx_40 = (4u * (t0_3 % ok_max_u32(quads_32, 1u)));
     // line 229
-    uint qs_41 = (qx_40 + ((qx_40 >= (head_dim_v / 4u)) ? 4u : 0u));
+    uint rp_38 = (128u / ok_max_u32(quads_32, 1u));
+    // line 230
+    uint row0_39 = (t0_3 / ok_max_u32(quads_32, 1u));
     // line 231
-    uint s_42 = (t0_3 % 8u);
+    uint qx_40 = (4u * (t0_3 % ok_max_u32(quads_32, 1u)));
     // line 232
-    uint j_43 = (t0_3 / 8u);
-    // line 233
-    uint ds_44 = ((head_dim_v + 7u) / 8u);
+    uint qs_41 = (qx_40 + ((qx_40 >= (head_dim_v / 4u)) ? 4u : 0u));
+    // line 234
+    uint s_42 = (t0_3 % 8u);
     // line 235
-    uint slice_at_45 = ((s_42 * (head_dim_v / 16u)) + ((s_42 >= 4u) ? 4u : 0u));
+    uint j_43 = (t0_3 / 8u);
     // line 236
-    uint u_46 = (t0_3 % units_6);
-    // line 237
-    uint g_47 = (t0_3 / units_6);
+    uint ds_44 = ((head_dim_v + 7u) / 8u);
     // line 238
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    uint slice_at_45 = ((s_42 * (head_dim_v / 16u)) + ((s_42 >= 4u) ? 4u : 0u));
+    // line 239
+    uint u_46 = (t0_3 % units_6);
+    // line 240
+    uint g_47 = (t0_3 / units_6);
     // line 241
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    // line 244
     {
         const uint ok_end_48 = group_19;
         const uint ok_step_48 = 4u;
         for (uint h0_48 = 0u; h0_48 < ok_end_48; h0_48 = (ok_step_48 >= ok_end_48 - h0_48) ? ok_end_48 : h0_48 + ok_step_48) {
-            // line 242
+            // line 245
             uint hn_49 = ok_min_u32(4u, (group_19 - h0_48));
-            // line 243
+            // line 246
             uint head0_50 = ((kvh_1 * group_19) + h0_48);
-            // line 249
+            // line 252
             if (((n_18 + (t0_3 % 32u)) < (((n_18 + 31u) / 32u) * 32u))) {
-                // line 250
+                // line 253
                 sh_scores[((((t0_3 / 32u) * cap_11) + n_18) + (t0_3 % 32u))] = as_type<float>(0xff800000u);
             }
-            // line 252
+            // line 255
             float qr_51[128];
             for (uint ok_i = 0u; ok_i < 128u; ok_i++) { qr_51[ok_i] = 0.0f; }
-            // line 253
+            // line 256
             {
                 const uint ok_end_52 = 4u;
                 for (uint hh_52 = 0u; hh_52 < ok_end_52; hh_52++) {
-                    // line 254
+                    // line 257
                     if ((hh_52 < hn_49)) {
-                        // line 255
+                        // line 258
                         {
                             const uint ok_end_53 = ((head_dim_v + 7u) / 8u);
                             for (uint e_53 = 0u; e_53 < ok_end_53; e_53++) {
-                                // line 256
+                                // line 259
                                 uint d_54 = ((s_42 * ds_44) + e_53);
-                                // line 257
+                                // line 260
                                 if ((d_54 < head_dim_v)) {
-                                    // line 258
+                                    // line 261
                                     qr_51[((hh_52 * 32u) + e_53)] = q[(((((b_2 * pc.n_heads) + head0_50) + hh_52) * head_dim_v) + d_54)];
                                 }
                             }
@@ -370,157 +370,157 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                     }
                 }
             }
-            // line 266
+            // line 269
             uint ka_55[16];
             for (uint ok_i = 0u; ok_i < 16u; ok_i++) { ka_55[ok_i] = 0u; }
-            // line 267
+            // line 270
             uint kb2_56[16];
             for (uint ok_i = 0u; ok_i < 16u; ok_i++) { kb2_56[ok_i] = 0u; }
-            // line 270
+            // line 273
             bool k_quads_57 = ((head_dim_v % 64u) == 0u);
-            // line 271
+            // line 274
             if ((((!async_k_v) && f16_rows_28) && (j_43 < n_18))) {
-                // line 272
+                // line 275
                 uint ga_58 = ((sh_cells[j_43] * (head_dim_v / 2u)) + (s_42 * (head_dim_v / 16u)));
-                // line 273
+                // line 276
                 uint gb_59 = ((sh_cells[ok_min_u32((j_43 + 16u), (ok_min_u32(tile_36, n_18) - 1u))] * (head_dim_v / 2u)) + (s_42 * (head_dim_v / 16u)));
-                // line 274
+                // line 277
                 if (k_quads_57) {
-                    // line 275
+                    // line 278
                     {
                         const uint ok_end_60 = (head_dim_v / 64u);
                         for (uint w4_60 = 0u; w4_60 < ok_end_60; w4_60++) {
-                            // line 276
+                            // line 279
                             { const uint4 ok_lw = *((device const uint4*)(&k[(ga_58 + (4u * w4_60))])); const uint ok_ld = (4u * w4_60); ka_55[ok_ld + 0u] = ok_lw.x; ka_55[ok_ld + 1u] = ok_lw.y; ka_55[ok_ld + 2u] = ok_lw.z; ka_55[ok_ld + 3u] = ok_lw.w; }
-                            // line 277
+                            // line 280
                             { const uint4 ok_lw = *((device const uint4*)(&k[(gb_59 + (4u * w4_60))])); const uint ok_ld = (4u * w4_60); kb2_56[ok_ld + 0u] = ok_lw.x; kb2_56[ok_ld + 1u] = ok_lw.y; kb2_56[ok_ld + 2u] = ok_lw.z; kb2_56[ok_ld + 3u] = ok_lw.w; }
                         }
                     }
                 } else {
-                    // line 280
+                    // line 283
                     {
                         const uint ok_end_61 = (head_dim_v / 16u);
                         for (uint w_61 = 0u; w_61 < ok_end_61; w_61++) {
-                            // line 281
+                            // line 284
                             ka_55[w_61] = k[(ga_58 + w_61)];
-                            // line 282
+                            // line 285
                             kb2_56[w_61] = k[(gb_59 + w_61)];
                         }
                     }
                 }
             }
-            // line 289
+            // line 292
             if (copy_k_33) {
-                // line 290
+                // line 293
                 uint lim_62 = ((row0_39 < rp_38) ? ok_min_u32(tile_36, n_18) : 0u);
-                // line 291
+                // line 294
                 {
                     const uint ok_end_63 = lim_62;
                     const uint ok_step_63 = (4u * rp_38);
                     for (uint r0_63 = row0_39; r0_63 < ok_end_63; r0_63 = (ok_step_63 >= ok_end_63 - r0_63) ? ok_end_63 : r0_63 + ok_step_63) {
-                        // line 292
+                        // line 295
                         {
                             const uint ok_end_64 = 4u;
                             for (uint uu_64 = 0u; uu_64 < ok_end_64; uu_64++) {
-                                // line 293
+                                // line 296
                                 uint row_65 = (r0_63 + (uu_64 * rp_38));
-                                // line 294
+                                // line 297
                                 if ((row_65 < lim_62)) {
-                                    // line 295
+                                    // line 298
                                     { const uint ok_cd = ((row_65 * stride_30) + qs_41); const uint ok_cs = ((sh_cells[row_65] * (head_dim_v / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k[ok_cs + 3u]; }
                                 }
                             }
                         }
                     }
                 }
-                // line 299
+                // line 302
             }
-            // line 301
+            // line 304
             {
                 const uint ok_end_66 = n_18;
                 const uint ok_step_66 = tile_36;
                 for (uint tb_66 = 0u; tb_66 < ok_end_66; tb_66 = (ok_step_66 >= ok_end_66 - tb_66) ? ok_end_66 : tb_66 + ok_step_66) {
-                    // line 302
+                    // line 305
                     uint tn_67 = ok_min_u32(tile_36, (n_18 - tb_66));
-                    // line 307
+                    // line 310
                     uint kb_68 = (copy_k_33 ? (((tb_66 >> tile_log_37) & 1u) * kbuf_34) : 0u);
-                    // line 308
+                    // line 311
                     if (copy_k_33) {
-                        // line 309
+                        // line 312
                         if (((tb_66 + tile_36) < n_18)) {
-                            // line 310
+                            // line 313
                             uint tb2_69 = (tb_66 + tile_36);
-                            // line 311
+                            // line 314
                             uint lim_70 = ((row0_39 < rp_38) ? ok_min_u32(tile_36, (n_18 - tb2_69)) : 0u);
-                            // line 312
+                            // line 315
                             {
                                 const uint ok_end_71 = lim_70;
                                 const uint ok_step_71 = (4u * rp_38);
                                 for (uint r0_71 = row0_39; r0_71 < ok_end_71; r0_71 = (ok_step_71 >= ok_end_71 - r0_71) ? ok_end_71 : r0_71 + ok_step_71) {
-                                    // line 313
+                                    // line 316
                                     {
                                         const uint ok_end_72 = 4u;
                                         for (uint uu_72 = 0u; uu_72 < ok_end_72; uu_72++) {
-                                            // line 314
+                                            // line 317
                                             uint row_73 = (r0_71 + (uu_72 * rp_38));
-                                            // line 315
+                                            // line 318
                                             if ((row_73 < lim_70)) {
-                                                // line 316
+                                                // line 319
                                                 { const uint ok_cd = (((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41); const uint ok_cs = ((sh_cells[(tb2_69 + row_73)] * (head_dim_v / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k[ok_cs + 3u]; }
                                             }
                                         }
                                     }
                                 }
                             }
-                            // line 320
-                            // line 321
-                        } else {
                             // line 323
+                            // line 324
+                        } else {
+                            // line 326
                         }
                     } else {
-                        // line 325
+                        // line 328
                         if ((async_k_v && (!f16_rows_28))) {
-                            // line 326
+                            // line 329
                             uint total_74 = (tn_67 << kwl_31);
-                            // line 327
+                            // line 330
                             {
                                 const uint ok_end_75 = total_74;
                                 const uint ok_step_75 = (16u * 128u);
                                 for (uint base_75 = 0u; base_75 < ok_end_75; base_75 = (ok_step_75 >= ok_end_75 - base_75) ? ok_end_75 : base_75 + ok_step_75) {
-                                    // line 328
+                                    // line 331
                                     uint r_76[16];
                                     for (uint ok_i = 0u; ok_i < 16u; ok_i++) { r_76[ok_i] = 0u; }
-                                    // line 329
+                                    // line 332
                                     {
                                         const uint ok_end_77 = 16u;
                                         for (uint uu_77 = 0u; uu_77 < ok_end_77; uu_77++) {
-                                            // line 330
+                                            // line 333
                                             uint idx_78 = ((base_75 + (uu_77 * 128u)) + t0_3);
-                                            // line 331
+                                            // line 334
                                             uint w_79 = (idx_78 & ((1u << kwl_31) - 1u));
-                                            // line 332
+                                            // line 335
                                             if (((idx_78 < total_74) && (w_79 < kw_29))) {
-                                                // line 333
+                                                // line 336
                                                 uint row_80 = (sh_cells[(tb_66 + (idx_78 >> kwl_31))] * k_bytes_20);
-                                                // line 334
+                                                // line 337
                                                 if ((w_79 < ((((row_80 % 4u) + k_bytes_20) + 3u) / 4u))) {
-                                                    // line 335
+                                                    // line 338
                                                     r_76[uu_77] = k[((row_80 / 4u) + w_79)];
                                                 }
                                             }
                                         }
                                     }
-                                    // line 339
+                                    // line 342
                                     {
                                         const uint ok_end_81 = 16u;
                                         for (uint uu_81 = 0u; uu_81 < ok_end_81; uu_81++) {
-                                            // line 340
+                                            // line 343
                                             uint idx_82 = ((base_75 + (uu_81 * 128u)) + t0_3);
-                                            // line 341
+                                            // line 344
                                             uint w_83 = (idx_82 & ((1u << kwl_31) - 1u));
-                                            // line 342
+                                            // line 345
                                             if (((idx_82 < total_74) && (w_83 < kw_29))) {
-                                                // line 343
+                                                // line 346
                                                 sh_ktile[(((idx_82 >> kwl_31) * stride_30) + w_83)] = r_76[uu_81];
                                             }
                                         }
@@ -529,101 +529,101 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                             }
                         }
                     }
-                    // line 348
+                    // line 351
                     threadgroup_barrier(mem_flags::mem_threadgroup);
-                    // line 349
+                    // line 352
                     if (f16_rows_28) {
-                        // line 353
+                        // line 356
                         {
                             const uint ok_end_84 = tn_67;
                             const uint ok_step_84 = 32u;
                             for (uint sp_84 = 0u; sp_84 < ok_end_84; sp_84 = (ok_step_84 >= ok_end_84 - sp_84) ? ok_end_84 : sp_84 + ok_step_84) {
-                                // line 354
+                                // line 357
                                 uint ja_85 = (sp_84 + j_43);
-                                // line 355
+                                // line 358
                                 if ((ja_85 < tn_67)) {
-                                    // line 356
+                                    // line 359
                                     uint jb_86 = (ja_85 + 16u);
-                                    // line 357
+                                    // line 360
                                     uint sa_87 = ((kb_68 + (ja_85 * ((head_dim_v / 2u) + 4u))) + slice_at_45);
-                                    // line 358
+                                    // line 361
                                     uint sb_88 = ((kb_68 + (ok_min_u32(jb_86, (tn_67 - 1u)) * ((head_dim_v / 2u) + 4u))) + slice_at_45);
-                                    // line 363
+                                    // line 366
                                     if (async_k_v) {
-                                        // line 364
+                                        // line 367
                                         if (k_quads_57) {
-                                            // line 365
+                                            // line 368
                                             {
                                                 const uint ok_end_89 = (head_dim_v / 64u);
                                                 for (uint w4_89 = 0u; w4_89 < ok_end_89; w4_89++) {
-                                                    // line 366
+                                                    // line 369
                                                     { const uint ok_ld = (4u * w4_89); const uint ok_ls = (sa_87 + (4u * w4_89)); ka_55[ok_ld + 0u] = sh_ktile[ok_ls + 0u]; ka_55[ok_ld + 1u] = sh_ktile[ok_ls + 1u]; ka_55[ok_ld + 2u] = sh_ktile[ok_ls + 2u]; ka_55[ok_ld + 3u] = sh_ktile[ok_ls + 3u]; }
-                                                    // line 367
+                                                    // line 370
                                                     { const uint ok_ld = (4u * w4_89); const uint ok_ls = (sb_88 + (4u * w4_89)); kb2_56[ok_ld + 0u] = sh_ktile[ok_ls + 0u]; kb2_56[ok_ld + 1u] = sh_ktile[ok_ls + 1u]; kb2_56[ok_ld + 2u] = sh_ktile[ok_ls + 2u]; kb2_56[ok_ld + 3u] = sh_ktile[ok_ls + 3u]; }
                                                 }
                                             }
                                         } else {
-                                            // line 370
+                                            // line 373
                                             {
                                                 const uint ok_end_90 = (head_dim_v / 16u);
                                                 for (uint w_90 = 0u; w_90 < ok_end_90; w_90++) {
-                                                    // line 371
+                                                    // line 374
                                                     ka_55[w_90] = sh_ktile[(sa_87 + w_90)];
-                                                    // line 372
+                                                    // line 375
                                                     kb2_56[w_90] = sh_ktile[(sb_88 + w_90)];
                                                 }
                                             }
                                         }
                                     }
-                                    // line 376
+                                    // line 379
                                     float da_91[4];
                                     for (uint ok_i = 0u; ok_i < 4u; ok_i++) { da_91[ok_i] = 0.0f; }
-                                    // line 377
+                                    // line 380
                                     float db_92[4];
                                     for (uint ok_i = 0u; ok_i < 4u; ok_i++) { db_92[ok_i] = 0.0f; }
-                                    // line 378
+                                    // line 381
                                     {
                                         const uint ok_end_93 = (head_dim_v / 16u);
                                         for (uint w_93 = 0u; w_93 < ok_end_93; w_93++) {
-                                            // line 379
-                                            uint wa_94 = ka_55[w_93];
-                                            // line 380
-                                            uint wb_95 = kb2_56[w_93];
-                                            // line 381
-                                            float alo_96 = ok_f16_to_f32(wa_94);
                                             // line 382
-                                            float ahi_97 = ok_f16_hi_to_f32(wa_94);
+                                            uint wa_94 = ka_55[w_93];
                                             // line 383
-                                            float blo_98 = ok_f16_to_f32(wb_95);
+                                            uint wb_95 = kb2_56[w_93];
                                             // line 384
-                                            float bhi_99 = ok_f16_hi_to_f32(wb_95);
+                                            float alo_96 = ok_f16_to_f32(wa_94);
                                             // line 385
+                                            float ahi_97 = ok_f16_hi_to_f32(wa_94);
+                                            // line 386
+                                            float blo_98 = ok_f16_to_f32(wb_95);
+                                            // line 387
+                                            float bhi_99 = ok_f16_hi_to_f32(wb_95);
+                                            // line 388
                                             {
                                                 const uint ok_end_100 = 4u;
                                                 for (uint hh_100 = 0u; hh_100 < ok_end_100; hh_100++) {
-                                                    // line 386
+                                                    // line 389
                                                     da_91[hh_100] = ok_fma_f32(qr_51[(((hh_100 * 32u) + (2u * w_93)) + 1u)], ahi_97, ok_fma_f32(qr_51[((hh_100 * 32u) + (2u * w_93))], alo_96, da_91[hh_100]));
-                                                    // line 387
+                                                    // line 390
                                                     db_92[hh_100] = ok_fma_f32(qr_51[(((hh_100 * 32u) + (2u * w_93)) + 1u)], bhi_99, ok_fma_f32(qr_51[((hh_100 * 32u) + (2u * w_93))], blo_98, db_92[hh_100]));
                                                 }
                                             }
                                         }
                                     }
-                                    // line 390
+                                    // line 393
                                     {
                                         const uint ok_end_101 = 4u;
                                         for (uint hh_101 = 0u; hh_101 < ok_end_101; hh_101++) {
-                                            // line 391
+                                            // line 394
                                             sh_part[((((hh_101 * ptile_35) + ja_85) * 8u) + s_42)] = da_91[hh_101];
                                         }
                                     }
-                                    // line 393
+                                    // line 396
                                     if ((jb_86 < tn_67)) {
-                                        // line 394
+                                        // line 397
                                         {
                                             const uint ok_end_102 = 4u;
                                             for (uint hh_102 = 0u; hh_102 < ok_end_102; hh_102++) {
-                                                // line 395
+                                                // line 398
                                                 sh_part[((((hh_102 * ptile_35) + jb_86) * 8u) + s_42)] = db_92[hh_102];
                                             }
                                         }
@@ -631,182 +631,182 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                 }
                             }
                         }
-                        // line 401
+                        // line 404
                         uint t2_103 = (tb_66 + tile_36);
-                        // line 402
+                        // line 405
                         if (((!async_k_v) && ((t2_103 + j_43) < n_18))) {
-                            // line 403
+                            // line 406
                             uint ga_104 = ((sh_cells[(t2_103 + j_43)] * (head_dim_v / 2u)) + (s_42 * (head_dim_v / 16u)));
-                            // line 404
+                            // line 407
                             uint gb_105 = ((sh_cells[(t2_103 + ok_min_u32((j_43 + 16u), (ok_min_u32(tile_36, (n_18 - t2_103)) - 1u)))] * (head_dim_v / 2u)) + (s_42 * (head_dim_v / 16u)));
-                            // line 405
+                            // line 408
                             if (k_quads_57) {
-                                // line 406
+                                // line 409
                                 {
                                     const uint ok_end_106 = (head_dim_v / 64u);
                                     for (uint w4_106 = 0u; w4_106 < ok_end_106; w4_106++) {
-                                        // line 407
+                                        // line 410
                                         { const uint4 ok_lw = *((device const uint4*)(&k[(ga_104 + (4u * w4_106))])); const uint ok_ld = (4u * w4_106); ka_55[ok_ld + 0u] = ok_lw.x; ka_55[ok_ld + 1u] = ok_lw.y; ka_55[ok_ld + 2u] = ok_lw.z; ka_55[ok_ld + 3u] = ok_lw.w; }
-                                        // line 408
+                                        // line 411
                                         { const uint4 ok_lw = *((device const uint4*)(&k[(gb_105 + (4u * w4_106))])); const uint ok_ld = (4u * w4_106); kb2_56[ok_ld + 0u] = ok_lw.x; kb2_56[ok_ld + 1u] = ok_lw.y; kb2_56[ok_ld + 2u] = ok_lw.z; kb2_56[ok_ld + 3u] = ok_lw.w; }
                                     }
                                 }
                             } else {
-                                // line 411
+                                // line 414
                                 {
                                     const uint ok_end_107 = (head_dim_v / 16u);
                                     for (uint w_107 = 0u; w_107 < ok_end_107; w_107++) {
-                                        // line 412
+                                        // line 415
                                         ka_55[w_107] = k[(ga_104 + w_107)];
-                                        // line 413
+                                        // line 416
                                         kb2_56[w_107] = k[(gb_105 + w_107)];
                                     }
                                 }
                             }
                         }
                     } else {
-                        // line 418
+                        // line 421
                         {
                             const uint ok_end_108 = tn_67;
                             const uint ok_step_108 = 16u;
                             for (uint sp_108 = 0u; sp_108 < ok_end_108; sp_108 = (ok_step_108 >= ok_end_108 - sp_108) ? ok_end_108 : sp_108 + ok_step_108) {
-                                // line 419
+                                // line 422
                                 uint jj_109 = (sp_108 + j_43);
-                                // line 420
+                                // line 423
                                 if ((jj_109 < tn_67)) {
-                                    // line 421
+                                    // line 424
                                     uint at_110 = (jj_109 * stride_30);
-                                    // line 422
+                                    // line 425
                                     float dots_111[4];
                                     for (uint ok_i = 0u; ok_i < 4u; ok_i++) { dots_111[ok_i] = 0.0f; }
-                                    // line 423
+                                    // line 426
                                     uint off_112 = ((sh_cells[(tb_66 + jj_109)] * k_bytes_20) % 4u);
-                                    // line 424
+                                    // line 427
                                     {
                                         const uint ok_end_113 = ((head_dim_v + 7u) / 8u);
                                         for (uint e_113 = 0u; e_113 < ok_end_113; e_113++) {
-                                            // line 425
+                                            // line 428
                                             uint d_114 = ((s_42 * ds_44) + e_113);
-                                            // line 426
+                                            // line 429
                                             if ((d_114 < head_dim_v)) {
-                                                // line 427
+                                                // line 430
                                                 float x_115 = 0.0f;
-                                                // line 428
+                                                // line 431
                                                 if ((!async_k_v)) {
-                                                    // line 430
+                                                    // line 433
                                                     float elem_value_116;
-                                                    // line 110
+                                                    // line 113
                                                     uint row_117 = (sh_cells[(tb_66 + jj_109)] * k_bytes_20);
                                                     uint d_118 = d_114;
                                                     uint fmt_119 = pc.k_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_120 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_119 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_120 = as_type<float>(k[((row_117 / 4u) + d_118)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_119 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             uint o_121 = (row_117 + (2u * d_118));
-                                                            // line 116
+                                                            // line 119
                                                             uint bits_122 = ((k[(o_121 / 4u)] >> ((o_121 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_120 = ((fmt_119 == 1u) ? ok_f16_to_f32(bits_122) : as_type<float>((bits_122 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            uint o_123 = (row_117 + ((d_118 / 32u) * ((fmt_119 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_124 = ok_f16_to_f32((k[(o_123 / 4u)] >> ((o_123 % 4u) * 8u)));
-                                                            // line 122
-                                                            uint j_125 = (d_118 % 32u);
                                                             // line 123
-                                                            int qv_126 = 0;
+                                                            uint o_123 = (row_117 + ((d_118 / 32u) * ((fmt_119 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_124 = ok_f16_to_f32((k[(o_123 / 4u)] >> ((o_123 % 4u) * 8u)));
+                                                            // line 125
+                                                            uint j_125 = (d_118 % 32u);
+                                                            // line 126
+                                                            int qv_126 = 0;
+                                                            // line 127
                                                             if ((fmt_119 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 uint at_127 = ((o_123 + 2u) + j_125);
-                                                                // line 126
+                                                                // line 129
                                                                 uint raw_128 = ((k[(at_127 / 4u)] >> ((at_127 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_126 = int(uint(int(raw_128)) - uint(((raw_128 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 uint at_129 = ((o_123 + 2u) + (j_125 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 uint byte_130 = ((k[(at_129 / 4u)] >> ((at_129 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_126 = int(uint(int(((j_125 < 16u) ? (byte_130 & 15u) : (byte_130 >> 4u)))) - uint(8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_120 = (sc_124 * float(qv_126));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_116 = x_120;
-                                                    // line 430
+                                                    // line 433
                                                     x_115 = elem_value_116;
                                                 } else {
-                                                    // line 431
+                                                    // line 434
                                                     if ((pc.k_type == 0u)) {
-                                                        // line 432
+                                                        // line 435
                                                         x_115 = as_type<float>(sh_ktile[(at_110 + d_114)]);
                                                     } else {
-                                                        // line 433
+                                                        // line 436
                                                         if ((pc.k_type <= 2u)) {
-                                                            // line 434
+                                                            // line 437
                                                             uint o_131 = (off_112 + (2u * d_114));
-                                                            // line 435
+                                                            // line 438
                                                             uint bits_132 = ((sh_ktile[(at_110 + (o_131 / 4u))] >> ((o_131 % 4u) * 8u)) & 65535u);
-                                                            // line 436
+                                                            // line 439
                                                             x_115 = ((pc.k_type == 1u) ? ok_f16_to_f32(bits_132) : as_type<float>((bits_132 << 16u)));
                                                         } else {
-                                                            // line 438
-                                                            uint o_133 = (off_112 + ((d_114 / 32u) * ((pc.k_type == 3u) ? 34u : 18u)));
-                                                            // line 439
-                                                            float sc_134 = ok_f16_to_f32((sh_ktile[(at_110 + (o_133 / 4u))] >> ((o_133 % 4u) * 8u)));
-                                                            // line 440
-                                                            uint jd_135 = (d_114 % 32u);
                                                             // line 441
-                                                            int qv_136 = 0;
+                                                            uint o_133 = (off_112 + ((d_114 / 32u) * ((pc.k_type == 3u) ? 34u : 18u)));
                                                             // line 442
+                                                            float sc_134 = ok_f16_to_f32((sh_ktile[(at_110 + (o_133 / 4u))] >> ((o_133 % 4u) * 8u)));
+                                                            // line 443
+                                                            uint jd_135 = (d_114 % 32u);
+                                                            // line 444
+                                                            int qv_136 = 0;
+                                                            // line 445
                                                             if ((pc.k_type == 3u)) {
-                                                                // line 443
+                                                                // line 446
                                                                 uint bo_137 = ((o_133 + 2u) + jd_135);
-                                                                // line 444
+                                                                // line 447
                                                                 uint raw_138 = ((sh_ktile[(at_110 + (bo_137 / 4u))] >> ((bo_137 % 4u) * 8u)) & 255u);
-                                                                // line 445
+                                                                // line 448
                                                                 qv_136 = int(uint(int(raw_138)) - uint(((raw_138 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 447
+                                                                // line 450
                                                                 uint bo_139 = ((o_133 + 2u) + (jd_135 % 16u));
-                                                                // line 448
+                                                                // line 451
                                                                 uint byte_140 = ((sh_ktile[(at_110 + (bo_139 / 4u))] >> ((bo_139 % 4u) * 8u)) & 255u);
-                                                                // line 449
+                                                                // line 452
                                                                 qv_136 = int(uint(int(((jd_135 < 16u) ? (byte_140 & 15u) : (byte_140 >> 4u)))) - uint(8));
                                                             }
-                                                            // line 451
+                                                            // line 454
                                                             x_115 = (sc_134 * float(qv_136));
                                                         }
                                                     }
                                                 }
-                                                // line 453
+                                                // line 456
                                                 {
                                                     const uint ok_end_141 = 4u;
                                                     for (uint hh_141 = 0u; hh_141 < ok_end_141; hh_141++) {
-                                                        // line 454
+                                                        // line 457
                                                         dots_111[hh_141] = ok_fma_f32(qr_51[((hh_141 * 32u) + e_113)], x_115, dots_111[hh_141]);
                                                     }
                                                 }
                                             }
                                         }
                                     }
-                                    // line 460
+                                    // line 463
                                     {
                                         const uint ok_end_142 = 4u;
                                         for (uint hh_142 = 0u; hh_142 < ok_end_142; hh_142++) {
-                                            // line 461
+                                            // line 464
                                             sh_part[((((hh_142 * ptile_35) + jj_109) * 8u) + s_42)] = dots_111[hh_142];
                                         }
                                     }
@@ -814,321 +814,321 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                             }
                         }
                     }
-                    // line 466
-                    threadgroup_barrier(mem_flags::mem_threadgroup);
                     // line 469
+                    threadgroup_barrier(mem_flags::mem_threadgroup);
+                    // line 472
                     {
                         const uint ok_end_143 = (4u * tile_36);
                         const uint ok_step_143 = 128u;
                         for (uint idx_143 = t0_3; idx_143 < ok_end_143; idx_143 = (ok_step_143 >= ok_end_143 - idx_143) ? ok_end_143 : idx_143 + ok_step_143) {
-                            // line 470
+                            // line 473
                             uint hh_144 = (idx_143 >> tile_log_37);
-                            // line 471
+                            // line 474
                             uint jj_145 = (idx_143 & (tile_36 - 1u));
-                            // line 472
+                            // line 475
                             if ((jj_145 < tn_67)) {
-                                // line 473
+                                // line 476
                                 uint i_146 = (tb_66 + jj_145);
-                                // line 474
+                                // line 477
                                 float sc_147 = 0.0f;
-                                // line 475
+                                // line 478
                                 if ((hh_144 < hn_49)) {
-                                    // line 476
+                                    // line 479
                                     float dot_148 = sh_part[(((hh_144 * ptile_35) + jj_145) * 8u)];
-                                    // line 477
+                                    // line 480
                                     {
                                         const uint ok_end_149 = 8u;
                                         for (uint s2_149 = 1u; s2_149 < ok_end_149; s2_149++) {
-                                            // line 478
+                                            // line 481
                                             dot_148 = (dot_148 + sh_part[((((hh_144 * ptile_35) + jj_145) * 8u) + s2_149)]);
                                         }
                                     }
-                                    // line 480
+                                    // line 483
                                     uint h_150 = (head0_50 + hh_144);
-                                    // line 481
+                                    // line 484
                                     sc_147 = (dot_148 * pc.scale);
-                                    // line 482
+                                    // line 485
                                     if ((pc.softcap > 0.0f)) {
-                                        // line 483
+                                        // line 486
                                         sc_147 = (pc.softcap * ok_tanh(ok_div(sc_147, pc.softcap)));
                                     }
-                                    // line 485
+                                    // line 488
                                     if ((pc.has_mask != 0u)) {
-                                        // line 486
-                                        float slope_lo_151 = ok_exp2(((-ok_div(pc.max_bias, nf_23)) * float((h_150 + 1u))));
-                                        // line 487
-                                        float slope_hi_152 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0f), nf_23)) * float(((2u * (h_150 - ok_min_u32(h_150, n2_22))) + 1u))));
-                                        // line 488
-                                        float slope_153 = ((pc.max_bias > 0.0f) ? ((h_150 < n2_22) ? slope_lo_151 : slope_hi_152) : 1.0f);
                                         // line 489
+                                        float slope_lo_151 = ok_exp2(((-ok_div(pc.max_bias, nf_23)) * float((h_150 + 1u))));
+                                        // line 490
+                                        float slope_hi_152 = ok_exp2(((-ok_div(ok_div(pc.max_bias, 2.0f), nf_23)) * float(((2u * (h_150 - ok_min_u32(h_150, n2_22))) + 1u))));
+                                        // line 491
+                                        float slope_153 = ((pc.max_bias > 0.0f) ? ((h_150 < n2_22) ? slope_lo_151 : slope_hi_152) : 1.0f);
+                                        // line 492
                                         sc_147 = ok_fma_f32(slope_153, ok_f16_to_f32(uint(mask[((((b_2 * pc.pages_per_seq) * pc.page_size) + start_16) + i_146)])), sc_147);
                                     }
                                 }
-                                // line 492
+                                // line 495
                                 sh_scores[((hh_144 * cap_11) + i_146)] = sc_147;
                             }
                         }
                     }
                 }
             }
-            // line 502
-            uint n_sub_154 = (split_9 ? ((n_18 + 127u) / 128u) : (pairs_12 ? ((n_18 + 255u) / 256u) : 1u));
-            // line 503
-            uint c_first_155 = (split_9 ? (c_0 * per_10) : (pairs_12 ? (2u * c_0) : c_0));
-            // line 504
-            uint gpc_156 = (split_9 ? ok_max_u32((groups_7 / 2u), 1u) : groups_7);
             // line 505
-            uint vc_157 = (g_47 / gpc_156);
+            uint n_sub_154 = (split_9 ? ((n_18 + 127u) / 128u) : (pairs_12 ? ((n_18 + 255u) / 256u) : 1u));
             // line 506
-            uint clo_158 = (split_9 ? ok_min_u32((vc_157 * 128u), n_18) : 0u);
+            uint c_first_155 = (split_9 ? (c_0 * per_10) : (pairs_12 ? (2u * c_0) : c_0));
             // line 507
-            uint clen_159 = (split_9 ? ok_min_u32((n_18 - clo_158), 128u) : (pairs_12 ? ok_min_u32(n_18, 256u) : n_18));
+            uint gpc_156 = (split_9 ? ok_max_u32((groups_7 / 2u), 1u) : groups_7);
             // line 508
-            uint span_160 = (((clen_159 + gpc_156) - 1u) / gpc_156);
+            uint vc_157 = (g_47 / gpc_156);
             // line 509
-            uint ilo_161 = (clo_158 + ok_min_u32(((g_47 - (vc_157 * gpc_156)) * span_160), clen_159));
+            uint clo_158 = (split_9 ? ok_min_u32((vc_157 * 128u), n_18) : 0u);
             // line 510
-            uint ihi_162 = ok_min_u32((ilo_161 + span_160), (clo_158 + clen_159));
+            uint clen_159 = (split_9 ? ok_min_u32((n_18 - clo_158), 128u) : (pairs_12 ? ok_min_u32(n_18, 256u) : n_18));
             // line 511
+            uint span_160 = (((clen_159 + gpc_156) - 1u) / gpc_156);
+            // line 512
+            uint ilo_161 = (clo_158 + ok_min_u32(((g_47 - (vc_157 * gpc_156)) * span_160), clen_159));
+            // line 513
+            uint ihi_162 = ok_min_u32((ilo_161 + span_160), (clo_158 + clen_159));
+            // line 514
             bool v_active_163 = ((g_47 < groups_7) && (vc_157 < per_10));
-            // line 515
+            // line 518
             bool pair_b_164 = (pairs_12 && (n_18 > 256u));
-            // line 516
+            // line 519
             uint abase_165 = ((4u * groups_7) * head_dim_v);
-            // line 523
+            // line 526
             uint vw_166[32];
             for (uint ok_i = 0u; ok_i < 32u; ok_i++) { vw_166[ok_i] = 0u; }
-            // line 524
+            // line 527
             if (((v_active_163 && f16_v_4) && (ilo_161 < ihi_162))) {
-                // line 525
+                // line 528
                 {
                     const uint ok_end_167 = 8u;
                     for (uint uu_167 = 0u; uu_167 < ok_end_167; uu_167++) {
-                        // line 526
+                        // line 529
                         uint at_168 = ((sh_cells[ok_min_u32((ilo_161 + uu_167), (ihi_162 - 1u))] * (head_dim_v / 2u)) + (4u * u_46));
-                        // line 527
+                        // line 530
                         { const uint4 ok_lw = *((device const uint4*)(&v[at_168])); const uint ok_ld = (4u * uu_167); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                     }
                 }
             }
-            // line 530
+            // line 533
             threadgroup_barrier(mem_flags::mem_threadgroup);
-            // line 540
-            uint sh_169 = (t0_3 / 32u);
-            // line 541
-            uint lane_170 = (t0_3 % 32u);
-            // line 542
-            uint srow_171 = ((sh_169 * cap_11) + lane_170);
             // line 543
+            uint sh_169 = (t0_3 / 32u);
+            // line 544
+            uint lane_170 = (t0_3 % 32u);
+            // line 545
+            uint srow_171 = ((sh_169 * cap_11) + lane_170);
+            // line 546
             float sv_172[16];
             for (uint ok_i = 0u; ok_i < 16u; ok_i++) { sv_172[ok_i] = 0.0f; }
-            // line 544
+            // line 547
             {
                 const uint ok_end_173 = ((async_k_v && (!deterministic_v)) ? 16u : 8u);
                 for (uint e_173 = 0u; e_173 < ok_end_173; e_173++) {
-                    // line 545
+                    // line 548
                     if (((32u * e_173) < n_18)) {
-                        // line 546
+                        // line 549
                         sv_172[e_173] = sh_scores[(srow_171 + (32u * e_173))];
                     }
                 }
             }
-            // line 552
+            // line 555
             float mx_174 = as_type<float>(0xff800000u);
-            // line 553
+            // line 556
             float mx2_175 = as_type<float>(0xff800000u);
-            // line 554
+            // line 557
             if ((sh_169 < hn_49)) {
-                // line 555
+                // line 558
                 {
                     const uint ok_end_176 = ((async_k_v && (!deterministic_v)) ? 16u : 8u);
                     for (uint e_176 = 0u; e_176 < ok_end_176; e_176++) {
-                        // line 556
+                        // line 559
                         if (((32u * e_176) < n_18)) {
-                            // line 557
+                            // line 560
                             if ((two_14 && (e_176 >= e_half_15))) {
-                                // line 558
+                                // line 561
                                 mx2_175 = ok_max_f32(mx2_175, sv_172[e_176]);
                             } else {
-                                // line 560
+                                // line 563
                                 mx_174 = ok_max_f32(mx_174, sv_172[e_176]);
                             }
                         }
                     }
                 }
             }
-            // line 567
+            // line 570
             sh_part[t0_3] = mx_174;
-            // line 568
+            // line 571
             if (two_14) {
-                // line 569
+                // line 572
                 sh_part[(128u + t0_3)] = mx2_175;
             }
-            // line 571
-            threadgroup_barrier(mem_flags::mem_threadgroup);
-            // line 572
-            float m_177 = as_type<float>(0xff800000u);
-            // line 573
-            float m2_178 = as_type<float>(0xff800000u);
             // line 574
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            // line 575
+            float m_177 = as_type<float>(0xff800000u);
+            // line 576
+            float m2_178 = as_type<float>(0xff800000u);
+            // line 577
             {
                 const uint ok_end_179 = 32u;
                 for (uint l2_179 = 0u; l2_179 < ok_end_179; l2_179++) {
-                    // line 575
+                    // line 578
                     m_177 = ok_max_f32(m_177, sh_part[((sh_169 * 32u) + l2_179)]);
                 }
             }
-            // line 577
+            // line 580
             if (two_14) {
-                // line 578
+                // line 581
                 {
                     const uint ok_end_180 = 32u;
                     for (uint l2_180 = 0u; l2_180 < ok_end_180; l2_180++) {
-                        // line 579
+                        // line 582
                         m2_178 = ok_max_f32(m2_178, sh_part[((128u + (sh_169 * 32u)) + l2_180)]);
                     }
                 }
             }
-            // line 582
+            // line 585
             float ls_181 = 0.0f;
-            // line 583
+            // line 586
             float ls2_182 = 0.0f;
-            // line 584
+            // line 587
             if ((sh_169 < hn_49)) {
-                // line 585
+                // line 588
                 {
                     const uint ok_end_183 = ((async_k_v && (!deterministic_v)) ? 16u : 8u);
                     for (uint e_183 = 0u; e_183 < ok_end_183; e_183++) {
-                        // line 586
+                        // line 589
                         if (((32u * e_183) < n_18)) {
-                            // line 587
-                            bool second_184 = (two_14 && (e_183 >= e_half_15));
-                            // line 588
-                            float sc_185 = sv_172[e_183];
-                            // line 589
-                            float p_186 = ((sc_185 == as_type<float>(0xff800000u)) ? 0.0f : ok_exp((sc_185 - (second_184 ? m2_178 : m_177))));
                             // line 590
+                            bool second_184 = (two_14 && (e_183 >= e_half_15));
+                            // line 591
+                            float sc_185 = sv_172[e_183];
+                            // line 592
+                            float p_186 = ((sc_185 == as_type<float>(0xff800000u)) ? 0.0f : ok_exp((sc_185 - (second_184 ? m2_178 : m_177))));
+                            // line 593
                             if (second_184) {
-                                // line 591
+                                // line 594
                                 ls2_182 = (ls2_182 + p_186);
                             } else {
-                                // line 593
+                                // line 596
                                 ls_181 = (ls_181 + p_186);
                             }
-                            // line 595
+                            // line 598
                             sv_172[e_183] = p_186;
                         }
                     }
                 }
             }
-            // line 603
+            // line 606
             {
                 const uint ok_end_187 = ((async_k_v && (!deterministic_v)) ? 16u : 8u);
                 for (uint e_187 = 0u; e_187 < ok_end_187; e_187++) {
-                    // line 604
+                    // line 607
                     if (((32u * e_187) < n_18)) {
-                        // line 605
+                        // line 608
                         sh_scores[(((lane_170 + (32u * e_187)) * 4u) + sh_169)] = sv_172[e_187];
                     }
                 }
             }
-            // line 608
+            // line 611
             threadgroup_barrier(mem_flags::mem_threadgroup);
-            // line 609
+            // line 612
             sh_part[t0_3] = ls_181;
-            // line 610
+            // line 613
             if (two_14) {
-                // line 611
+                // line 614
                 sh_part[(128u + t0_3)] = ls2_182;
             }
-            // line 613
+            // line 616
             threadgroup_barrier(mem_flags::mem_threadgroup);
-            // line 614
+            // line 617
             if (((lane_170 == 0u) && (sh_169 < hn_49))) {
-                // line 615
+                // line 618
                 {
                     const uint ok_end_188 = n_sub_154;
                     for (uint k_188 = 0u; k_188 < ok_end_188; k_188++) {
-                        // line 616
+                        // line 619
                         float l_189 = 0.0f;
-                        // line 617
+                        // line 620
                         {
                             const uint ok_end_190 = 32u;
                             for (uint l2_190 = 0u; l2_190 < ok_end_190; l2_190++) {
-                                // line 618
+                                // line 621
                                 l_189 = (l_189 + sh_part[(((k_188 * 128u) + (sh_169 * 32u)) + l2_190)]);
                             }
                         }
-                        // line 620
+                        // line 623
                         uint row_191 = ((((((b_2 * pc.n_heads) + head0_50) + sh_169) * pc.n_chunks) + c_first_155) + k_188);
-                        // line 621
+                        // line 624
                         part_m[row_191] = ((k_188 == 0u) ? m_177 : m2_178);
-                        // line 622
+                        // line 625
                         part_l[row_191] = l_189;
                     }
                 }
             }
-            // line 625
+            // line 628
             threadgroup_barrier(mem_flags::mem_threadgroup);
-            // line 627
+            // line 630
             float acc_192[32];
             for (uint ok_i = 0u; ok_i < 32u; ok_i++) { acc_192[ok_i] = 0.0f; }
-            // line 628
+            // line 631
             uint lo_193 = ilo_161;
-            // line 629
+            // line 632
             uint hi_194 = ihi_162;
-            // line 636
+            // line 639
             uint runs_195 = (((long_pairs_v && async_k_v) && (!deterministic_v)) ? 2u : 1u);
-            // line 637
+            // line 640
             {
                 const uint ok_end_196 = runs_195;
                 const uint ok_start_196 = 0u;
                 if (ok_start_196 < ok_end_196 && ok_end_196 - 1u == ok_start_196) {
                     const uint half_196 = ok_start_196;
-                    // line 639
+                    // line 642
                     if (((half_196 == 1u) && (!pair_b_164))) {
-                        // line 640
+                        // line 643
                         lo_193 = hi_194;
                     }
-                    // line 642
+                    // line 645
                     if (((half_196 == 1u) && pair_b_164)) {
-                        // line 645
-                        uint clen_b_197 = (n_18 - 256u);
-                        // line 646
-                        uint span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                        // line 647
-                        lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
                         // line 648
-                        hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                        uint clen_b_197 = (n_18 - 256u);
                         // line 649
+                        uint span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
+                        // line 650
+                        lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
+                        // line 651
+                        hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                        // line 652
                         if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                            // line 650
+                            // line 653
                             {
                                 const uint ok_end_199 = 8u;
                                 for (uint uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                    // line 651
+                                    // line 654
                                     uint at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim_v / 2u)) + (4u * u_46));
-                                    // line 652
+                                    // line 655
                                     { const uint4 ok_lw = *((device const uint4*)(&v[at_200])); const uint ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                 }
                             }
                         }
-                        // line 655
+                        // line 658
                         if (v_active_163) {
-                            // line 656
+                            // line 659
                             {
                                 const uint ok_end_201 = 4u;
                                 for (uint hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                    // line 657
+                                    // line 660
                                     {
                                         const uint ok_end_202 = 8u;
                                         for (uint e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                            // line 658
+                                            // line 661
                                             if ((e_202 < vd_5)) {
-                                                // line 659
+                                                // line 662
                                                 sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim_v)) + (vd_5 * u_46)) + e_202)] = as_type<uint>(acc_192[((8u * hh_201) + e_202)]);
                                             }
-                                            // line 661
+                                            // line 664
                                             acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                         }
                                     }
@@ -1136,58 +1136,58 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                             }
                         }
                     }
-                    // line 666
+                    // line 669
                     if (v_active_163) {
-                        // line 667
+                        // line 670
                         if (f16_v_4) {
-                            // line 671
+                            // line 674
                             uint full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                            // line 672
+                            // line 675
                             {
                                 const uint ok_end_204 = full_203;
                                 const uint ok_step_204 = 8u;
                                 for (uint i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                    // line 673
+                                    // line 676
                                     uint nx_205[32];
                                     for (uint ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                    // line 674
+                                    // line 677
                                     {
                                         const uint ok_end_206 = 8u;
                                         for (uint uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                            // line 675
+                                            // line 678
                                             uint at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim_v / 2u)) + (4u * u_46));
-                                            // line 676
+                                            // line 679
                                             { const uint4 ok_lw = *((device const uint4*)(&v[at_207])); const uint ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                         }
                                     }
-                                    // line 678
+                                    // line 681
                                     {
                                         const uint ok_end_208 = 8u;
                                         for (uint uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                            // line 679
+                                            // line 682
                                             uint i_209 = (i0_204 + uu_208);
-                                            // line 680
+                                            // line 683
                                             float pw_210[4];
                                             for (uint ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                            // line 681
+                                            // line 684
                                             { const uint ok_ld = 0u; const uint ok_ls = (i_209 * 4u); pw_210[ok_ld + 0u] = sh_scores[ok_ls + 0u]; pw_210[ok_ld + 1u] = sh_scores[ok_ls + 1u]; pw_210[ok_ld + 2u] = sh_scores[ok_ls + 2u]; pw_210[ok_ld + 3u] = sh_scores[ok_ls + 3u]; }
-                                            // line 682
+                                            // line 685
                                             {
                                                 const uint ok_end_211 = 4u;
                                                 for (uint e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                    // line 683
+                                                    // line 686
                                                     float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 684
+                                                    // line 687
                                                     float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 685
+                                                    // line 688
                                                     {
                                                         const uint ok_end_214 = 4u;
                                                         for (uint hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                            // line 686
+                                                            // line 689
                                                             float p_215 = pw_210[hh_214];
-                                                            // line 687
+                                                            // line 690
                                                             acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                            // line 688
+                                                            // line 691
                                                             acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                         }
                                                     }
@@ -1195,46 +1195,46 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                             }
                                         }
                                     }
-                                    // line 692
+                                    // line 695
                                     {
                                         const uint ok_end_216 = 32u;
                                         for (uint uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                            // line 693
+                                            // line 696
                                             vw_166[uu_216] = nx_205[uu_216];
                                         }
                                     }
                                 }
                             }
-                            // line 697
+                            // line 700
                             {
                                 const uint ok_end_217 = 8u;
                                 for (uint uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                    // line 698
+                                    // line 701
                                     uint i_218 = (full_203 + uu_217);
-                                    // line 699
+                                    // line 702
                                     if ((i_218 < hi_194)) {
-                                        // line 700
+                                        // line 703
                                         float pw_219[4];
                                         for (uint ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                        // line 701
+                                        // line 704
                                         { const uint ok_ld = 0u; const uint ok_ls = (i_218 * 4u); pw_219[ok_ld + 0u] = sh_scores[ok_ls + 0u]; pw_219[ok_ld + 1u] = sh_scores[ok_ls + 1u]; pw_219[ok_ld + 2u] = sh_scores[ok_ls + 2u]; pw_219[ok_ld + 3u] = sh_scores[ok_ls + 3u]; }
-                                        // line 702
+                                        // line 705
                                         {
                                             const uint ok_end_220 = 4u;
                                             for (uint e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                // line 703
+                                                // line 706
                                                 float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 704
+                                                // line 707
                                                 float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 705
+                                                // line 708
                                                 {
                                                     const uint ok_end_223 = 4u;
                                                     for (uint hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                        // line 706
+                                                        // line 709
                                                         float p_224 = pw_219[hh_223];
-                                                        // line 707
+                                                        // line 710
                                                         acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                        // line 708
+                                                        // line 711
                                                         acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                     }
                                                 }
@@ -1244,138 +1244,138 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                 }
                             }
                         } else {
-                            // line 714
+                            // line 717
                             {
                                 const uint ok_end_225 = hi_194;
                                 const uint ok_step_225 = 8u;
                                 for (uint i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                    // line 715
+                                    // line 718
                                     {
                                         const uint ok_end_226 = 8u;
                                         for (uint uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                            // line 716
+                                            // line 719
                                             uint i_227 = (i0_225 + uu_226);
-                                            // line 717
+                                            // line 720
                                             if ((i_227 < hi_194)) {
-                                                // line 718
+                                                // line 721
                                                 uint row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                // line 719
+                                                // line 722
                                                 float elem_value_229;
-                                                // line 110
+                                                // line 113
                                                 uint row_230 = row_228;
                                                 uint d_231 = (2u * u_46);
                                                 uint fmt_232 = pc.v_type;
-                                                // line 111
+                                                // line 114
                                                 float x_233 = 0.0f;
-                                                // line 112
+                                                // line 115
                                                 if ((fmt_232 == 0u)) {
-                                                    // line 113
+                                                    // line 116
                                                     x_233 = as_type<float>(v[((row_230 / 4u) + d_231)]);
                                                 } else {
-                                                    // line 114
+                                                    // line 117
                                                     if ((fmt_232 <= 2u)) {
-                                                        // line 115
+                                                        // line 118
                                                         uint o_234 = (row_230 + (2u * d_231));
-                                                        // line 116
+                                                        // line 119
                                                         uint bits_235 = ((v[(o_234 / 4u)] >> ((o_234 % 4u) * 8u)) & 65535u);
-                                                        // line 117
+                                                        // line 120
                                                         x_233 = ((fmt_232 == 1u) ? ok_f16_to_f32(bits_235) : as_type<float>((bits_235 << 16u)));
                                                     } else {
-                                                        // line 120
-                                                        uint o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
-                                                        // line 121
-                                                        float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
-                                                        // line 122
-                                                        uint j_238 = (d_231 % 32u);
                                                         // line 123
-                                                        int qv_239 = 0;
+                                                        uint o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
                                                         // line 124
+                                                        float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
+                                                        // line 125
+                                                        uint j_238 = (d_231 % 32u);
+                                                        // line 126
+                                                        int qv_239 = 0;
+                                                        // line 127
                                                         if ((fmt_232 == 3u)) {
-                                                            // line 125
+                                                            // line 128
                                                             uint at_240 = ((o_236 + 2u) + j_238);
-                                                            // line 126
+                                                            // line 129
                                                             uint raw_241 = ((v[(at_240 / 4u)] >> ((at_240 % 4u) * 8u)) & 255u);
-                                                            // line 127
+                                                            // line 130
                                                             qv_239 = int(uint(int(raw_241)) - uint(((raw_241 >= 128u) ? 256 : 0)));
                                                         } else {
-                                                            // line 129
+                                                            // line 132
                                                             uint at_242 = ((o_236 + 2u) + (j_238 % 16u));
-                                                            // line 130
+                                                            // line 133
                                                             uint byte_243 = ((v[(at_242 / 4u)] >> ((at_242 % 4u) * 8u)) & 255u);
-                                                            // line 131
+                                                            // line 134
                                                             qv_239 = int(uint(int(((j_238 < 16u) ? (byte_243 & 15u) : (byte_243 >> 4u)))) - uint(8));
                                                         }
-                                                        // line 133
+                                                        // line 136
                                                         x_233 = (sc_237 * float(qv_239));
                                                     }
                                                 }
-                                                // line 135
+                                                // line 138
                                                 elem_value_229 = x_233;
-                                                // line 719
+                                                // line 722
                                                 float x0_244 = elem_value_229;
-                                                // line 720
+                                                // line 723
                                                 float elem_value_245;
-                                                // line 110
+                                                // line 113
                                                 uint row_246 = row_228;
                                                 uint d_247 = ((2u * u_46) + 1u);
                                                 uint fmt_248 = pc.v_type;
-                                                // line 111
+                                                // line 114
                                                 float x_249 = 0.0f;
-                                                // line 112
+                                                // line 115
                                                 if ((fmt_248 == 0u)) {
-                                                    // line 113
+                                                    // line 116
                                                     x_249 = as_type<float>(v[((row_246 / 4u) + d_247)]);
                                                 } else {
-                                                    // line 114
+                                                    // line 117
                                                     if ((fmt_248 <= 2u)) {
-                                                        // line 115
+                                                        // line 118
                                                         uint o_250 = (row_246 + (2u * d_247));
-                                                        // line 116
+                                                        // line 119
                                                         uint bits_251 = ((v[(o_250 / 4u)] >> ((o_250 % 4u) * 8u)) & 65535u);
-                                                        // line 117
+                                                        // line 120
                                                         x_249 = ((fmt_248 == 1u) ? ok_f16_to_f32(bits_251) : as_type<float>((bits_251 << 16u)));
                                                     } else {
-                                                        // line 120
-                                                        uint o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
-                                                        // line 121
-                                                        float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
-                                                        // line 122
-                                                        uint j_254 = (d_247 % 32u);
                                                         // line 123
-                                                        int qv_255 = 0;
+                                                        uint o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
                                                         // line 124
+                                                        float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
+                                                        // line 125
+                                                        uint j_254 = (d_247 % 32u);
+                                                        // line 126
+                                                        int qv_255 = 0;
+                                                        // line 127
                                                         if ((fmt_248 == 3u)) {
-                                                            // line 125
+                                                            // line 128
                                                             uint at_256 = ((o_252 + 2u) + j_254);
-                                                            // line 126
+                                                            // line 129
                                                             uint raw_257 = ((v[(at_256 / 4u)] >> ((at_256 % 4u) * 8u)) & 255u);
-                                                            // line 127
+                                                            // line 130
                                                             qv_255 = int(uint(int(raw_257)) - uint(((raw_257 >= 128u) ? 256 : 0)));
                                                         } else {
-                                                            // line 129
+                                                            // line 132
                                                             uint at_258 = ((o_252 + 2u) + (j_254 % 16u));
-                                                            // line 130
+                                                            // line 133
                                                             uint byte_259 = ((v[(at_258 / 4u)] >> ((at_258 % 4u) * 8u)) & 255u);
-                                                            // line 131
+                                                            // line 134
                                                             qv_255 = int(uint(int(((j_254 < 16u) ? (byte_259 & 15u) : (byte_259 >> 4u)))) - uint(8));
                                                         }
-                                                        // line 133
+                                                        // line 136
                                                         x_249 = (sc_253 * float(qv_255));
                                                     }
                                                 }
-                                                // line 135
+                                                // line 138
                                                 elem_value_245 = x_249;
-                                                // line 720
+                                                // line 723
                                                 float x1_260 = elem_value_245;
-                                                // line 721
+                                                // line 724
                                                 {
                                                     const uint ok_end_261 = 4u;
                                                     for (uint hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                        // line 722
+                                                        // line 725
                                                         float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                        // line 723
+                                                        // line 726
                                                         acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                        // line 724
+                                                        // line 727
                                                         acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                     }
                                                 }
@@ -1388,50 +1388,50 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                     }
                 } else {
                     for (uint half_196 = ok_start_196; half_196 < ok_end_196; half_196++) {
-                        // line 639
+                        // line 642
                         if (((half_196 == 1u) && (!pair_b_164))) {
-                            // line 640
+                            // line 643
                             lo_193 = hi_194;
                         }
-                        // line 642
+                        // line 645
                         if (((half_196 == 1u) && pair_b_164)) {
-                            // line 645
-                            uint clen_b_197 = (n_18 - 256u);
-                            // line 646
-                            uint span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                            // line 647
-                            lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
                             // line 648
-                            hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                            uint clen_b_197 = (n_18 - 256u);
                             // line 649
+                            uint span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
+                            // line 650
+                            lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
+                            // line 651
+                            hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
+                            // line 652
                             if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                                // line 650
+                                // line 653
                                 {
                                     const uint ok_end_199 = 8u;
                                     for (uint uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                        // line 651
+                                        // line 654
                                         uint at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim_v / 2u)) + (4u * u_46));
-                                        // line 652
+                                        // line 655
                                         { const uint4 ok_lw = *((device const uint4*)(&v[at_200])); const uint ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                     }
                                 }
                             }
-                            // line 655
+                            // line 658
                             if (v_active_163) {
-                                // line 656
+                                // line 659
                                 {
                                     const uint ok_end_201 = 4u;
                                     for (uint hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                        // line 657
+                                        // line 660
                                         {
                                             const uint ok_end_202 = 8u;
                                             for (uint e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                                // line 658
+                                                // line 661
                                                 if ((e_202 < vd_5)) {
-                                                    // line 659
+                                                    // line 662
                                                     sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim_v)) + (vd_5 * u_46)) + e_202)] = as_type<uint>(acc_192[((8u * hh_201) + e_202)]);
                                                 }
-                                                // line 661
+                                                // line 664
                                                 acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                             }
                                         }
@@ -1439,58 +1439,58 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                 }
                             }
                         }
-                        // line 666
+                        // line 669
                         if (v_active_163) {
-                            // line 667
+                            // line 670
                             if (f16_v_4) {
-                                // line 671
+                                // line 674
                                 uint full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                                // line 672
+                                // line 675
                                 {
                                     const uint ok_end_204 = full_203;
                                     const uint ok_step_204 = 8u;
                                     for (uint i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                        // line 673
+                                        // line 676
                                         uint nx_205[32];
                                         for (uint ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                        // line 674
+                                        // line 677
                                         {
                                             const uint ok_end_206 = 8u;
                                             for (uint uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                                // line 675
+                                                // line 678
                                                 uint at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim_v / 2u)) + (4u * u_46));
-                                                // line 676
+                                                // line 679
                                                 { const uint4 ok_lw = *((device const uint4*)(&v[at_207])); const uint ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                             }
                                         }
-                                        // line 678
+                                        // line 681
                                         {
                                             const uint ok_end_208 = 8u;
                                             for (uint uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                                // line 679
+                                                // line 682
                                                 uint i_209 = (i0_204 + uu_208);
-                                                // line 680
+                                                // line 683
                                                 float pw_210[4];
                                                 for (uint ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                                // line 681
+                                                // line 684
                                                 { const uint ok_ld = 0u; const uint ok_ls = (i_209 * 4u); pw_210[ok_ld + 0u] = sh_scores[ok_ls + 0u]; pw_210[ok_ld + 1u] = sh_scores[ok_ls + 1u]; pw_210[ok_ld + 2u] = sh_scores[ok_ls + 2u]; pw_210[ok_ld + 3u] = sh_scores[ok_ls + 3u]; }
-                                                // line 682
+                                                // line 685
                                                 {
                                                     const uint ok_end_211 = 4u;
                                                     for (uint e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                        // line 683
+                                                        // line 686
                                                         float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 684
+                                                        // line 687
                                                         float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 685
+                                                        // line 688
                                                         {
                                                             const uint ok_end_214 = 4u;
                                                             for (uint hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                                // line 686
+                                                                // line 689
                                                                 float p_215 = pw_210[hh_214];
-                                                                // line 687
+                                                                // line 690
                                                                 acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                                // line 688
+                                                                // line 691
                                                                 acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                             }
                                                         }
@@ -1498,46 +1498,46 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                                 }
                                             }
                                         }
-                                        // line 692
+                                        // line 695
                                         {
                                             const uint ok_end_216 = 32u;
                                             for (uint uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                                // line 693
+                                                // line 696
                                                 vw_166[uu_216] = nx_205[uu_216];
                                             }
                                         }
                                     }
                                 }
-                                // line 697
+                                // line 700
                                 {
                                     const uint ok_end_217 = 8u;
                                     for (uint uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                        // line 698
+                                        // line 701
                                         uint i_218 = (full_203 + uu_217);
-                                        // line 699
+                                        // line 702
                                         if ((i_218 < hi_194)) {
-                                            // line 700
+                                            // line 703
                                             float pw_219[4];
                                             for (uint ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                            // line 701
+                                            // line 704
                                             { const uint ok_ld = 0u; const uint ok_ls = (i_218 * 4u); pw_219[ok_ld + 0u] = sh_scores[ok_ls + 0u]; pw_219[ok_ld + 1u] = sh_scores[ok_ls + 1u]; pw_219[ok_ld + 2u] = sh_scores[ok_ls + 2u]; pw_219[ok_ld + 3u] = sh_scores[ok_ls + 3u]; }
-                                            // line 702
+                                            // line 705
                                             {
                                                 const uint ok_end_220 = 4u;
                                                 for (uint e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                    // line 703
+                                                    // line 706
                                                     float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 704
+                                                    // line 707
                                                     float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 705
+                                                    // line 708
                                                     {
                                                         const uint ok_end_223 = 4u;
                                                         for (uint hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                            // line 706
+                                                            // line 709
                                                             float p_224 = pw_219[hh_223];
-                                                            // line 707
+                                                            // line 710
                                                             acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                            // line 708
+                                                            // line 711
                                                             acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                         }
                                                     }
@@ -1547,138 +1547,138 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                     }
                                 }
                             } else {
-                                // line 714
+                                // line 717
                                 {
                                     const uint ok_end_225 = hi_194;
                                     const uint ok_step_225 = 8u;
                                     for (uint i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                        // line 715
+                                        // line 718
                                         {
                                             const uint ok_end_226 = 8u;
                                             for (uint uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                                // line 716
+                                                // line 719
                                                 uint i_227 = (i0_225 + uu_226);
-                                                // line 717
+                                                // line 720
                                                 if ((i_227 < hi_194)) {
-                                                    // line 718
+                                                    // line 721
                                                     uint row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                    // line 719
+                                                    // line 722
                                                     float elem_value_229;
-                                                    // line 110
+                                                    // line 113
                                                     uint row_230 = row_228;
                                                     uint d_231 = (2u * u_46);
                                                     uint fmt_232 = pc.v_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_233 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_232 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_233 = as_type<float>(v[((row_230 / 4u) + d_231)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_232 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             uint o_234 = (row_230 + (2u * d_231));
-                                                            // line 116
+                                                            // line 119
                                                             uint bits_235 = ((v[(o_234 / 4u)] >> ((o_234 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_233 = ((fmt_232 == 1u) ? ok_f16_to_f32(bits_235) : as_type<float>((bits_235 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            uint o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
-                                                            // line 122
-                                                            uint j_238 = (d_231 % 32u);
                                                             // line 123
-                                                            int qv_239 = 0;
+                                                            uint o_236 = (row_230 + ((d_231 / 32u) * ((fmt_232 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_237 = ok_f16_to_f32((v[(o_236 / 4u)] >> ((o_236 % 4u) * 8u)));
+                                                            // line 125
+                                                            uint j_238 = (d_231 % 32u);
+                                                            // line 126
+                                                            int qv_239 = 0;
+                                                            // line 127
                                                             if ((fmt_232 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 uint at_240 = ((o_236 + 2u) + j_238);
-                                                                // line 126
+                                                                // line 129
                                                                 uint raw_241 = ((v[(at_240 / 4u)] >> ((at_240 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_239 = int(uint(int(raw_241)) - uint(((raw_241 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 uint at_242 = ((o_236 + 2u) + (j_238 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 uint byte_243 = ((v[(at_242 / 4u)] >> ((at_242 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_239 = int(uint(int(((j_238 < 16u) ? (byte_243 & 15u) : (byte_243 >> 4u)))) - uint(8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_233 = (sc_237 * float(qv_239));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_229 = x_233;
-                                                    // line 719
+                                                    // line 722
                                                     float x0_244 = elem_value_229;
-                                                    // line 720
+                                                    // line 723
                                                     float elem_value_245;
-                                                    // line 110
+                                                    // line 113
                                                     uint row_246 = row_228;
                                                     uint d_247 = ((2u * u_46) + 1u);
                                                     uint fmt_248 = pc.v_type;
-                                                    // line 111
+                                                    // line 114
                                                     float x_249 = 0.0f;
-                                                    // line 112
+                                                    // line 115
                                                     if ((fmt_248 == 0u)) {
-                                                        // line 113
+                                                        // line 116
                                                         x_249 = as_type<float>(v[((row_246 / 4u) + d_247)]);
                                                     } else {
-                                                        // line 114
+                                                        // line 117
                                                         if ((fmt_248 <= 2u)) {
-                                                            // line 115
+                                                            // line 118
                                                             uint o_250 = (row_246 + (2u * d_247));
-                                                            // line 116
+                                                            // line 119
                                                             uint bits_251 = ((v[(o_250 / 4u)] >> ((o_250 % 4u) * 8u)) & 65535u);
-                                                            // line 117
+                                                            // line 120
                                                             x_249 = ((fmt_248 == 1u) ? ok_f16_to_f32(bits_251) : as_type<float>((bits_251 << 16u)));
                                                         } else {
-                                                            // line 120
-                                                            uint o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
-                                                            // line 121
-                                                            float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
-                                                            // line 122
-                                                            uint j_254 = (d_247 % 32u);
                                                             // line 123
-                                                            int qv_255 = 0;
+                                                            uint o_252 = (row_246 + ((d_247 / 32u) * ((fmt_248 == 3u) ? 34u : 18u)));
                                                             // line 124
+                                                            float sc_253 = ok_f16_to_f32((v[(o_252 / 4u)] >> ((o_252 % 4u) * 8u)));
+                                                            // line 125
+                                                            uint j_254 = (d_247 % 32u);
+                                                            // line 126
+                                                            int qv_255 = 0;
+                                                            // line 127
                                                             if ((fmt_248 == 3u)) {
-                                                                // line 125
+                                                                // line 128
                                                                 uint at_256 = ((o_252 + 2u) + j_254);
-                                                                // line 126
+                                                                // line 129
                                                                 uint raw_257 = ((v[(at_256 / 4u)] >> ((at_256 % 4u) * 8u)) & 255u);
-                                                                // line 127
+                                                                // line 130
                                                                 qv_255 = int(uint(int(raw_257)) - uint(((raw_257 >= 128u) ? 256 : 0)));
                                                             } else {
-                                                                // line 129
+                                                                // line 132
                                                                 uint at_258 = ((o_252 + 2u) + (j_254 % 16u));
-                                                                // line 130
+                                                                // line 133
                                                                 uint byte_259 = ((v[(at_258 / 4u)] >> ((at_258 % 4u) * 8u)) & 255u);
-                                                                // line 131
+                                                                // line 134
                                                                 qv_255 = int(uint(int(((j_254 < 16u) ? (byte_259 & 15u) : (byte_259 >> 4u)))) - uint(8));
                                                             }
-                                                            // line 133
+                                                            // line 136
                                                             x_249 = (sc_253 * float(qv_255));
                                                         }
                                                     }
-                                                    // line 135
+                                                    // line 138
                                                     elem_value_245 = x_249;
-                                                    // line 720
+                                                    // line 723
                                                     float x1_260 = elem_value_245;
-                                                    // line 721
+                                                    // line 724
                                                     {
                                                         const uint ok_end_261 = 4u;
                                                         for (uint hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                            // line 722
+                                                            // line 725
                                                             float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                            // line 723
+                                                            // line 726
                                                             acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                            // line 724
+                                                            // line 727
                                                             acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                         }
                                                     }
@@ -1692,42 +1692,42 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                     }
                 }
             }
-            // line 739
-            uint vgroups_263 = ok_max_u32(1u, ok_min_u32(groups_7, ((async_k_v ? 8704u : 1024u) / (4u * head_dim_v))));
-            // line 740
-            uint n_vc_264 = (split_9 ? ok_max_u32(ok_min_u32(per_10, n_sub_154), 1u) : (pair_b_164 ? 2u : 1u));
-            // line 741
-            uint used_groups_265 = ok_min_u32(groups_7, (n_vc_264 * gpc_156));
             // line 742
+            uint vgroups_263 = ok_max_u32(1u, ok_min_u32(groups_7, ((async_k_v ? 8704u : 1024u) / (4u * head_dim_v))));
+            // line 743
+            uint n_vc_264 = (split_9 ? ok_max_u32(ok_min_u32(per_10, n_sub_154), 1u) : (pair_b_164 ? 2u : 1u));
+            // line 744
+            uint used_groups_265 = ok_min_u32(groups_7, (n_vc_264 * gpc_156));
+            // line 745
             float sum_266[8];
             for (uint ok_i = 0u; ok_i < 8u; ok_i++) { sum_266[ok_i] = 0.0f; }
-            // line 743
+            // line 746
             {
                 const uint ok_end_267 = used_groups_265;
                 const uint ok_step_267 = vgroups_263;
                 for (uint g0_267 = 0u; g0_267 < ok_end_267; g0_267 = (ok_step_267 >= ok_end_267 - g0_267) ? ok_end_267 : g0_267 + ok_step_267) {
-                    // line 744
+                    // line 747
                     if ((((g_47 >= g0_267) && (g_47 < (g0_267 + vgroups_263))) && v_active_163)) {
-                        // line 745
+                        // line 748
                         {
                             const uint ok_end_268 = 4u;
                             for (uint hh_268 = 0u; hh_268 < ok_end_268; hh_268++) {
-                                // line 746
+                                // line 749
                                 if ((hh_268 < hn_49)) {
-                                    // line 747
+                                    // line 750
                                     {
                                         const uint ok_end_269 = 8u;
                                         for (uint e_269 = 0u; e_269 < ok_end_269; e_269++) {
-                                            // line 748
+                                            // line 751
                                             if ((e_269 < vd_5)) {
-                                                // line 749
+                                                // line 752
                                                 uint at_270 = ((((((g_47 - g0_267) * 4u) + hh_268) * head_dim_v) + (vd_5 * u_46)) + e_269);
-                                                // line 750
+                                                // line 753
                                                 if (async_k_v) {
-                                                    // line 751
+                                                    // line 754
                                                     sh_ktile[at_270] = as_type<uint>(acc_192[((8u * hh_268) + e_269)]);
                                                 } else {
-                                                    // line 753
+                                                    // line 756
                                                     sh_part[at_270] = acc_192[((8u * hh_268) + e_269)];
                                                 }
                                             }
@@ -1737,58 +1737,58 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                             }
                         }
                     }
-                    // line 760
+                    // line 763
                     threadgroup_barrier(mem_flags::mem_threadgroup);
-                    // line 761
+                    // line 764
                     {
                         const uint ok_end_271 = 8u;
                         for (uint r_271 = 0u; r_271 < ok_end_271; r_271++) {
-                            // line 762
+                            // line 765
                             uint idx_272 = (t0_3 + (r_271 * 128u));
-                            // line 763
+                            // line 766
                             if ((idx_272 < (hn_49 * head_dim_v))) {
-                                // line 764
-                                uint hh_273 = (idx_272 / head_dim_v);
-                                // line 765
-                                uint d_274 = (idx_272 % head_dim_v);
                                 // line 767
+                                uint hh_273 = (idx_272 / head_dim_v);
+                                // line 768
+                                uint d_274 = (idx_272 % head_dim_v);
+                                // line 770
                                 if (pair_b_164) {
-                                    // line 768
+                                    // line 771
                                     float sa_275 = 0.0f;
-                                    // line 769
+                                    // line 772
                                     {
                                         const uint ok_end_276 = groups_7;
                                         for (uint g2_276 = 0u; g2_276 < ok_end_276; g2_276++) {
-                                            // line 770
+                                            // line 773
                                             float x_277 = as_type<float>(sh_ktile[((abase_165 + (((g2_276 * 4u) + hh_273) * head_dim_v)) + d_274)]);
-                                            // line 771
+                                            // line 774
                                             sa_275 = ((g2_276 == 0u) ? x_277 : (sa_275 + x_277));
                                         }
                                     }
-                                    // line 773
+                                    // line 776
                                     part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim_v) + d_274)] = sa_275;
                                 }
-                                // line 775
+                                // line 778
                                 {
                                     const uint ok_end_278 = ok_min_u32((g0_267 + vgroups_263), used_groups_265);
                                     for (uint g2_278 = g0_267; g2_278 < ok_end_278; g2_278++) {
-                                        // line 776
+                                        // line 779
                                         uint at_279 = (((((g2_278 - g0_267) * 4u) + hh_273) * head_dim_v) + d_274);
-                                        // line 777
+                                        // line 780
                                         float x_280 = 0.0f;
-                                        // line 778
+                                        // line 781
                                         if (async_k_v) {
-                                            // line 779
+                                            // line 782
                                             x_280 = as_type<float>(sh_ktile[at_279]);
                                         } else {
-                                            // line 781
+                                            // line 784
                                             x_280 = sh_part[at_279];
                                         }
-                                        // line 785
+                                        // line 788
                                         sum_266[r_271] = (((g2_278 == 0u) || (split_9 && (g2_278 == gpc_156))) ? x_280 : (sum_266[r_271] + x_280));
-                                        // line 786
+                                        // line 789
                                         if (((split_9 && (n_vc_264 == 2u)) && ((g2_278 + 1u) == gpc_156))) {
-                                            // line 787
+                                            // line 790
                                             part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim_v) + d_274)] = sum_266[r_271];
                                         }
                                     }
@@ -1796,19 +1796,19 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                             }
                         }
                     }
-                    // line 794
+                    // line 797
                     threadgroup_barrier(mem_flags::mem_threadgroup);
                 }
             }
-            // line 796
+            // line 799
             {
                 const uint ok_end_281 = 8u;
                 for (uint r_281 = 0u; r_281 < ok_end_281; r_281++) {
-                    // line 797
+                    // line 800
                     uint idx_282 = (t0_3 + (r_281 * 128u));
-                    // line 798
+                    // line 801
                     if (((idx_282 < (hn_49 * head_dim_v)) && (n_sub_154 > 0u))) {
-                        // line 799
+                        // line 802
                         part_acc[(((((((((b_2 * pc.n_heads) + head0_50) + (idx_282 / head_dim_v)) * pc.n_chunks) + c_first_155) + n_vc_264) - 1u) * head_dim_v) + (idx_282 % head_dim_v))] = sum_266[r_281];
                     }
                 }

@@ -48,11 +48,9 @@ pub enum CatalogueError {
 impl KernelEntry {
     /// Deserializes and re-validates the kernel.
     pub fn load(&self) -> Result<Kernel, CatalogueError> {
-        let mut k: Kernel = serde_json::from_str(self.ir_json)
-            .map_err(|source| CatalogueError::Decode { name: self.name.into(), source })?;
+        let mut k: Kernel = serde_json::from_str(self.ir_json).map_err(|source| CatalogueError::Decode { name: self.name.into(), source })?;
         k.source.file = self.file.to_string();
-        crate::validate::validate(&k)
-            .map_err(|errors| CatalogueError::Invalid { name: self.name.into(), errors })?;
+        crate::validate::validate(&k).map_err(|errors| CatalogueError::Invalid { name: self.name.into(), errors })?;
         Ok(k)
     }
 }

@@ -214,11 +214,7 @@ impl Kernel {
 
     /// Looks a parameter up by name.
     pub fn param(&self, name: &str) -> Option<(ParamId, &Param)> {
-        self.params
-            .iter()
-            .enumerate()
-            .find(|(_, p)| p.name == name)
-            .map(|(i, p)| (ParamId(i as u32), p))
+        self.params.iter().enumerate().find(|(_, p)| p.name == name).map(|(i, p)| (ParamId(i as u32), p))
     }
 
     /// Looks a library function up by name.
@@ -680,11 +676,7 @@ impl Intrinsic {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Intrinsic::Abs
-            | Intrinsic::CountOnes
-            | Intrinsic::F16BitsToF32
-            | Intrinsic::Bf16BitsToF32
-            | Intrinsic::FastExp => 1,
+            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp => 1,
             Intrinsic::Min | Intrinsic::Max => 2,
             Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
         }

@@ -76,22 +76,24 @@ pub fn unary_type(op: UnaryOp, t: Scalar) -> Result<Scalar, String> {
     match op {
         UnaryOp::Neg if matches!(t, Scalar::F32 | Scalar::I32) => Ok(t),
         UnaryOp::Neg => Err(format!("cannot negate a {t}; `-` takes f32 or i32")),
-        UnaryOp::Not => Ok(t).and_then(|t| {
-            if t == Scalar::F32 {
-                Err("`!` takes a bool (logical not) or an integer (bitwise not), not f32".into())
-            } else {
-                Ok(t)
-            }
-        }),
+        UnaryOp::Not => {
+            Ok(t).and_then(
+                |t| {
+                    if t == Scalar::F32 {
+                        Err("`!` takes a bool (logical not) or an integer (bitwise not), not f32".into())
+                    } else {
+                        Ok(t)
+                    }
+                },
+            )
+        }
     }
 }
 
 /// Whether `from as to` is a supported value conversion.
 pub fn cast_allowed(from: Scalar, to: Scalar) -> Result<(), String> {
     if to == Scalar::Bool && from != Scalar::Bool {
-        return Err(format!(
-            "cannot cast {from} to bool; compare instead (e.g. `x != 0`)"
-        ));
+        return Err(format!("cannot cast {from} to bool; compare instead (e.g. `x != 0`)"));
     }
     if from == Scalar::Bool && to == Scalar::F32 {
         return Err("cannot cast bool to f32; use `select(b, 1.0, 0.0)`".into());
@@ -111,35 +113,23 @@ pub fn bitcast_allowed(from: Scalar, to: Scalar) -> Result<(), String> {
 pub fn intrinsic_type(op: Intrinsic, args: &[Scalar]) -> Result<Scalar, String> {
     let name = op.dsl_name();
     if args.len() != op.arity() {
-        return Err(format!(
-            "`{name}` takes {} argument(s), got {}",
-            op.arity(),
-            args.len()
-        ));
+        return Err(format!("`{name}` takes {} argument(s), got {}", op.arity(), args.len()));
     }
     let same = |allowed: &[Scalar]| -> Result<Scalar, String> {
         let t = args[0];
         if args.iter().any(|&a| a != t) || !allowed.contains(&t) {
             let list: Vec<_> = args.iter().map(|a| a.name()).collect();
             let allowed: Vec<_> = allowed.iter().map(|a| a.name()).collect();
-            return Err(format!(
-                "`{name}` got ({}); its arguments must all be one of: {}",
-                list.join(", "),
-                allowed.join(", ")
-            ));
+            return Err(format!("`{name}` got ({}); its arguments must all be one of: {}", list.join(", "), allowed.join(", ")));
         }
         Ok(t)
     };
     match op {
-        Intrinsic::Min | Intrinsic::Max | Intrinsic::Clamp => {
-            same(&[Scalar::F32, Scalar::I32, Scalar::U32])
-        }
+        Intrinsic::Min | Intrinsic::Max | Intrinsic::Clamp => same(&[Scalar::F32, Scalar::I32, Scalar::U32]),
         Intrinsic::Abs => same(&[Scalar::F32, Scalar::I32]),
         Intrinsic::Fma => same(&[Scalar::F32]),
         Intrinsic::CountOnes => same(&[Scalar::I32, Scalar::U32]).map(|_| Scalar::U32),
-        Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => {
-            same(&[Scalar::U32]).map(|_| Scalar::F32)
-        }
+        Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => same(&[Scalar::U32]).map(|_| Scalar::F32),
         Intrinsic::FunnelShr => same(&[Scalar::U32]),
         Intrinsic::FastExp => same(&[Scalar::F32]),
     }
@@ -152,17 +142,13 @@ mod tests {
     #[test]
     fn arithmetic_requires_equal_numeric_types() {
         assert_eq!(binary_type(BinaryOp::Add, Scalar::F32, Scalar::F32), Ok(Scalar::F32));
-        assert!(binary_type(BinaryOp::Add, Scalar::F32, Scalar::U32)
-            .unwrap_err()
-            .contains("mismatched types"));
+        assert!(binary_type(BinaryOp::Add, Scalar::F32, Scalar::U32).unwrap_err().contains("mismatched types"));
         assert!(binary_type(BinaryOp::Add, Scalar::Bool, Scalar::Bool).is_err());
     }
 
     #[test]
     fn float_division_is_not_an_ir_operator() {
-        assert!(binary_type(BinaryOp::Div, Scalar::F32, Scalar::F32)
-            .unwrap_err()
-            .contains("div(a, b)"));
+        assert!(binary_type(BinaryOp::Div, Scalar::F32, Scalar::F32).unwrap_err().contains("div(a, b)"));
         assert_eq!(binary_type(BinaryOp::Div, Scalar::U32, Scalar::U32), Ok(Scalar::U32));
     }
 
@@ -174,16 +160,10 @@ mod tests {
 
     #[test]
     fn intrinsic_arity_and_types() {
-        assert_eq!(
-            intrinsic_type(Intrinsic::Fma, &[Scalar::F32; 3]),
-            Ok(Scalar::F32)
-        );
+        assert_eq!(intrinsic_type(Intrinsic::Fma, &[Scalar::F32; 3]), Ok(Scalar::F32));
         assert!(intrinsic_type(Intrinsic::Fma, &[Scalar::F32; 2]).is_err());
         assert!(intrinsic_type(Intrinsic::Abs, &[Scalar::U32]).is_err());
-        assert_eq!(
-            intrinsic_type(Intrinsic::CountOnes, &[Scalar::I32]),
-            Ok(Scalar::U32)
-        );
+        assert_eq!(intrinsic_type(Intrinsic::CountOnes, &[Scalar::I32]), Ok(Scalar::U32));
         assert_eq!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::U32; 3]), Ok(Scalar::U32));
         assert!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::I32; 3]).is_err());
         assert_eq!(intrinsic_type(Intrinsic::FastExp, &[Scalar::F32]), Ok(Scalar::F32));

@@ -33,12 +33,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::Reduce { value, .. } => vec![value],
         StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
         StmtKind::Mma(m) => m.exprs().to_vec(),
-        StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Return
-        | StmtKind::Barrier
-        | StmtKind::AsyncCommit
-        | StmtKind::AsyncWait { .. } => vec![],
+        StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => vec![],
     }
 }
 

@@ -236,7 +236,13 @@ impl<'a> Prelude<'a> {
 /// The default timed unit of [`Backend::time`]: the launches one by one, `runs` times,
 /// their device times added; with [`BufferScope::Shared`] read-write buffers pass on
 /// by name.
-fn launch_one_by_one<B: Backend + ?Sized>(backend: &mut B, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope) -> Result<Vec<f64>, BackendError> {
+fn launch_one_by_one<B: Backend + ?Sized>(
+    backend: &mut B,
+    launches: &[Launch],
+    args: &mut [Args],
+    runs: u32,
+    scope: BufferScope,
+) -> Result<Vec<f64>, BackendError> {
     check_sequence(backend.name(), launches, args, scope)?;
     (0..runs.max(1))
         .map(|_| {
@@ -304,7 +310,9 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         }
     }
     for name in args.names() {
-        let known = k.buffers.iter().any(|b| b.name == name) || k.push_constants.iter().any(|p| p.name == name) || k.spec_constants.iter().any(|s| s.name == name);
+        let known = k.buffers.iter().any(|b| b.name == name)
+            || k.push_constants.iter().any(|p| p.name == name)
+            || k.spec_constants.iter().any(|s| s.name == name);
         if !known {
             return Err(err(format!("unknown argument `{name}`")));
         }
@@ -330,7 +338,11 @@ pub enum BufferScope {
 pub fn check_sequence(backend: &'static str, launches: &[Launch], args: &[Args], scope: BufferScope) -> Result<(), BackendError> {
     let name = |i: usize| launches.get(i).map_or_else(|| "sequence".to_string(), |l| l.kernel.name.clone());
     if launches.is_empty() || launches.len() != args.len() {
-        return Err(BackendError::Arguments { kernel: name(0), backend, message: format!("a sequence of {} launches with {} argument sets", launches.len(), args.len()) });
+        return Err(BackendError::Arguments {
+            kernel: name(0),
+            backend,
+            message: format!("a sequence of {} launches with {} argument sets", launches.len(), args.len()),
+        });
     }
     if scope == BufferScope::PerLaunch {
         return Ok(());
@@ -456,7 +468,15 @@ mod tests {
         assert_eq!(b.readers, [vec![0], vec![0, 1], vec![0, 1], vec![0, 1], vec![1]]);
         let one = sequence_bindings(&[launch(chunk)], &args[..1], BufferScope::Shared);
         let four = vec![vec![0]; 4];
-        assert_eq!(one, SequenceBindings { buffers: names[..4].iter().map(|(n, _)| (n.to_string(), 0)).collect(), bound: vec![vec![0, 1, 2, 3]], written: vec![false, false, true, true], readers: four });
+        assert_eq!(
+            one,
+            SequenceBindings {
+                buffers: names[..4].iter().map(|(n, _)| (n.to_string(), 0)).collect(),
+                bound: vec![vec![0, 1, 2, 3]],
+                written: vec![false, false, true, true],
+                readers: four
+            }
+        );
     }
 
     #[test]

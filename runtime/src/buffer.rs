@@ -47,18 +47,12 @@ impl HostBuffer {
 
     /// An f16 buffer from f32 values (rounded to nearest even).
     pub fn f16_from_f32(v: &[f32]) -> Self {
-        HostBuffer {
-            elem: StorageType::F16,
-            bytes: v.iter().flat_map(|&x| f32_to_f16(x).to_le_bytes()).collect(),
-        }
+        HostBuffer { elem: StorageType::F16, bytes: v.iter().flat_map(|&x| f32_to_f16(x).to_le_bytes()).collect() }
     }
 
     /// A bf16 buffer from f32 values (rounded to nearest even).
     pub fn bf16_from_f32(v: &[f32]) -> Self {
-        HostBuffer {
-            elem: StorageType::Bf16,
-            bytes: v.iter().flat_map(|&x| f32_to_bf16(x).to_le_bytes()).collect(),
-        }
+        HostBuffer { elem: StorageType::Bf16, bytes: v.iter().flat_map(|&x| f32_to_bf16(x).to_le_bytes()).collect() }
     }
 
     /// The element type.
@@ -90,9 +84,7 @@ impl HostBuffer {
     pub fn load_bits(&self, i: usize) -> u32 {
         let b = &self.bytes;
         match self.elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => {
-                u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
-            }
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]),
             StorageType::F16 => f16_to_f32(u16::from_le_bytes([b[2 * i], b[2 * i + 1]])).to_bits(),
             StorageType::Bf16 => bf16_to_f32(u16::from_le_bytes([b[2 * i], b[2 * i + 1]])).to_bits(),
             StorageType::U16 => u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as u32,
@@ -105,15 +97,9 @@ impl HostBuffer {
     pub fn store_bits(&mut self, i: usize, bits: u32) {
         let b = &mut self.bytes;
         match self.elem {
-            StorageType::F32 | StorageType::I32 | StorageType::U32 => {
-                b[4 * i..4 * i + 4].copy_from_slice(&bits.to_le_bytes())
-            }
-            StorageType::F16 => {
-                b[2 * i..2 * i + 2].copy_from_slice(&f32_to_f16(f32::from_bits(bits)).to_le_bytes())
-            }
-            StorageType::Bf16 => {
-                b[2 * i..2 * i + 2].copy_from_slice(&f32_to_bf16(f32::from_bits(bits)).to_le_bytes())
-            }
+            StorageType::F32 | StorageType::I32 | StorageType::U32 => b[4 * i..4 * i + 4].copy_from_slice(&bits.to_le_bytes()),
+            StorageType::F16 => b[2 * i..2 * i + 2].copy_from_slice(&f32_to_f16(f32::from_bits(bits)).to_le_bytes()),
+            StorageType::Bf16 => b[2 * i..2 * i + 2].copy_from_slice(&f32_to_bf16(f32::from_bits(bits)).to_le_bytes()),
             StorageType::U16 => b[2 * i..2 * i + 2].copy_from_slice(&(bits as u16).to_le_bytes()),
             StorageType::U8 | StorageType::I8 => b[i] = bits as u8,
         }

@@ -131,7 +131,10 @@ pub fn validate(
         if let Some(b) = k.buffers.iter().find(|b| b.access == Access::ReadOnly) {
             if let Some(h) = got.get_buffer_mut(&b.name) {
                 let bits = h.load_bits(0);
-                h.store_bits(0, if b.elem.value_type() == onekernel_dsl::types::Scalar::F32 { (f32::from_bits(bits) + 1.0).to_bits() } else { bits ^ 1 });
+                h.store_bits(
+                    0,
+                    if b.elem.value_type() == onekernel_dsl::types::Scalar::F32 { (f32::from_bits(bits) + 1.0).to_bits() } else { bits ^ 1 },
+                );
             }
         }
     }

@@ -30,7 +30,9 @@ fn async_and_register_k_staging_give_the_same_bits_on_the_interpreter() {
         let twin = k
             .variants
             .iter()
-            .find(|w| w.spec.iter().all(|(n, x)| if n == "async_k" { *x == Literal::Bool(false) } else { v.spec.iter().any(|(m, y)| m == n && y == x) }))
+            .find(|w| {
+                w.spec.iter().all(|(n, x)| if n == "async_k" { *x == Literal::Bool(false) } else { v.spec.iter().any(|(m, y)| m == n && y == x) })
+            })
             .unwrap();
         assert!(v.shared_bytes > twin.shared_bytes, "{}: two K buffers", v.label);
         for (i, case) in cases.iter().enumerate() {
@@ -42,7 +44,8 @@ fn async_and_register_k_staging_give_the_same_bits_on_the_interpreter() {
             }
             let run = |cpu: &mut CpuBackend, spec| {
                 let mut a = args.clone();
-                cpu.launch(&Launch { kernel: k, artifacts: &generated, spec, groups: case.groups }, &mut a).unwrap_or_else(|e| panic!("{} {}: {e}", v.label, case.label));
+                cpu.launch(&Launch { kernel: k, artifacts: &generated, spec, groups: case.groups }, &mut a)
+                    .unwrap_or_else(|e| panic!("{} {}: {e}", v.label, case.label));
                 ["part_m", "part_l", "part_acc"].map(|b| a.get_buffer(b).unwrap().to_bits())
             };
             let (fast, staged) = (run(&mut cpu, &v.spec), run(&mut cpu, &twin.spec));

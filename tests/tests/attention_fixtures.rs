@@ -2,24 +2,22 @@
 //! float64 numpy references) through the shared fixture runner, on the interpreter and,
 //! where present, Vulkan (lavapipe in CI), within each file's tolerance.
 
-use onekernel_tests::harness::{root, manifest, all_backends};
-use onekernel_runtime::cpu::CpuBackend;
 use onekernel_ops::fixture::run_attention;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_tests::harness::{all_backends, manifest, root};
 use serde_json::Value;
-
 
 fn fixture(name: &str) -> Value {
     let p = root().join("tests/fixtures/attention").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-
-
 fn check(name: &str) {
     let fx = fixture(name);
     let m = manifest();
     for mut b in all_backends() {
-        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated"))).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
+        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
+            .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
         println!("{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e})", r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
         assert!(r.passed, "{name} on {}: {r:?}", b.name());
     }
@@ -50,13 +48,16 @@ fn an_unsupported_cache_format_is_reported_not_passed() {
     let mut fx = fixture("q8_0_paged32_d128.json");
     fx["k_type"] = serde_json::json!("q5_1");
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
-    let e = run_attention(&fx, &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated"))).expect_err("q5_1 is not implemented");
+    let e =
+        run_attention(&fx, &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated"))).expect_err("q5_1 is not implemented");
     assert!(e.contains("`q5_1` is not supported"), "{e}");
 }
 
 #[test]
 fn a_fixture_of_another_kind_is_an_error() {
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
-    let e = run_attention(&serde_json::json!({"kernel": "turbo4"}), &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated"))).unwrap_err();
+    let e =
+        run_attention(&serde_json::json!({"kernel": "turbo4"}), &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated")))
+            .unwrap_err();
     assert!(e.contains("`turbo4` is not supported"), "{e}");
 }

@@ -9,18 +9,25 @@
 //! * negative controls: the fast mode's work-dependent chunking is not batch-invariant,
 //!   and the bit comparison catches a one-ulp change of one sequence.
 
-use onekernel_tests::harness::{root, manifest, cpu, gpu_backends};
 use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
 use onekernel_ops::attention::grid::{ci_grid, fast_chunk, run_point};
 use onekernel_ops::attention::{KvFormat, Split};
 use onekernel_runtime::Backend;
-
-
-
-
+use onekernel_tests::harness::{cpu, gpu_backends, manifest, root};
 
 fn shape(k: KvFormat, v: KvFormat) -> BatchShape {
-    BatchShape { head_dim: 64, n_heads: 4, n_kv_heads: 2, k_format: k, v_format: v, scale: 0.125, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None }
+    BatchShape {
+        head_dim: 64,
+        n_heads: 4,
+        n_kv_heads: 2,
+        k_format: k,
+        v_format: v,
+        scale: 0.125,
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: false,
+        sinks: None,
+    }
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -37,8 +44,19 @@ fn grid_on(backend: &mut dyn Backend) -> Vec<String> {
         let o = run_point(pt, &mut onekernel_ops::Device::new(backend, &m, &artifacts)).unwrap_or_else(|e| panic!("{pt:?}: {e}"));
         println!(
             "{}: D {} KV {} GQA {} mask {} alibi {} sinks {} {}/{}: invariant at B {:?}, repeatable {}, fast mode differs {}, NMSE {:.1e}",
-            backend.name(), pt.head_dim, pt.kv, pt.gqa, pt.mask, pt.alibi, pt.sinks, pt.k_format.name(), pt.v_format.name(),
-            o.invariant_batches, o.repeatable, o.fast_mode_differs, o.nmse
+            backend.name(),
+            pt.head_dim,
+            pt.kv,
+            pt.gqa,
+            pt.mask,
+            pt.alibi,
+            pt.sinks,
+            pt.k_format.name(),
+            pt.v_format.name(),
+            o.invariant_batches,
+            o.repeatable,
+            o.fast_mode_differs,
+            o.nmse
         );
         assert!(o.passed(), "{o:?}");
         controls += o.fast_mode_differs as usize;
@@ -71,8 +89,11 @@ fn shuffled_paged_cache_equals_contiguous_bitwise() {
         for page in [1u32, 16, 64] {
             let mut reference: Option<Vec<u32>> = None;
             for be in backends.iter_mut() {
-                let contiguous = pack(&sh, &batch, page, None).run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
-                let paged = pack(&sh, &batch, page, Some(page as u64)).run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+                let contiguous =
+                    pack(&sh, &batch, page, None).run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+                let paged = pack(&sh, &batch, page, Some(page as u64))
+                    .run(Split::Deterministic, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts))
+                    .unwrap();
                 assert_eq!(bits(&contiguous), bits(&paged), "{}: {}/{} page size {page}", be.name(), k.name(), v.name());
                 // And every backend gives the interpreter's bits.
                 match &reference {
@@ -95,7 +116,8 @@ fn fast_mode_chunking_is_not_batch_invariant() {
     let batched = pack(&sh, &[&target, &long], 16, None);
     let staged = be.info().async_copies;
     let a = alone.run(Split::Fast { chunk_tokens: fast_chunk(&alone, staged) }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
-    let b = batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched, staged) }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
+    let b =
+        batched.run(Split::Fast { chunk_tokens: fast_chunk(&batched, staged) }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap();
     let b = &b[..a.len()];
     assert_ne!(bits(&a), bits(b), "different chunkings should round differently");
     // Both are still accurate: the difference is rounding, not a wrong result.
@@ -157,10 +179,14 @@ fn fast_chunks_past_256_tokens_need_a_backend_that_stages_k() {
     assert_eq!(fast_chunk(&big, false), 256);
     assert_eq!(fast_chunk(&big, true), 512);
     assert!(p.run(Split::Fast { chunk_tokens: 256 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).is_ok());
-    let e = p.run(Split::Fast { chunk_tokens: 512 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).expect_err("512-token chunks without staging");
+    let e = p
+        .run(Split::Fast { chunk_tokens: 512 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts))
+        .expect_err("512-token chunks without staging");
     assert!(matches!(e, onekernel_ops::attention::AttentionError::Invalid(_)), "{e}");
     assert!(e.to_string().contains("at most 256 per workgroup"), "{e}");
-    let e = p.run(Split::Fast { chunk_tokens: 513 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).expect_err("past the kernel's largest chunk");
+    let e = p
+        .run(Split::Fast { chunk_tokens: 513 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts))
+        .expect_err("past the kernel's largest chunk");
     assert!(e.to_string().contains("1 … 512"), "{e}");
 }
 
@@ -183,13 +209,16 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
     let mut controls = 0;
     for (d, k, v) in shapes {
         let sh = BatchShape { head_dim: d, n_heads: 8, n_kv_heads: 2, mask: true, ..shape(k, v) };
-        let seqs: Vec<Sequence> = [1u32, 127, 128, 129, 256, 300, 520].iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 90 + j as u64, len)).collect();
+        let seqs: Vec<Sequence> =
+            [1u32, 127, 128, 129, 256, 300, 520].iter().enumerate().map(|(j, &len)| Sequence::random(&sh, 90 + j as u64, len)).collect();
         let batch: Vec<&Sequence> = seqs.iter().collect();
         let p = pack(&sh, &batch, 16, Some(7));
         let mut reference: Option<Vec<u32>> = None;
         for be in backends.iter_mut() {
-            let one = p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
-            let two = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+            let one =
+                p.run(Split::DeterministicGrouped { chunks_per_group: 1 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
+            let two =
+                p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap();
             assert_eq!(bits(&one), bits(&two), "{}: D {d} {}/{}", be.name(), k.name(), v.name());
             match &reference {
                 None => reference = Some(bits(&one)),
@@ -215,7 +244,9 @@ fn one_or_two_deterministic_chunks_per_workgroup_give_the_same_bits() {
     let sh = BatchShape { head_dim: 256, ..shape(KvFormat::F16, KvFormat::Q4_0) };
     let p = pack(&sh, &[&Sequence::random(&sh, 4, 300)], 16, None);
     assert_eq!(p.deterministic_chunks_per_group(), 1);
-    let e = p.run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(&mut cpu(), &m, &artifacts)).expect_err("pairs at one V group");
+    let e = p
+        .run(Split::DeterministicGrouped { chunks_per_group: 2 }, &mut onekernel_ops::Device::new(&mut cpu(), &m, &artifacts))
+        .expect_err("pairs at one V group");
     assert!(e.to_string().contains("one V token group"), "{e}");
     let mut be = cpu();
     assert_eq!(
@@ -248,7 +279,11 @@ fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
         let batched = pack(&sh, &batch, 16, Some(5));
         let all = bits(&batched.run(rule(None), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
         for cpg in [Some(1), Some(2)] {
-            assert_eq!(bits(&batched.run(rule(cpg), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap()), all, "{name}: {cpg:?} chunks per workgroup");
+            assert_eq!(
+                bits(&batched.run(rule(cpg), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap()),
+                all,
+                "{name}: {cpg:?} chunks per workgroup"
+            );
         }
         for (j, s) in seqs.iter().enumerate() {
             let alone = bits(&pack(&sh, &[s], 16, None).run(rule(None), &mut onekernel_ops::Device::new(be.as_mut(), &m, &artifacts)).unwrap());
@@ -265,7 +300,11 @@ fn long_sequences_take_256_token_chunks_and_stay_batch_invariant() {
     let p = pack(&sh, &[&seqs[0]], 16, None);
     let long = bits(&p.run(rule(None), &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap());
     assert_eq!(long, bits(&p.run(Split::Fast { chunk_tokens: 256 }, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()));
-    assert_ne!(long, bits(&p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()), "128- and 256-token chunks should round differently");
+    assert_ne!(
+        long,
+        bits(&p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut be, &m, &artifacts)).unwrap()),
+        "128- and 256-token chunks should round differently"
+    );
 }
 
 /// Deterministic launches whose sequences are all long take two 256-token chunks per

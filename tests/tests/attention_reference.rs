@@ -8,12 +8,11 @@
 //! the GPU machine) must give the interpreter's bits. The reference itself is checked
 //! against the external fixtures' numpy outputs.
 
-use onekernel_tests::harness::{all_backends, manifest, root};
 use onekernel_ops::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_ops::attention::reference::{compare, reference};
 use onekernel_ops::attention::{KvFormat, Split};
 use onekernel_ops::fixture::attention_problem;
-
+use onekernel_tests::harness::{all_backends, manifest, root};
 
 #[test]
 fn the_reference_reproduces_the_external_fixtures() {
@@ -81,10 +80,19 @@ fn random_problems_match_the_f64_reference() {
         let want = reference(&problem);
         let outs: Vec<Vec<f32>> = backends
             .iter_mut()
-            .map(|b| problem.run(Split::Deterministic, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &root().join("generated"))).unwrap_or_else(|e| panic!("seed {seed} on {}: {e}", b.name())))
+            .map(|b| {
+                problem
+                    .run(Split::Deterministic, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &root().join("generated")))
+                    .unwrap_or_else(|e| panic!("seed {seed} on {}: {e}", b.name()))
+            })
             .collect();
         for (b, o) in backends.iter().zip(&outs).skip(1) {
-            assert_eq!(o.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), outs[0].iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "seed {seed}: {} differs from the interpreter", b.name());
+            assert_eq!(
+                o.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                outs[0].iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "seed {seed}: {} differs from the interpreter",
+                b.name()
+            );
         }
         let (nmse, max_abs) = compare(&outs[0], &want);
         println!(

@@ -9,8 +9,8 @@
 //! NVIDIA's Vulkan: no cooperative matrices enabled by the runtime) print SKIPPED.
 
 use onekernel_ops::attention::batch::{pack, BatchShape, SeqRng, Sequence};
-use onekernel_ops::attention::reference::{compare, reference};
 use onekernel_ops::attention::grid::tensor_core_chunk;
+use onekernel_ops::attention::reference::{compare, reference};
 use onekernel_ops::attention::{AttentionError, DecodeProblem, KvFormat, Split};
 use onekernel_runtime::{Backend, BackendError};
 use onekernel_tests::harness::{all_backends, manifest, root};
@@ -66,7 +66,9 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
         for (i, backend) in backends.iter_mut().enumerate() {
             let name = backend.name();
             let Some(out) = run_or_skip(&problem, split, backend.as_mut(), &format!("seed {seed}")) else { continue };
-            let again = problem.run(split, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}"));
+            let again = problem
+                .run(split, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated))
+                .unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}"));
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&out), bits(&again), "seed {seed}: two runs on {name} differ");
             let (nmse, max_abs) = compare(&out, &want);
@@ -80,7 +82,12 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
             // Negative control: the bound notices attention over a wrong scale.
             let mut wrong = problem.clone();
             wrong.scale *= 1.1;
-            let (bad, _) = compare(&wrong.run(split, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}")), &want);
+            let (bad, _) = compare(
+                &wrong
+                    .run(split, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated))
+                    .unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}")),
+                &want,
+            );
             assert!(bad > NMSE_BOUND, "seed {seed} on {name}: a 10 % wrong scale stays within the bound (NMSE {bad:.2e})");
             ran[i] += 1;
         }
@@ -124,10 +131,11 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
     let err = problem(&base).split_tokens(Split::TensorCores { chunk_tokens: 64, stages: 4 }, true).expect_err("4 stages").to_string();
     assert!(err.contains("2 or 3"), "{err}");
     let mut cpu = onekernel_tests::harness::cpu();
-    let err = problem(&BatchShape { k_format: KvFormat::Q8_0, ..base.clone() }).run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated"))).expect_err("q8_0 K");
+    let err = problem(&BatchShape { k_format: KvFormat::Q8_0, ..base.clone() })
+        .run(Split::TensorCores { chunk_tokens: 64, stages: 2 }, &mut onekernel_ops::Device::new(&mut cpu, &manifest(), &root().join("generated")))
+        .expect_err("q8_0 K");
     assert!(matches!(err, AttentionError::Invalid(_)), "{err}");
 }
-
 
 #[test]
 fn fixed_tensor_core_chunks_are_batch_invariant_and_scheduler_chunks_are_not() {
@@ -164,14 +172,33 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_scheduler_chunks_are_not() {
             let (p, at) = batch(size, seed);
             let out = p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(bits(&out[at * head..][..head]), bits(&one), "{name}: the target's bits differ in a batch of {size}");
-            assert_eq!(bits(&p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap()), bits(&out), "{name}: two runs differ");
+            assert_eq!(
+                bits(&p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap()),
+                bits(&out),
+                "{name}: two runs differ"
+            );
         }
         // Negative control: the scheduler's chunks follow the batch, and so do the bits.
         let (p, at) = batch(8, 12);
-        let fast_alone = alone.run(Split::TensorCores { chunk_tokens: tensor_core_chunk(&alone), stages: 2 }, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap();
-        let fast_batched = p.run(Split::TensorCores { chunk_tokens: tensor_core_chunk(&p), stages: 2 }, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap();
+        let fast_alone = alone
+            .run(
+                Split::TensorCores { chunk_tokens: tensor_core_chunk(&alone), stages: 2 },
+                &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated),
+            )
+            .unwrap();
+        let fast_batched = p
+            .run(
+                Split::TensorCores { chunk_tokens: tensor_core_chunk(&p), stages: 2 },
+                &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated),
+            )
+            .unwrap();
         assert_ne!(tensor_core_chunk(&alone), tensor_core_chunk(&p));
         assert_ne!(bits(&fast_batched[at * head..][..head]), bits(&fast_alone), "{name}: the scheduler's chunks should change the bits");
-        println!("{name}: fixed {}-token chunks batch-invariant (B = 1, 3, 8), scheduler's chunks {} / {} tokens differ", onekernel_ops::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK, tensor_core_chunk(&alone), tensor_core_chunk(&p));
+        println!(
+            "{name}: fixed {}-token chunks batch-invariant (B = 1, 3, 8), scheduler's chunks {} / {} tokens differ",
+            onekernel_ops::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK,
+            tensor_core_chunk(&alone),
+            tensor_core_chunk(&p)
+        );
     }
 }

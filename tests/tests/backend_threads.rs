@@ -23,7 +23,8 @@ fn backends_open_run_and_drop_in_parallel_threads() {
                 for round in 0..3 {
                     // Each round opens the backends afresh and drops them at its end.
                     for mut b in gpu_backends() {
-                        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated"))).unwrap_or_else(|e| panic!("thread {t}, round {round}, {}: {e}", b.name()));
+                        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
+                            .unwrap_or_else(|e| panic!("thread {t}, round {round}, {}: {e}", b.name()));
                         assert!(r.passed, "thread {t}, round {round}: {r:?}");
                         runs += 1;
                     }

@@ -50,7 +50,18 @@ fn spec_values_outside_the_variants_are_instantiated_at_run_time() {
     let m: Manifest = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     let mut cpu = CpuBackend::new(onekernel_kernels::all().iter().map(|e| e.load().unwrap()));
     for d in [64u32, 256] {
-        let shape = BatchShape { head_dim: d, n_heads: 4, n_kv_heads: 2, k_format: KvFormat::F16, v_format: KvFormat::Q8_0, scale: 0.1, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None };
+        let shape = BatchShape {
+            head_dim: d,
+            n_heads: 4,
+            n_kv_heads: 2,
+            k_format: KvFormat::F16,
+            v_format: KvFormat::Q8_0,
+            scale: 0.1,
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: false,
+            sinks: None,
+        };
         let s = Sequence::random(&shape, d as u64, 300);
         let p = pack(&shape, &[&s], 16, Some(3));
         let a = p.run(Split::Deterministic, &mut onekernel_ops::Device::new(&mut cuda, &m, &dir)).unwrap();

@@ -20,7 +20,14 @@ fn bits(v: &[f32]) -> Vec<u32> {
 }
 
 /// The decode step of `p` timed as one unit `runs` times: each run's time and the output.
-fn time_step(p: &onekernel_ops::attention::DecodeProblem, split: Split, be: &mut dyn Backend, m: &onekernel_dsl::manifest::Manifest, artifacts: &std::path::Path, runs: u32) -> Result<(Vec<f64>, Vec<f32>), onekernel_ops::attention::AttentionError> {
+fn time_step(
+    p: &onekernel_ops::attention::DecodeProblem,
+    split: Split,
+    be: &mut dyn Backend,
+    m: &onekernel_dsl::manifest::Manifest,
+    artifacts: &std::path::Path,
+    runs: u32,
+) -> Result<(Vec<f64>, Vec<f32>), onekernel_ops::attention::AttentionError> {
     let mut dev = Device::new(be, m, artifacts);
     dev.set_timing(Some(Timing { runs, layers: 1, apart: false, prelude: None }));
     let out = p.run(split, &mut dev)?;
@@ -31,7 +38,18 @@ fn time_step(p: &onekernel_ops::attention::DecodeProblem, split: Split, be: &mut
 #[test]
 fn a_timed_decode_step_gives_the_bits_of_a_run_on_every_backend() {
     let (m, artifacts) = (manifest(), root().join("generated"));
-    let sh = BatchShape { head_dim: 64, n_heads: 8, n_kv_heads: 2, k_format: KvFormat::F16, v_format: KvFormat::F16, scale: 0.125, softcap: 0.0, max_bias: 0.0, mask: false, sinks: None };
+    let sh = BatchShape {
+        head_dim: 64,
+        n_heads: 8,
+        n_kv_heads: 2,
+        k_format: KvFormat::F16,
+        v_format: KvFormat::F16,
+        scale: 0.125,
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask: false,
+        sinks: None,
+    };
     let (a, b) = (Sequence::random(&sh, 11, 300), Sequence::random(&sh, 12, 77));
     let p = pack(&sh, &[&a, &b], 16, Some(5));
     for mut be in all_backends() {

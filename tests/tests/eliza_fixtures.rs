@@ -4,27 +4,25 @@
 //! controls: a changed block byte or a changed expected value fails; malformed files
 //! (truncated blocks, wrong counts, unknown kernels or layouts) are errors before launch.
 
-use onekernel_tests::harness::{root, manifest, cpu, all_backends};
 use onekernel_ops::kvquant::fixture::run_eliza;
+use onekernel_tests::harness::{all_backends, cpu, manifest, root};
 use serde_json::{json, Value};
-
 
 fn fixture(name: &str) -> Value {
     let p = root().join("tests/fixtures/eliza").join(name);
     serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-
-
-
-const FILES: [&str; 5] = ["turbo4@4bb0529.json", "turbo4@9cb4d7c.json", "qjl@4bb0529.json", "polar_preht@7d1bafd.json", "fused_attn_qjl_tbq@fc9a9ba.json"];
+const FILES: [&str; 5] =
+    ["turbo4@4bb0529.json", "turbo4@9cb4d7c.json", "qjl@4bb0529.json", "polar_preht@7d1bafd.json", "fused_attn_qjl_tbq@fc9a9ba.json"];
 
 #[test]
 fn every_eliza_fixture_passes_on_every_backend() {
     let m = manifest();
     for mut b in all_backends() {
         for name in FILES {
-            let r = run_eliza(&fixture(name), &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated"))).unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
+            let r = run_eliza(&fixture(name), &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
+                .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
             println!("{name} on {}: {} values, max |Δ| {:.2e} (≤ {:e})", r.backend, r.compared, r.max_abs, r.tolerance);
             assert!(r.passed, "{name}: {r:?}");
         }
@@ -47,7 +45,10 @@ fn a_changed_byte_or_expected_value_fails() {
         let mut fx = fixture(name);
         let target = if fx["cases"].is_array() { &mut fx["cases"][0]["expected_out"] } else { &mut fx["expected_scores"] };
         target[0] = json!(target[0].as_f64().unwrap() + 0.01);
-        assert!(!run_eliza(&fx, &mut onekernel_ops::Device::new(&mut be, &m, &root().join("generated"))).unwrap().passed, "{name}: a changed expected value passed");
+        assert!(
+            !run_eliza(&fx, &mut onekernel_ops::Device::new(&mut be, &m, &root().join("generated"))).unwrap().passed,
+            "{name}: a changed expected value passed"
+        );
     }
 }
 

@@ -42,9 +42,11 @@ const MAX_ULP: f64 = 19.0;
 
 fn run(backend: &mut dyn Backend, reference: &mut CpuBackend, m: &Manifest, dir: &std::path::Path) -> Verdict {
     let groups = 16u32;
-    let case = Case::new("x in [-8, 8]", [groups, 1, 1])
-        .buffer("x", 64 * groups as usize, Fill::Uniform { lo: -8.0, hi: 8.0 })
-        .buffer("y", 64 * groups as usize, Fill::Zeros);
+    let case = Case::new("x in [-8, 8]", [groups, 1, 1]).buffer("x", 64 * groups as usize, Fill::Uniform { lo: -8.0, hi: 8.0 }).buffer(
+        "y",
+        64 * groups as usize,
+        Fill::Zeros,
+    );
     let k = &m.kernels[0];
     validate(backend, reference, k, dir, &k.variants[0], &case, 11, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }

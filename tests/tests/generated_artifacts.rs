@@ -86,15 +86,22 @@ fn run_clang(args: &[&str], file: &Path) -> Result<(), String> {
 }
 
 fn metal_args(shim: &str) -> Vec<String> {
-    ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-Wno-unused-value", "-I", shim]
-        .map(String::from)
-        .to_vec()
+    ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-Wno-unused-value", "-I", shim].map(String::from).to_vec()
 }
 
 fn cuda_args(shim: &str) -> Vec<String> {
     [
-        "-fsyntax-only", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70",
-        "--no-cuda-version-check", "-std=c++17", "-include", shim,
+        "-fsyntax-only",
+        "-x",
+        "cuda",
+        "--cuda-device-only",
+        "-nocudainc",
+        "-nocudalib",
+        "--cuda-gpu-arch=sm_70",
+        "--no-cuda-version-check",
+        "-std=c++17",
+        "-include",
+        shim,
     ]
     .map(String::from)
     .to_vec()

@@ -252,12 +252,7 @@ fn neighbour_swap(x: &[f32], y: &mut [f32]) {
 fn race_detector_catches_a_missing_barrier_and_accepts_the_fixed_kernel() {
     let k = neighbour_swap().unwrap();
     let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
-    let mk = |sync: bool| {
-        Args::new()
-            .buffer("x", HostBuffer::from_f32(&x))
-            .buffer("y", HostBuffer::zeros(StorageType::F32, 64))
-            .scalar("sync", sync)
-    };
+    let mk = |sync: bool| Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, 64)).scalar("sync", sync);
     let mut ok = mk(true);
     cpu::run(&k, &mut ok, [1, 1, 1]).unwrap();
     let y = ok.get_buffer("y").unwrap().to_f32();
@@ -305,10 +300,7 @@ fn copy_n(x: &[f32], y: &mut [f32], #[push] n: u32) {
 #[test]
 fn out_of_bounds_access_is_an_error_naming_kernel_buffer_and_index() {
     let k = copy_n().unwrap();
-    let mut args = Args::new()
-        .buffer("x", HostBuffer::from_f32(&[1.0; 40]))
-        .buffer("y", HostBuffer::zeros(StorageType::F32, 64))
-        .scalar("n", 64u32);
+    let mut args = Args::new().buffer("x", HostBuffer::from_f32(&[1.0; 40])).buffer("y", HostBuffer::zeros(StorageType::F32, 64)).scalar("n", 64u32);
     let err = cpu::run(&k, &mut args, [2, 1, 1]).unwrap_err();
     match &err {
         InterpError::Fault { fault: Fault::OutOfBounds { target, index, len }, site } => {
@@ -369,9 +361,13 @@ fn bad_arguments_are_errors_naming_the_kernel_and_parameter() {
         "kernel `copy_n`: buffer `x` is declared &[f32] but a u32 buffer was given"
     );
     let swap = neighbour_swap().unwrap();
-    let err = cpu::run(&swap, &mut Args::new().buffer("x", HostBuffer::from_f32(&[0.0; 64])).buffer("y", HostBuffer::zeros(StorageType::F32, 64)).scalar("sync", 3u32), [1, 1, 1])
-        .unwrap_err()
-        .to_string();
+    let err = cpu::run(
+        &swap,
+        &mut Args::new().buffer("x", HostBuffer::from_f32(&[0.0; 64])).buffer("y", HostBuffer::zeros(StorageType::F32, 64)).scalar("sync", 3u32),
+        [1, 1, 1],
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("`sync` is bool"), "{err}");
 }
 

@@ -115,5 +115,8 @@ fn the_interpreter_checks_declared_buffer_lengths() {
         .scalar("n_cols", 100u32)
         .scalar("scale", 1.0f32);
     let e = cpu::run(&k, &mut args, [3, 1, 1]).unwrap_err().to_string();
-    assert_eq!(e, "kernel `softmax_rows`: buffer `y` has 299 elements but the kernel declares at least (num_groups().x * n_cols) = 300 for this launch");
+    assert_eq!(
+        e,
+        "kernel `softmax_rows`: buffer `y` has 299 elements but the kernel declares at least (num_groups().x * n_cols) = 300 for this launch"
+    );
 }

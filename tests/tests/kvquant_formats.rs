@@ -6,16 +6,13 @@
 //! the interpreter and lavapipe. The QJL projection generator reproduces the spec's
 //! check values and SHA-256. Malformed inputs are rejected before launch.
 
-use onekernel_tests::harness::{root, manifest, all_backends};
-use onekernel_runtime::cpu::CpuBackend;
 use onekernel_ops::kvquant::codec::{self, rotate, D};
 use onekernel_ops::kvquant::ops::{KvQuantError, TurboFormat};
 use onekernel_ops::Device;
+use onekernel_runtime::cpu::CpuBackend;
+use onekernel_tests::harness::{all_backends, manifest, root};
 use onekernel_tests::Rng;
 use sha2::{Digest, Sha256};
-
-
-
 
 /// Gaussian rows (Box–Muller over the fixed generator).
 fn gaussian(r: &mut Rng, n: usize) -> Vec<f32> {
@@ -48,8 +45,16 @@ fn assert_close(what: &str, got: &[f32], want: &[f64]) {
 #[test]
 fn qjl_projection_matches_the_specification() {
     for (seed, first8, sha) in [
-        (0xCAFE_BABE_1234_5678u64, [0.087_382_71_f32, -0.560_412_8, 1.768_523_8, 0.566_575_2, -1.762_175_6, 0.537_345_9, 0.21331194, -0.345_040_23], "835077d4726d18c2f7b1ce29b60e5bc7a4aed1ffee66511476bec5799cbc3ac2"),
-        (0xF00D_CAFE_BABE_1234, [0.894_858_2, -0.150_600_87, 1.004_024, 0.536_920_7, -1.103_302_5, 0.269_341_02, 0.602_593_2, 2.070_531_6], "71c426d00b1c4b636bad725a3a2b1b764b2c717decdf51f7883054af6b55e72c"),
+        (
+            0xCAFE_BABE_1234_5678u64,
+            [0.087_382_71_f32, -0.560_412_8, 1.768_523_8, 0.566_575_2, -1.762_175_6, 0.537_345_9, 0.21331194, -0.345_040_23],
+            "835077d4726d18c2f7b1ce29b60e5bc7a4aed1ffee66511476bec5799cbc3ac2",
+        ),
+        (
+            0xF00D_CAFE_BABE_1234,
+            [0.894_858_2, -0.150_600_87, 1.004_024, 0.536_920_7, -1.103_302_5, 0.269_341_02, 0.602_593_2, 2.070_531_6],
+            "71c426d00b1c4b636bad725a3a2b1b764b2c717decdf51f7883054af6b55e72c",
+        ),
     ] {
         let p = codec::qjl_projection(seed);
         assert_eq!(p.len(), 128 * 256);
@@ -161,7 +166,9 @@ fn every_kernel_path_matches_the_f64_decoders() {
         let mut want = vec![0.0f64; 4 * D];
         for h in 0..4usize {
             let hk = h / 2;
-            let raw: Vec<f64> = (0..=q_pos as usize).map(|t| codec::qjl_score(&keys[(hk * nkv + t) * 34..][..34], &sketch[h * 256..][..256]) * 0.088_388_35f32 as f64).collect();
+            let raw: Vec<f64> = (0..=q_pos as usize)
+                .map(|t| codec::qjl_score(&keys[(hk * nkv + t) * 34..][..34], &sketch[h * 256..][..256]) * 0.088_388_35f32 as f64)
+                .collect();
             let mx = raw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let l: f64 = raw.iter().map(|s| (s - mx).exp()).sum();
             for (t, s) in raw.iter().enumerate() {
@@ -199,15 +206,33 @@ fn score_kernels_map_query_heads_to_their_kv_heads() {
             let q = gaussian(&mut r, hq * D);
             let sketch = gaussian(&mut r, hq * 256);
             // want[h][t] from KV head h / group's rows, decoded on the host in f64.
-            let want = |score: &dyn Fn(usize, usize) -> f64| -> Vec<f64> { (0..hq).flat_map(|h| (0..n).map(move |t| (h, t))).map(|(h, t)| score(h, (h / group) * n + t)).collect() };
+            let want = |score: &dyn Fn(usize, usize) -> f64| -> Vec<f64> {
+                (0..hq).flat_map(|h| (0..n).map(move |t| (h, t))).map(|(h, t)| score(h, (h / group) * n + t)).collect()
+            };
             let got = dev.turbo_scores(TurboFormat::Tbq4, true, &q, &tbq4, hkv as u32).unwrap();
-            assert_close(&format!("{name}: tbq4 real domain, GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_tbq_real(&tbq4[row * 72..][..72], 4))));
+            assert_close(
+                &format!("{name}: tbq4 real domain, GQA {group}"),
+                &got,
+                &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_tbq_real(&tbq4[row * 72..][..72], 4))),
+            );
             let got = dev.turbo_scores(TurboFormat::Turbo4Legacy, false, &q, &turbo4, hkv as u32).unwrap();
-            assert_close(&format!("{name}: turbo4 (66 B), GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_turbo4_legacy(&turbo4[row * 66..][..66]))));
+            assert_close(
+                &format!("{name}: turbo4 (66 B), GQA {group}"),
+                &got,
+                &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_turbo4_legacy(&turbo4[row * 66..][..66]))),
+            );
             let got = dev.polar_scores(&q, &polar, hkv as u32, true, false).unwrap();
-            assert_close(&format!("{name}: polar + residual, GQA {group}"), &got, &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_polar(&polar[row * 82..][..82], true))));
+            assert_close(
+                &format!("{name}: polar + residual, GQA {group}"),
+                &got,
+                &want(&|h, row| dot(&q[h * D..][..D], &codec::decode_polar(&polar[row * 82..][..82], true))),
+            );
             let got = dev.qjl_scores(&sketch, None, &qjl, hq as u32, hkv as u32).unwrap();
-            assert_close(&format!("{name}: qjl sketch, GQA {group}"), &got, &want(&|h, row| codec::qjl_score(&qjl[row * 34..][..34], &sketch[h * 256..][..256])));
+            assert_close(
+                &format!("{name}: qjl sketch, GQA {group}"),
+                &got,
+                &want(&|h, row| codec::qjl_score(&qjl[row * 34..][..34], &sketch[h * 256..][..256])),
+            );
         }
     }
 }
@@ -251,8 +276,13 @@ fn device_encoders_agree_with_the_host_encoders() {
             assert_eq!(gpu.len(), host.len());
             // f32 on the device, f64 preconditioning on the host: a code may differ where a
             // value sits within rounding of a decision boundary, nowhere else.
-            let rows_equal = gpu.chunks(if bits == 3 { 56 } else { 72 }).zip(host.chunks(if bits == 3 { 56 } else { 72 })).filter(|(a, b)| a == b).count();
-            let err = x.chunks(D).zip(gpu.chunks(if bits == 3 { 56 } else { 72 })).map(|(row, b)| rel_err(row, &codec::decode_tbq_real(b, bits))).fold(0.0, f64::max);
+            let rows_equal =
+                gpu.chunks(if bits == 3 { 56 } else { 72 }).zip(host.chunks(if bits == 3 { 56 } else { 72 })).filter(|(a, b)| a == b).count();
+            let err = x
+                .chunks(D)
+                .zip(gpu.chunks(if bits == 3 { 56 } else { 72 }))
+                .map(|(row, b)| rel_err(row, &codec::decode_tbq_real(b, bits)))
+                .fold(0.0, f64::max);
             println!("{name}: tbq{bits} device encoder: {rows_equal}/64 rows byte-identical to the host encoder, worst round-trip error {err:.3}");
             assert!(rows_equal >= 60, "tbq{bits}: only {rows_equal}/64 rows match");
             assert!(err <= if bits == 3 { 0.30 } else { 0.17 });
@@ -297,7 +327,11 @@ fn repeated_launches_give_the_single_launch_results() {
         be.launch(&launch, &mut once).unwrap();
         let flush = onekernel_tests::harness::read_words_prelude(&m, &artifacts, 1 << 18);
         let mut many = [args()];
-        let unit = onekernel_runtime::TimedUnit { work: onekernel_runtime::Work::Launches { launches: std::slice::from_ref(&launch), buffers: onekernel_runtime::BufferScope::Shared }, runs: 5, prelude: Some(&flush) };
+        let unit = onekernel_runtime::TimedUnit {
+            work: onekernel_runtime::Work::Launches { launches: std::slice::from_ref(&launch), buffers: onekernel_runtime::BufferScope::Shared },
+            runs: 5,
+            prelude: Some(&flush),
+        };
         let times = be.time(&unit, &mut many).unwrap();
         let [many] = many;
         assert_eq!(times.len(), 5, "{}", be.name());

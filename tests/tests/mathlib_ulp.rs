@@ -47,9 +47,7 @@ fn every_function_meets_its_documented_ulp_bound() {
     let mut failures = Vec::new();
     for (k, b) in BOUNDS.iter().enumerate() {
         let mut rng = Rng::new(0x5eed_0000 + k as u64);
-        let inputs: Vec<Vec<f32>> = (0..b.arity)
-            .map(|_| (0..SAMPLES).map(|_| sample(&mut rng, b.domain)).collect())
-            .collect();
+        let inputs: Vec<Vec<f32>> = (0..b.arity).map(|_| (0..SAMPLES).map(|_| sample(&mut rng, b.domain)).collect()).collect();
         let refs: Vec<&[f32]> = inputs.iter().map(|v| v.as_slice()).collect();
         let out = eval_function(b.name, &refs).expect("library function runs");
         let mut worst = (0.0f64, 0usize);
@@ -74,9 +72,7 @@ fn no_function_returns_a_subnormal() {
     let mut rng = Rng::new(42);
     for b in BOUNDS {
         // Arbitrary bit patterns: every exponent, subnormals, infinities and NaNs.
-        let inputs: Vec<Vec<f32>> = (0..b.arity)
-            .map(|_| (0..200_000).map(|_| f32::from_bits(rng.next_u32())).collect())
-            .collect();
+        let inputs: Vec<Vec<f32>> = (0..b.arity).map(|_| (0..200_000).map(|_| f32::from_bits(rng.next_u32())).collect()).collect();
         let refs: Vec<&[f32]> = inputs.iter().map(|v| v.as_slice()).collect();
         let out = eval_function(b.name, &refs).unwrap();
         for (i, y) in out.iter().enumerate() {

@@ -120,7 +120,11 @@ fn a_tile_is_one_fma_per_product_in_inner_order_by_rows_and_by_columns() {
             cpu::run(&k, &mut a, [1, 1, 1]).unwrap_or_else(|e| panic!("cols {cols}: {e}"));
             let got = a.get_buffer("out").unwrap().to_f32();
             let want = expected(&x, cols as usize, col_major);
-            assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "cols {cols}, col_major {col_major}");
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "cols {cols}, col_major {col_major}"
+            );
             // Negative control: the other layout gives other sums.
             if cols > 0 {
                 assert_ne!(want, expected(&x, cols as usize, !col_major));
@@ -149,6 +153,10 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
         }
         other => panic!("mode 5: expected a data race, got {other:?}"),
     }
-    let msg = InterpError::Fault { site: Box::new(cpu::Site { kernel: "mma_tile".into(), location: String::new(), function: None, group: [0; 3], invocation: 0 }), fault: fault(4) }.to_string();
+    let msg = InterpError::Fault {
+        site: Box::new(cpu::Site { kernel: "mma_tile".into(), location: String::new(), function: None, group: [0; 3], invocation: 0 }),
+        fault: fault(4),
+    }
+    .to_string();
     assert!(msg.contains("mma_f16") && msg.contains("8 of the 32"), "{msg}");
 }

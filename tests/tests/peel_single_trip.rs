@@ -63,7 +63,12 @@ fn peeled_loops_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
     let k = &m.kernels[0];
     assert_eq!(k.variants.len(), 2);
     let cases: Vec<Case> = (0..4u32)
-        .map(|n| Case::new(format!("n = {n}"), [3, 1, 1]).buffer("x", 96, Fill::Uniform { lo: -4.0, hi: 4.0 }).buffer("out", 96, Fill::Zeros).scalar("n", Literal::U32(n)))
+        .map(|n| {
+            Case::new(format!("n = {n}"), [3, 1, 1])
+                .buffer("x", 96, Fill::Uniform { lo: -4.0, hi: 4.0 })
+                .buffer("out", 96, Fill::Zeros)
+                .scalar("n", Literal::U32(n))
+        })
         .collect();
     let mut backends: Vec<(&str, Box<dyn onekernel_runtime::Backend>)> = Vec::new();
     if let Some(vk) = onekernel_tests::harness::vulkan_or_skip() {
@@ -76,7 +81,8 @@ fn peeled_loops_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
     for (name, be) in backends.iter_mut() {
         for v in &k.variants {
             for case in &cases {
-                let verdict = validate(be.as_mut(), &mut cpu, k, &dir, v, case, 7, ValidateOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let verdict =
+                    validate(be.as_mut(), &mut cpu, k, &dir, v, case, 7, ValidateOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(verdict.passed, "{name} {} {}: {verdict:#?}", v.label, case.label);
             }
         }

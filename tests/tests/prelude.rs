@@ -33,7 +33,11 @@ fn read_words_writes_the_tag_exactly_where_an_invocations_words_xor_to_it() {
     for mut be in all_backends() {
         let name = be.name();
         for (tag, want) in [(met, met), (unmet, 7)] {
-            let mut a = Args::new().buffer("words", HostBuffer::from_u32(&w)).buffer("hits", HostBuffer::from_u32(&[7])).scalar("n", 5000u32).scalar("tag", tag);
+            let mut a = Args::new()
+                .buffer("words", HostBuffer::from_u32(&w))
+                .buffer("hits", HostBuffer::from_u32(&[7]))
+                .scalar("n", 5000u32)
+                .scalar("tag", tag);
             be.launch(&launch, &mut a).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(a.get_buffer("hits"), Some(&HostBuffer::from_u32(&[want])), "{name}: tag {tag:#x}");
         }

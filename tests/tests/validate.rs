@@ -197,7 +197,7 @@ fn unsupported_operations() {
     edit(&mut k, &is_buffer_store, |s| {
         if let StmtKind::Store { value, .. } = s {
             let v = value.clone();
-        *value = Expr { kind: ExprKind::Binary(BinaryOp::Div, Box::new(v.clone()), Box::new(v)), ty: Scalar::F32, span: SpanId::NONE };
+            *value = Expr { kind: ExprKind::Binary(BinaryOp::Div, Box::new(v.clone()), Box::new(v)), ty: Scalar::F32, span: SpanId::NONE };
         }
     });
     expect(&k, ErrorKind::Type, "lowered to the library's `div(a, b)`");

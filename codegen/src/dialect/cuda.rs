@@ -164,7 +164,19 @@ impl Dialect for Cuda {
     fn mma(&self, m: &super::MmaText) -> Vec<String> {
         vec![format!(
             "ok_mma_f16<{}u, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ok_lindex);",
-            m.k, m.a_col_major, m.acc, m.acc_index, m.acc_row_stride, m.acc_col_stride, m.cols, m.a, m.a_index, m.a_stride, m.b, m.b_index, m.b_stride
+            m.k,
+            m.a_col_major,
+            m.acc,
+            m.acc_index,
+            m.acc_row_stride,
+            m.acc_col_stride,
+            m.cols,
+            m.a,
+            m.a_index,
+            m.a_stride,
+            m.b,
+            m.b_index,
+            m.b_stride
         )]
     }
 
@@ -238,8 +250,14 @@ mod tests {
         let load = |elem, k: &str, k_value, mask| {
             Cuda.shared_field_load("sh_t", elem, &FieldText { base: "(p * 17u)".into(), x: "w".into(), k: k.into(), k_value, mask })
         };
-        assert_eq!(load(Scalar::F32, "4u", Some(4), 15).as_deref(), Some("(*(const float*)((const char*)sh_t + ((p * 17u)) * 4u + ((w >> 2u) & 60u)))"));
-        assert_eq!(load(Scalar::U32, "0u", Some(0), 31).as_deref(), Some("(*(const unsigned int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 2u) & 124u)))"));
+        assert_eq!(
+            load(Scalar::F32, "4u", Some(4), 15).as_deref(),
+            Some("(*(const float*)((const char*)sh_t + ((p * 17u)) * 4u + ((w >> 2u) & 60u)))")
+        );
+        assert_eq!(
+            load(Scalar::U32, "0u", Some(0), 31).as_deref(),
+            Some("(*(const unsigned int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 2u) & 124u)))")
+        );
         assert_eq!(load(Scalar::I32, "1u", Some(1), 1).as_deref(), Some("(*(const int*)((const char*)sh_t + ((p * 17u)) * 4u + ((w << 1u) & 4u)))"));
         // A shift known only at run time chooses its direction there.
         assert_eq!(

@@ -311,7 +311,11 @@ pub trait Dialect {
     fn mma(&self, m: &MmaText) -> Vec<String> {
         let u = self.scalar(Scalar::U32);
         let f = self.scalar(Scalar::F32);
-        let a_at = if m.a_col_major { format!("{} + ok_mk * ({}) + ok_mi", m.a_index, m.a_stride) } else { format!("{} + ok_mi * ({}) + ok_mk", m.a_index, m.a_stride) };
+        let a_at = if m.a_col_major {
+            format!("{} + ok_mk * ({}) + ok_mi", m.a_index, m.a_stride)
+        } else {
+            format!("{} + ok_mi * ({}) + ok_mk", m.a_index, m.a_stride)
+        };
         let half = |arr: &str, h: &str| format!("ok_f16_to_f32(({arr}[({h}) / 2u] >> (16u * (({h}) % 2u))) & 0xffffu)");
         let sync = self.group_barrier();
         vec![

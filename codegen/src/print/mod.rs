@@ -16,8 +16,8 @@ pub use names::ident;
 
 use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl,
-    ParamKind, Place, ReduceOp, Stmt, StmtKind, UnaryOp, VarId,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, UnaryOp,
+    VarId,
 };
 use onekernel_dsl::types::{Literal, Scalar, VarType};
 use std::fmt::Write;
@@ -60,12 +60,7 @@ impl<'a> Printer<'a> {
     /// A library function's definition.
     pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
         let mut p = Printer { d, k, locals: &f.locals, out: String::new(), indent: 1, last_line: 0 };
-        let params: Vec<String> = f
-            .params
-            .iter()
-            .enumerate()
-            .map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32))))
-            .collect();
+        let params: Vec<String> = f.params.iter().enumerate().map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32)))).collect();
         let mut head = String::new();
         for line in f.doc.lines() {
             let _ = writeln!(head, "// {line}");
@@ -119,34 +114,7 @@ impl<'a> Printer<'a> {
     fn stmt(&mut self, s: &Stmt) {
         self.source_comment(s);
         match &s.kind {
-            StmtKind::Let { var, init } => {
-                let name = self.local(*var);
-                match (self.locals[var.0 as usize].ty, init) {
-                    (VarType::Scalar(t), Some(Init::Value(e))) => {
-                        let e = self.expr(e);
-                        self.line(&format!("{}{} {name} = {e};", self.d.local_prefix(t), self.d.scalar(t)));
-                    }
-                    (VarType::Scalar(t), _) => self.line(&format!("{}{} {name};", self.d.local_prefix(t), self.d.scalar(t))),
-                    (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Elements(es)))) => {
-                        let es: Vec<String> = es.iter().map(|e| self.expr(e)).collect();
-                        let decl = self.d.array_decl(elem, &name, len, &es);
-                        self.line(&format!("{decl};"));
-                    }
-                    (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Fill(e)))) => {
-                        let t = self.d.scalar(elem);
-                        let fill = self.expr(e);
-                        let u = self.d.scalar(Scalar::U32);
-                        self.line(&format!("{t} {name}[{len}];"));
-                        self.line(&format!(
-                            "for ({u} ok_i = 0u; ok_i < {len}u; ok_i++) {{ {name}[ok_i] = {fill}; }}"
-                        ));
-                    }
-                    (VarType::Array { elem, len }, _) => {
-                        let t = self.d.scalar(elem);
-                        self.line(&format!("{t} {name}[{len}];"));
-                    }
-                }
-            }
+            StmtKind::Let { var, init } => self.let_stmt(*var, init.as_ref()),
             StmtKind::Assign { var, value } => {
                 let e = self.expr(value);
                 let name = self.local(*var);
@@ -176,61 +144,7 @@ impl<'a> Printer<'a> {
                     self.line("}");
                 }
             }
-            StmtKind::For { var, start, end, step, body, peel } => {
-                let ty = start.ty;
-                let t = self.d.scalar(ty);
-                let name = self.local(*var);
-                let (mut s, e) = (self.expr(start), self.expr(end));
-                let unit_step = step.is_one();
-                self.line("{");
-                self.indent += 1;
-                self.line(&format!("const {t} ok_end_{} = {e};", var.0));
-                if *peel {
-                    // `#[peel_single_trip]`: one trip is the body without a loop (the
-                    // condition is a constant once the variant is fixed, so compilers keep
-                    // one branch); `end - 1` cannot overflow where start < end.
-                    self.line(&format!("const {t} ok_start_{} = {s};", var.0));
-                    s = format!("ok_start_{}", var.0);
-                    let one = if ty == Scalar::I32 { self.d.int_literal(1) } else { self.d.uint_literal(1) };
-                    self.line(&format!("if ({s} < ok_end_{v} && ok_end_{v} - {one} == {s}) {{", v = var.0));
-                    self.indent += 1;
-                    self.line(&format!("const {t} {name} = {s};"));
-                    self.block(body);
-                    self.indent -= 1;
-                    self.line("} else {");
-                    self.indent += 1;
-                }
-                let advance = if unit_step {
-                    // i < end ≤ MAX, so i + 1 cannot overflow.
-                    format!("{name}++")
-                } else {
-                    let st = self.expr(step);
-                    self.line(&format!("const {t} ok_step_{} = {st};", var.0));
-                    // End where the next value would reach `end` or overflow (the
-                    // interpreter's rule); the difference is taken unsigned, i < end.
-                    let u = |x: &str| self.d.cast(ty, Scalar::U32, x);
-                    format!(
-                        "{name} = ({} >= {} - {}) ? ok_end_{v} : {name} + ok_step_{v}",
-                        u(&format!("ok_step_{}", var.0)),
-                        u(&format!("ok_end_{}", var.0)),
-                        u(&name),
-                        v = var.0
-                    )
-                };
-                if unit_step && self.unrollable(start, end) {
-                    if let Some(hint) = self.d.unroll_hint() {
-                        self.line(hint);
-                    }
-                }
-                self.nested(&format!("for ({t} {name} = {s}; {name} < ok_end_{}; {advance})", var.0), body);
-                self.line("}");
-                if *peel {
-                    self.indent -= 1;
-                    self.line("}");
-                }
-                self.indent -= 1;
-                self.line("}");
-            }
+            StmtKind::For { var, start, end, step, body, peel } => self.for_loop(*var, start, end, step, body, *peel),
             StmtKind::While { cond, body } => {
                 let c = self.expr(cond);
                 self.nested(&format!("while ({c})"), body);
@@ -249,48 +163,8 @@ impl<'a> Printer<'a> {
                     self.line(&line);
                 }
             }
-            StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
-                let arr = self.local(*dst);
-                let (di, si) = (self.expr(dst_index), self.expr(src_index));
-                let line = match src {
-                    Place::Shared(sh) => {
-                        let shared = &self.k.shared[sh.0 as usize];
-                        self.d.load_shared_words(&arr, &di, &shared_name(&shared.name), &si, shared.elem, *words)
-                    }
-                    // Validation rejects local sources.
-                    Place::Local(_) => return,
-                    Place::Buffer(p) => {
-                        let param = &self.k.params[p.0 as usize];
-                        let elem = match &param.kind {
-                            ParamKind::Buffer { elem, .. } => elem.value_type(),
-                            _ => Scalar::U32,
-                        };
-                        self.d.load_words(&arr, &di, &ident(&param.name), &si, elem, *words)
-                    }
-                };
-                self.line(&line);
-            }
-            StmtKind::Mma(m) => {
-                let arr = |id: onekernel_dsl::ir::SharedId| shared_name(&self.k.shared[id.0 as usize].name);
-                let text = crate::dialect::MmaText {
-                    acc: arr(m.acc),
-                    acc_index: self.expr(&m.acc_index),
-                    acc_row_stride: self.expr(&m.acc_row_stride),
-                    acc_col_stride: self.expr(&m.acc_col_stride),
-                    cols: self.expr(&m.cols),
-                    a: arr(m.a),
-                    a_index: self.expr(&m.a_index),
-                    a_stride: self.expr(&m.a_stride),
-                    a_col_major: m.a_col_major,
-                    b: arr(m.b),
-                    b_index: self.expr(&m.b_index),
-                    b_stride: self.expr(&m.b_stride),
-                    k: m.k,
-                };
-                for line in self.d.mma(&text) {
-                    self.line(&line);
-                }
-            }
+            StmtKind::LoadWords { dst, dst_index, src, src_index, words } => self.load_words(*dst, dst_index, src, src_index, *words),
+            StmtKind::Mma(m) => self.mma(m),
             StmtKind::AsyncCommit => {
                 if let Some(line) = self.d.async_commit() {
                     self.line(line);
@@ -301,6 +175,137 @@ impl<'a> Printer<'a> {
                     self.line(&line);
                 }
             }
+        }
+    }
+
+    /// A local's declaration, with its initial value or fill.
+    fn let_stmt(&mut self, var: VarId, init: Option<&Init>) {
+        let name = self.local(var);
+        match (self.locals[var.0 as usize].ty, init) {
+            (VarType::Scalar(t), Some(Init::Value(e))) => {
+                let e = self.expr(e);
+                self.line(&format!("{}{} {name} = {e};", self.d.local_prefix(t), self.d.scalar(t)));
+            }
+            (VarType::Scalar(t), _) => self.line(&format!("{}{} {name};", self.d.local_prefix(t), self.d.scalar(t))),
+            (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Elements(es)))) => {
+                let es: Vec<String> = es.iter().map(|e| self.expr(e)).collect();
+                let decl = self.d.array_decl(elem, &name, len, &es);
+                self.line(&format!("{decl};"));
+            }
+            (VarType::Array { elem, len }, Some(Init::Array(ArrayInit::Fill(e)))) => {
+                let t = self.d.scalar(elem);
+                let fill = self.expr(e);
+                let u = self.d.scalar(Scalar::U32);
+                self.line(&format!("{t} {name}[{len}];"));
+                self.line(&format!("for ({u} ok_i = 0u; ok_i < {len}u; ok_i++) {{ {name}[ok_i] = {fill}; }}"));
+            }
+            (VarType::Array { elem, len }, _) => {
+                let t = self.d.scalar(elem);
+                self.line(&format!("{t} {name}[{len}];"));
+            }
+        }
+    }
+
+    /// A counted loop: its bounds evaluated once, the overflow-free step rule, the single-trip peel and the unroll hint.
+    fn for_loop(&mut self, var: VarId, start: &Expr, end: &Expr, step: &Expr, body: &[Stmt], peel: bool) {
+        let ty = start.ty;
+        let t = self.d.scalar(ty);
+        let name = self.local(var);
+        let (mut s, e) = (self.expr(start), self.expr(end));
+        let unit_step = step.is_one();
+        self.line("{");
+        self.indent += 1;
+        self.line(&format!("const {t} ok_end_{} = {e};", var.0));
+        if peel {
+            // `#[peel_single_trip]`: one trip is the body without a loop (the
+            // condition is a constant once the variant is fixed, so compilers keep
+            // one branch); `end - 1` cannot overflow where start < end.
+            self.line(&format!("const {t} ok_start_{} = {s};", var.0));
+            s = format!("ok_start_{}", var.0);
+            let one = if ty == Scalar::I32 { self.d.int_literal(1) } else { self.d.uint_literal(1) };
+            self.line(&format!("if ({s} < ok_end_{v} && ok_end_{v} - {one} == {s}) {{", v = var.0));
+            self.indent += 1;
+            self.line(&format!("const {t} {name} = {s};"));
+            self.block(body);
+            self.indent -= 1;
+            self.line("} else {");
+            self.indent += 1;
+        }
+        let advance = if unit_step {
+            // i < end ≤ MAX, so i + 1 cannot overflow.
+            format!("{name}++")
+        } else {
+            let st = self.expr(step);
+            self.line(&format!("const {t} ok_step_{} = {st};", var.0));
+            // End where the next value would reach `end` or overflow (the
+            // interpreter's rule); the difference is taken unsigned, i < end.
+            let u = |x: &str| self.d.cast(ty, Scalar::U32, x);
+            format!(
+                "{name} = ({} >= {} - {}) ? ok_end_{v} : {name} + ok_step_{v}",
+                u(&format!("ok_step_{}", var.0)),
+                u(&format!("ok_end_{}", var.0)),
+                u(&name),
+                v = var.0
+            )
+        };
+        if unit_step && self.unrollable(start, end) {
+            if let Some(hint) = self.d.unroll_hint() {
+                self.line(hint);
+            }
+        }
+        self.nested(&format!("for ({t} {name} = {s}; {name} < ok_end_{}; {advance})", var.0), body);
+        self.line("}");
+        if peel {
+            self.indent -= 1;
+            self.line("}");
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// `load_words`: words of a buffer or shared array into a local array.
+    fn load_words(&mut self, dst: VarId, dst_index: &Expr, src: &Place, src_index: &Expr, words: u32) {
+        let arr = self.local(dst);
+        let (di, si) = (self.expr(dst_index), self.expr(src_index));
+        let line = match src {
+            Place::Shared(sh) => {
+                let shared = &self.k.shared[sh.0 as usize];
+                self.d.load_shared_words(&arr, &di, &shared_name(&shared.name), &si, shared.elem, words)
+            }
+            // Validation rejects local sources.
+            Place::Local(_) => return,
+            Place::Buffer(p) => {
+                let param = &self.k.params[p.0 as usize];
+                let elem = match &param.kind {
+                    ParamKind::Buffer { elem, .. } => elem.value_type(),
+                    _ => Scalar::U32,
+                };
+                self.d.load_words(&arr, &di, &ident(&param.name), &si, elem, words)
+            }
+        };
+        self.line(&line);
+    }
+
+    /// `mma_f16`: the operands printed, the dialect's tile code.
+    fn mma(&mut self, m: &onekernel_dsl::ir::Mma) {
+        let arr = |id: onekernel_dsl::ir::SharedId| shared_name(&self.k.shared[id.0 as usize].name);
+        let text = crate::dialect::MmaText {
+            acc: arr(m.acc),
+            acc_index: self.expr(&m.acc_index),
+            acc_row_stride: self.expr(&m.acc_row_stride),
+            acc_col_stride: self.expr(&m.acc_col_stride),
+            cols: self.expr(&m.cols),
+            a: arr(m.a),
+            a_index: self.expr(&m.a_index),
+            a_stride: self.expr(&m.a_stride),
+            a_col_major: m.a_col_major,
+            b: arr(m.b),
+            b_index: self.expr(&m.b_index),
+            b_stride: self.expr(&m.b_stride),
+            k: m.k,
+        };
+        for line in self.d.mma(&text) {
+            self.line(&line);
         }
     }
 
@@ -388,8 +393,12 @@ impl<'a> Printer<'a> {
             ExprKind::Builtin { builtin, axis } => d.builtin(*builtin, *axis),
             // `&&` / `||` over specialization constants whose right operand is itself
             // logic, as `?:` where the dialect asks for it.
-            ExprKind::Binary(BinaryOp::And | BinaryOp::BitAnd, a, b) if self.spec_select(e) && nested_logic(b) => format!("({} ? {} : false)", self.expr(a), self.expr(b)),
-            ExprKind::Binary(BinaryOp::Or | BinaryOp::BitOr, a, b) if self.spec_select(e) && nested_logic(b) => format!("({} ? true : {})", self.expr(a), self.expr(b)),
+            ExprKind::Binary(BinaryOp::And | BinaryOp::BitAnd, a, b) if self.spec_select(e) && nested_logic(b) => {
+                format!("({} ? {} : false)", self.expr(a), self.expr(b))
+            }
+            ExprKind::Binary(BinaryOp::Or | BinaryOp::BitOr, a, b) if self.spec_select(e) && nested_logic(b) => {
+                format!("({} ? true : {})", self.expr(a), self.expr(b))
+            }
             ExprKind::Unary(op, a) => {
                 let x = self.expr(a);
                 match (op, a.ty) {

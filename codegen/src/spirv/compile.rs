@@ -18,8 +18,6 @@ pub fn compile(kernel: &str, glsl: &str) -> Result<Vec<u32>, CodegenError> {
     opts.set_source_language(shaderc::SourceLanguage::GLSL);
     opts.set_optimization_level(shaderc::OptimizationLevel::Zero);
     let file = format!("{kernel}.comp");
-    let artifact = compiler
-        .compile_into_spirv(glsl, shaderc::ShaderKind::Compute, &file, "main", Some(&opts))
-        .map_err(|e| err(e.to_string()))?;
+    let artifact = compiler.compile_into_spirv(glsl, shaderc::ShaderKind::Compute, &file, "main", Some(&opts)).map_err(|e| err(e.to_string()))?;
     Ok(artifact.as_binary().to_vec())
 }

@@ -47,12 +47,7 @@ pub fn forbid_contraction(words: &[u32]) -> Result<Vec<u32>, String> {
         }
     }
     for id in targets {
-        module.annotations.push(Instruction::new(
-            Op::Decorate,
-            None,
-            None,
-            vec![Operand::IdRef(id), Operand::Decoration(Decoration::NoContraction)],
-        ));
+        module.annotations.push(Instruction::new(Op::Decorate, None, None, vec![Operand::IdRef(id), Operand::Decoration(Decoration::NoContraction)]));
     }
     Ok(module.assemble())
 }

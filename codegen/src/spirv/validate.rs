@@ -78,7 +78,8 @@ mod tests {
 
     #[test]
     fn a_compiled_module_passes_and_a_broken_one_is_named() {
-        let glsl = "#version 450\nlayout(local_size_x = 1) in;\nlayout(set = 0, binding = 0) buffer B { uint x[]; } b;\nvoid main() { b.x[0] = 1u; }\n";
+        let glsl =
+            "#version 450\nlayout(local_size_x = 1) in;\nlayout(set = 0, binding = 0) buffer B { uint x[]; } b;\nvoid main() { b.x[0] = 1u; }\n";
         let words = super::super::compile("tiny", glsl).unwrap();
         validate("tiny", &words).unwrap();
         // The same module with its bound (word 3) too small for its ids.

@@ -71,7 +71,16 @@ fn attention_chunk(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label
 /// [`attention_chunk`] with sequence lengths drawn from `kv_len` (inclusive; at most
 /// 600, so that five partial rows cover every workgroup of every mode).
 #[allow(clippy::too_many_arguments)]
-fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64)) -> Case {
+fn attention_chunk_lengths(
+    kf: CacheFormat,
+    vf: CacheFormat,
+    v_fill: Option<Fill>,
+    label: &str,
+    softcap: f32,
+    max_bias: f32,
+    chunk_tokens: u32,
+    kv_len: (i64, i64),
+) -> Case {
     attention_chunk_det_long(kf, vf, v_fill, label, softcap, max_bias, chunk_tokens, kv_len, 4096)
 }
 
@@ -79,7 +88,17 @@ fn attention_chunk_lengths(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill
 /// `det_long` tokens into 256-token chunks (the runtime's rule has 4096; a smaller one
 /// puts sequences of both classes in one launch).
 #[allow(clippy::too_many_arguments)]
-fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fill>, label: &str, softcap: f32, max_bias: f32, chunk_tokens: u32, kv_len: (i64, i64), det_long: u32) -> Case {
+fn attention_chunk_det_long(
+    kf: CacheFormat,
+    vf: CacheFormat,
+    v_fill: Option<Fill>,
+    label: &str,
+    softcap: f32,
+    max_bias: f32,
+    chunk_tokens: u32,
+    kv_len: (i64, i64),
+    det_long: u32,
+) -> Case {
     let cache = [(kf, kf.fill()), (vf, v_fill.unwrap_or(vf.fill()))];
     attention_chunk_inputs(label.to_string(), 8, 2, 5, chunk_tokens, kv_len, cache, true)
         .scalar("softcap", Literal::f32(softcap))
@@ -95,7 +114,16 @@ fn attention_chunk_det_long(kf: CacheFormat, vf: CacheFormat, v_fill: Option<Fil
 /// table, K and V images in `cache`'s formats and fills, the mask (or a one-element
 /// placeholder), `n_chunks` partial rows per head, and the scalars they share.
 #[allow(clippy::too_many_arguments)]
-fn attention_chunk_inputs(label: String, hq: u32, hkv: u32, n_chunks: u32, chunk_tokens: u32, kv_len: (i64, i64), cache: [(CacheFormat, Fill); 2], mask: bool) -> Case {
+fn attention_chunk_inputs(
+    label: String,
+    hq: u32,
+    hkv: u32,
+    n_chunks: u32,
+    chunk_tokens: u32,
+    kv_len: (i64, i64),
+    cache: [(CacheFormat, Fill); 2],
+    mask: bool,
+) -> Case {
     let (b, d, p) = (2u32, 128usize, 16u32);
     let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
     let n_pages = (b * pages_per_seq) as usize;
@@ -132,7 +160,8 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
     );
     let f16 = (CacheFormat::F16, CacheFormat::F16.fill());
     let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens);
-    attention_chunk_inputs(label, hq, hkv, n_chunks, chunk_tokens, kv_len, [f16.clone(), f16], has_mask).scalar("has_mask", Literal::U32(has_mask as u32))
+    attention_chunk_inputs(label, hq, hkv, n_chunks, chunk_tokens, kv_len, [f16.clone(), f16], has_mask)
+        .scalar("has_mask", Literal::U32(has_mask as u32))
 }
 
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
@@ -174,52 +203,68 @@ fn words(bytes: usize) -> usize {
 /// the codebook for the largest (512 levels); each variant reads its own layout.
 fn turbo_score(real_domain: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
     let domain = if real_domain != 0 { "real (TBQ)" } else { "rotated" };
-    Case::new(format!("{domain} domain, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"), [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1])
-        .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words((n_kv_heads * n_tokens) as usize * 72), BLOCK_WORDS)
-        .buffer("levels", 512, Fill::Uniform { lo: -2.0, hi: 2.0 })
-        .buffer("signs", 32, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
-        .scalar("n_heads", Literal::U32(n_heads))
-        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
-        .scalar("n_tokens", Literal::U32(n_tokens))
-        .scalar("real_domain", Literal::U32(real_domain))
-        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
+    Case::new(
+        format!("{domain} domain, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"),
+        [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1],
+    )
+    .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("k", words((n_kv_heads * n_tokens) as usize * 72), BLOCK_WORDS)
+    .buffer("levels", 512, Fill::Uniform { lo: -2.0, hi: 2.0 })
+    .buffer("signs", 32, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+    .scalar("n_heads", Literal::U32(n_heads))
+    .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+    .scalar("n_tokens", Literal::U32(n_tokens))
+    .scalar("real_domain", Literal::U32(real_domain))
+    .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
 fn qjl_score(project: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
     let qdim = if project != 0 { 128 } else { 256 };
-    Case::new(format!("{} Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} tokens, {tiles_per_group} tiles/group", if project != 0 { "raw q (mul_mv)" } else { "q sketch" }), [n_tokens.div_ceil(128 * tiles_per_group), n_kv_heads, 1])
-        .buffer("q", (n_heads * qdim) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words((n_kv_heads * n_tokens * 34) as usize), BLOCK_WORDS)
-        .buffer("prj", if project != 0 { 32768 } else { 1 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
-        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
-        .scalar("n_heads", Literal::U32(n_heads))
-        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
-        .scalar("n_tokens", Literal::U32(n_tokens))
-        .scalar("project", Literal::U32(project))
-        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
+    Case::new(
+        format!(
+            "{} Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} tokens, {tiles_per_group} tiles/group",
+            if project != 0 { "raw q (mul_mv)" } else { "q sketch" }
+        ),
+        [n_tokens.div_ceil(128 * tiles_per_group), n_kv_heads, 1],
+    )
+    .buffer("q", (n_heads * qdim) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("k", words((n_kv_heads * n_tokens * 34) as usize), BLOCK_WORDS)
+    .buffer("prj", if project != 0 { 32768 } else { 1 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
+    .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+    .scalar("n_heads", Literal::U32(n_heads))
+    .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+    .scalar("n_tokens", Literal::U32(n_tokens))
+    .scalar("project", Literal::U32(project))
+    .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
 fn polar_score(use_qjl: u32, preht: u32, n_heads: u32, n_kv_heads: u32, n_tokens: u32, tiles_per_group: u32) -> Case {
-    Case::new(format!("residual {use_qjl}, pre-Hadamard q {preht}, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"), [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1])
-        .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("k", words((n_kv_heads * n_tokens) as usize * 82), BLOCK_WORDS)
-        .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })
-        .buffer("psi", 128, Fill::Uniform { lo: -1.0, hi: 1.0 })
-        .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
-        .scalar("n_heads", Literal::U32(n_heads))
-        .scalar("n_kv_heads", Literal::U32(n_kv_heads))
-        .scalar("n_tokens", Literal::U32(n_tokens))
-        .scalar("use_qjl", Literal::U32(use_qjl))
-        .scalar("preht", Literal::U32(preht))
-        .scalar("tiles_per_group", Literal::U32(tiles_per_group))
+    Case::new(
+        format!("residual {use_qjl}, pre-Hadamard q {preht}, Hq {n_heads} Hkv {n_kv_heads}, {n_tokens} rows, {tiles_per_group} tiles/group"),
+        [n_tokens.div_ceil(64 * tiles_per_group), n_kv_heads, 1],
+    )
+    .buffer("q", (n_heads * 128) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("k", words((n_kv_heads * n_tokens) as usize * 82), BLOCK_WORDS)
+    .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })
+    .buffer("psi", 128, Fill::Uniform { lo: -1.0, hi: 1.0 })
+    .buffer("scores", (n_heads * n_tokens) as usize, Fill::Zeros)
+    .scalar("n_heads", Literal::U32(n_heads))
+    .scalar("n_kv_heads", Literal::U32(n_kv_heads))
+    .scalar("n_tokens", Literal::U32(n_tokens))
+    .scalar("use_qjl", Literal::U32(use_qjl))
+    .scalar("preht", Literal::U32(preht))
+    .scalar("tiles_per_group", Literal::U32(tiles_per_group))
 }
 
 fn fused(v_format: u32, v_use_qjl: u32, n_heads: u32, n_kv_heads: u32, n_kv: u32, causal: Option<u32>) -> Case {
     let vb = if v_format == 0 { 56 } else { 82 };
     Case::new(
-        format!("{} V, Hq {n_heads} Hkv {n_kv_heads}, {n_kv} tokens{}", if v_format == 0 { "tbq3" } else { "polar" }, causal.map(|p| format!(", causal at {p}")).unwrap_or_default()),
+        format!(
+            "{} V, Hq {n_heads} Hkv {n_kv_heads}, {n_kv} tokens{}",
+            if v_format == 0 { "tbq3" } else { "polar" },
+            causal.map(|p| format!(", causal at {p}")).unwrap_or_default()
+        ),
         [n_heads, 1, 1],
     )
     .buffer("q_sketch", (n_heads * 256) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
@@ -267,19 +312,65 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 // Deterministic 256-token chunks past 150 tokens: sequences of 1 … 300
                 // tokens on both sides of the threshold, with one and with two 128-token
                 // chunks per workgroup for the short ones.
-                attention_chunk_det_long(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, deterministic 256-token chunks past 150 tokens", 0.0, 0.0, 64, (1, 300), 150),
-                attention_chunk_det_long(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups, deterministic 256-token chunks past 150 tokens", 20.0, 8.0, 256, (1, 300), 150),
+                attention_chunk_det_long(
+                    F16,
+                    F16,
+                    None,
+                    "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, deterministic 256-token chunks past 150 tokens",
+                    0.0,
+                    0.0,
+                    64,
+                    (1, 300),
+                    150,
+                ),
+                attention_chunk_det_long(
+                    Q8_0,
+                    Bf16,
+                    None,
+                    "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups, deterministic 256-token chunks past 150 tokens",
+                    20.0,
+                    8.0,
+                    256,
+                    (1, 300),
+                    150,
+                ),
                 // 512-token workgroups, sequences of 200 … 600 tokens: in the `long_pairs`
                 // variant (two 256-token chunks per workgroup) second chunks of 0 … 256
                 // tokens, some groups with fewer than eight of their rows, f16 V and the
                 // other formats' V pass.
-                attention_chunk_lengths(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens", 0.0, 0.0, 512, (200, 600)),
-                attention_chunk_lengths(Q8_0, Bf16, None, "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens", 0.0, 0.0, 512, (200, 600)),
+                attention_chunk_lengths(
+                    F16,
+                    F16,
+                    None,
+                    "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens",
+                    0.0,
+                    0.0,
+                    512,
+                    (200, 600),
+                ),
+                attention_chunk_lengths(
+                    Q8_0,
+                    Bf16,
+                    None,
+                    "q8_0 K, bf16 V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 512-token workgroups, 200 … 600 tokens",
+                    0.0,
+                    0.0,
+                    512,
+                    (200, 600),
+                ),
                 // Both halves of every V word zero or subnormal: the widening of the low
                 // and of the high half (read in place, docs/CODEGEN.md) where a driver's
                 // conversion flushes denormals. (llvmpipe's does not; there the case
                 // catches a wrong half: measured with the high-half helper reading .x.)
-                attention_chunk(F16, F16, Some(Fill::Bits { and: 0x83ff_83ff, or: 0 }), "f16 K, f16 V all zero/subnormal, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0, 64),
+                attention_chunk(
+                    F16,
+                    F16,
+                    Some(Fill::Bits { and: 0x83ff_83ff, or: 0 }),
+                    "f16 K, f16 V all zero/subnormal, B=2 Hq=8 Hkv=2 D=128 P=16, mask",
+                    0.0,
+                    0.0,
+                    64,
+                ),
             ]
         }
         // GQA 4 (the decode shape's), 8 (16 invocations per head in the softmax) and 1;
@@ -304,7 +395,9 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .buffer("k", words(40 * 34), BLOCK_WORDS)
             .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("rows", 40 * 128, Fill::Zeros)],
-        "polar_score" => vec![polar_score(0, 1, 1, 1, 300, 3), polar_score(1, 0, 2, 1, 150, 1), polar_score(1, 1, 12, 3, 70, 2), polar_score(0, 1, 4, 2, 97, 2)],
+        "polar_score" => {
+            vec![polar_score(0, 1, 1, 1, 300, 3), polar_score(1, 0, 2, 1, 150, 1), polar_score(1, 1, 12, 3, 70, 2), polar_score(0, 1, 4, 2, 97, 2)]
+        }
         "polar_get_rows" => vec![Case::new("30 rows, residual", [30, 1, 1])
             .buffer("k", words(30 * 82), BLOCK_WORDS)
             .buffer("centroids", 16, Fill::Uniform { lo: -3.0, hi: 3.0 })

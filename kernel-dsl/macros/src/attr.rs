@@ -83,20 +83,13 @@ fn workgroup(e: &Expr) -> syn::Result<[u32; 3]> {
     let mut w = [1u32; 3];
     w[..dims.len()].copy_from_slice(&dims);
     if w.contains(&0) || w.iter().map(|&d| d as u64).product::<u64>() > 1024 {
-        return Err(syn::Error::new(
-            e.span(),
-            format!("workgroup {w:?} is not allowed: each dimension ≥ 1 and at most 1024 invocations in all"),
-        ));
+        return Err(syn::Error::new(e.span(), format!("workgroup {w:?} is not allowed: each dimension ≥ 1 and at most 1024 invocations in all")));
     }
     Ok(w)
 }
 
 fn axis(nv: &syn::MetaNameValue) -> syn::Result<Axis> {
-    let name = nv
-        .path
-        .get_ident()
-        .ok_or_else(|| syn::Error::new(nv.path.span(), "a variant axis is named by one identifier"))?
-        .to_string();
+    let name = nv.path.get_ident().ok_or_else(|| syn::Error::new(nv.path.span(), "a variant axis is named by one identifier"))?.to_string();
     let Expr::Array(arr) = &nv.value else {
         return Err(syn::Error::new(nv.value.span(), "a variant axis lists its values: `axis = [a, b, …]`"));
     };
@@ -111,9 +104,7 @@ fn axis(nv: &syn::MetaNameValue) -> syn::Result<Axis> {
                 Expr::Path(p) => p.path.get_ident().and_then(|i| StorageType::parse(&i.to_string())),
                 _ => None,
             };
-            values.push(t.ok_or_else(|| {
-                syn::Error::new(e.span(), "a type axis lists storage types: f32, i32, u32, f16, bf16, u8, u16, i8")
-            })?);
+            values.push(t.ok_or_else(|| syn::Error::new(e.span(), "a type axis lists storage types: f32, i32, u32, f16, bf16, u8, u16, i8"))?);
         }
         return Ok(Axis::Type { name, values, span });
     }

@@ -44,7 +44,9 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
             if a.path().is_ident("push") {
                 push = true;
             } else if a.path().is_ident("len") {
-                len = Some(a.parse_args::<Expr>().map_err(|e| syn::Error::new(e.span(), "write `#[len(expr)]`: the buffer's minimum length in elements"))?);
+                len = Some(
+                    a.parse_args::<Expr>().map_err(|e| syn::Error::new(e.span(), "write `#[len(expr)]`: the buffer's minimum length in elements"))?,
+                );
             } else if a.path().is_ident("spec") {
                 let mut default = None;
                 if !matches!(a.meta, syn::Meta::Path(_)) {
@@ -93,7 +95,9 @@ pub fn parse(sig: &syn::Signature, type_args: &HashMap<String, StorageType>) -> 
                     (false, None) => {
                         return Err(syn::Error::new(
                             span,
-                            format!("scalar parameter `{name}` needs `#[push]` (a per-launch value) or `#[spec(default = …)]` (a specialization constant)"),
+                            format!(
+                            "scalar parameter `{name}` needs `#[push]` (a per-launch value) or `#[spec(default = …)]` (a specialization constant)"
+                        ),
                         ))
                     }
                 }
@@ -116,9 +120,8 @@ fn storage_type(t: &Type, type_args: &HashMap<String, StorageType>) -> syn::Resu
     if let Some(st) = type_args.get(&name) {
         return Ok(*st);
     }
-    StorageType::parse(&name).ok_or_else(|| {
-        syn::Error::new(t.span(), "unsupported buffer element type; use f32, i32, u32, f16, bf16, u8, u16 or i8 (or a type axis)")
-    })
+    StorageType::parse(&name)
+        .ok_or_else(|| syn::Error::new(t.span(), "unsupported buffer element type; use f32, i32, u32, f16, bf16, u8, u16 or i8 (or a type axis)"))
 }
 
 fn scalar_type(t: &Type) -> syn::Result<Scalar> {

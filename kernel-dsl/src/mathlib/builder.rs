@@ -2,10 +2,7 @@
 //! arithmetic it is. Types follow [`crate::typing`]; a mistake in the library shows up
 //! as a validation error in the library's own tests, never as a panic.
 
-use crate::ir::{
-    BinaryOp, Expr, ExprKind, Function, Init, Intrinsic, LocalDecl, SpanId, Stmt, StmtKind,
-    UnaryOp, VarId,
-};
+use crate::ir::{BinaryOp, Expr, ExprKind, Function, Init, Intrinsic, LocalDecl, SpanId, Stmt, StmtKind, UnaryOp, VarId};
 use crate::types::{Literal, Scalar, VarType};
 use crate::typing;
 use std::ops::{Add, BitAnd, BitOr, BitXor, Mul, Neg, Shl, Shr, Sub};
@@ -142,10 +139,7 @@ pub fn abs(x: V) -> V {
 
 /// A call to another library function.
 pub fn call(func: &Function, args: Vec<V>) -> V {
-    mk(
-        ExprKind::Call { func: func.name.clone(), args: args.into_iter().map(|a| a.0).collect() },
-        func.ret,
-    )
+    mk(ExprKind::Call { func: func.name.clone(), args: args.into_iter().map(|a| a.0).collect() }, func.ret)
 }
 
 /// Horner evaluation with `fma`; `coeffs` from the highest degree down.
@@ -169,23 +163,10 @@ pub struct FnBuilder {
 impl FnBuilder {
     /// Starts a function with f32 parameters named `names`.
     pub fn new(name: &str, doc: &str, names: &[&str]) -> (FnBuilder, Vec<V>) {
-        let locals: Vec<LocalDecl> = names
-            .iter()
-            .map(|n| LocalDecl { name: n.to_string(), ty: VarType::Scalar(Scalar::F32), mutable: false })
-            .collect();
-        let args = (0..names.len())
-            .map(|i| mk(ExprKind::Var(VarId(i as u32)), Scalar::F32))
-            .collect();
-        (
-            FnBuilder {
-                name: name.into(),
-                doc: doc.into(),
-                params: vec![Scalar::F32; names.len()],
-                locals,
-                body: Vec::new(),
-            },
-            args,
-        )
+        let locals: Vec<LocalDecl> =
+            names.iter().map(|n| LocalDecl { name: n.to_string(), ty: VarType::Scalar(Scalar::F32), mutable: false }).collect();
+        let args = (0..names.len()).map(|i| mk(ExprKind::Var(VarId(i as u32)), Scalar::F32)).collect();
+        (FnBuilder { name: name.into(), doc: doc.into(), params: vec![Scalar::F32; names.len()], locals, body: Vec::new() }, args)
     }
 
     /// `let name = value;` and returns the new variable.
@@ -193,24 +174,13 @@ impl FnBuilder {
         let id = VarId(self.locals.len() as u32);
         let ty = value.0.ty;
         self.locals.push(LocalDecl { name: name.into(), ty: VarType::Scalar(ty), mutable: false });
-        self.body.push(Stmt {
-            kind: StmtKind::Let { var: id, init: Some(Init::Value(value.0)) },
-            span: SpanId::NONE,
-        });
+        self.body.push(Stmt { kind: StmtKind::Let { var: id, init: Some(Init::Value(value.0)) }, span: SpanId::NONE });
         mk(ExprKind::Var(id), ty)
     }
 
     /// Finishes with the returned value.
     pub fn finish(self, result: V) -> Function {
-        Function {
-            name: self.name,
-            doc: self.doc,
-            params: self.params,
-            ret: result.0.ty,
-            locals: self.locals,
-            body: self.body,
-            result: result.0,
-        }
+        Function { name: self.name, doc: self.doc, params: self.params, ret: result.0.ty, locals: self.locals, body: self.body, result: result.0 }
     }
 }
 

@@ -6,15 +6,7 @@ use crate::ir::Function;
 use crate::types::Scalar;
 
 /// 2^f = 1 + f·P(f) on |f| ≤ 1/2 (Chebyshev fit, degree 6).
-const EXP2_P: [f32; 7] = [
-    1.529_732_4e-5,
-    1.546_144_4e-4,
-    1.333_350_2e-3,
-    9.618_056_7e-3,
-    5.550_410_8e-2,
-    2.402_265_1e-1,
-    6.931_471_8e-1,
-];
+const EXP2_P: [f32; 7] = [1.529_732_4e-5, 1.546_144_4e-4, 1.333_350_2e-3, 9.618_056_7e-3, 5.550_410_8e-2, 2.402_265_1e-1, 6.931_471_8e-1];
 
 /// e^r = 1 + r + r²·Q(r) on |r| ≤ ln2/2 (Chebyshev fit of Q, degree 4), written out as
 /// one polynomial so that Horner with `fma` ends in a single rounding of `1 + r·(…)`.

@@ -85,11 +85,7 @@ pub fn div() -> Function {
 fn rsqrt_core(fb: &mut FnBuilder, x: &V) -> (V, V, V) {
     let e = fb.let_("e", exponent(x));
     let odd = fb.let_("odd", e.clone() & i(1));
-    let m = fb.let_(
-        "m",
-        ((x.clone().bits() & u(0x007f_ffff)) | ((odd.clone() + i(127)).cast(Scalar::U32) << u(23)))
-            .as_f32_bits(),
-    );
+    let m = fb.let_("m", ((x.clone().bits() & u(0x007f_ffff)) | ((odd.clone() + i(127)).cast(Scalar::U32) << u(23))).as_f32_bits());
     let k = fb.let_("k", (e - odd) >> u(1));
     // The classic bit-trick seed (error ≤ 3.5 %), then three Newton steps.
     let mut y = fb.let_("y0", (u(0x5f37_59df) - (m.clone().bits() >> u(1))).as_f32_bits());

@@ -65,7 +65,13 @@ fn stmt(locals: &[LocalDecl], s: &Stmt, st: State, d: &mut Diagnostics) -> State
     match &s.kind {
         StmtKind::Let { var, init } => a[var.0 as usize] = init.is_some(),
         StmtKind::Assign { var, .. } | StmtKind::Reduce { var, .. } => a[var.0 as usize] = true,
-        StmtKind::Store { .. } | StmtKind::LoadWords { .. } | StmtKind::Barrier | StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } | StmtKind::Mma(_) => {}
+        StmtKind::Store { .. }
+        | StmtKind::LoadWords { .. }
+        | StmtKind::Barrier
+        | StmtKind::AsyncCopy { .. }
+        | StmtKind::AsyncCommit
+        | StmtKind::AsyncWait { .. }
+        | StmtKind::Mma(_) => {}
         StmtKind::If { then_body, else_body, .. } => {
             let t = block(locals, then_body, Some(a.clone()), d);
             let e = block(locals, else_body, Some(a), d);

@@ -62,11 +62,7 @@ pub(super) fn check(k: &Kernel, limits: &Limits, d: &mut Diagnostics) {
         }
     }
 
-    let push: Vec<_> = k
-        .params
-        .iter()
-        .filter(|p| matches!(p.kind, ParamKind::Push { .. }))
-        .collect();
+    let push: Vec<_> = k.params.iter().filter(|p| matches!(p.kind, ParamKind::Push { .. })).collect();
     let push_bytes = 4 * push.len() as u32;
     if push_bytes > limits.push_bytes {
         d.error(
@@ -86,10 +82,7 @@ pub(super) fn check(k: &Kernel, limits: &Limits, d: &mut Diagnostics) {
         d.error(
             k.shared.last().map(|s| s.span).unwrap_or(SpanId::NONE),
             ErrorKind::Limit,
-            format!(
-                "workgroup shared memory totals {shared_bytes} bytes; the limit is {} bytes",
-                limits.shared_bytes
-            ),
+            format!("workgroup shared memory totals {shared_bytes} bytes; the limit is {} bytes", limits.shared_bytes),
         );
     }
 
@@ -116,26 +109,16 @@ pub(super) fn check(k: &Kernel, limits: &Limits, d: &mut Diagnostics) {
                         p.name
                     ),
                 ),
-                Some(v) if v.ty() != *ty => d.error(
-                    p.span,
-                    ErrorKind::SpecDefault,
-                    format!("default of `{}` is a {}, expected {ty}", p.name, v.ty()),
-                ),
+                Some(v) if v.ty() != *ty => {
+                    d.error(p.span, ErrorKind::SpecDefault, format!("default of `{}` is a {}, expected {ty}", p.name, v.ty()))
+                }
                 Some(v) => {
                     if let Some(values) = values {
                         if values.is_empty() || !values.contains(v) {
-                            d.error(
-                                p.span,
-                                ErrorKind::SpecDefault,
-                                format!("variant axis `{}` must list its default value", p.name),
-                            );
+                            d.error(p.span, ErrorKind::SpecDefault, format!("variant axis `{}` must list its default value", p.name));
                         }
                         if values.iter().any(|x| x.ty() != *ty) {
-                            d.error(
-                                p.span,
-                                ErrorKind::Type,
-                                format!("values of variant axis `{}` must all be {ty}", p.name),
-                            );
+                            d.error(p.span, ErrorKind::Type, format!("values of variant axis `{}` must all be {ty}", p.name));
                         }
                     }
                 }

@@ -70,13 +70,7 @@ impl<'k> Diagnostics<'k> {
 
     pub(crate) fn error(&mut self, span: SpanId, kind: ErrorKind, message: impl Into<String>) {
         let location = self.kernel.loc(span).map(|_| self.kernel.describe_span(span));
-        self.errors.push(ValidationError {
-            kernel: self.kernel.name.clone(),
-            location,
-            span,
-            kind,
-            message: message.into(),
-        });
+        self.errors.push(ValidationError { kernel: self.kernel.name.clone(), location, span, kind, message: message.into() });
     }
 }
 

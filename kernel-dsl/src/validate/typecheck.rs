@@ -2,11 +2,11 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, Mma, ParamId, ParamKind,
-    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, Mma, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId,
+    Stmt, StmtKind, VarId,
 };
-use crate::typing;
 use crate::types::{Scalar, StorageType, VarType};
+use crate::typing;
 
 /// What names a body can see.
 struct Scope<'a> {
@@ -22,39 +22,20 @@ struct Scope<'a> {
 pub(super) fn check(k: &Kernel, d: &mut Diagnostics) -> bool {
     let before = d.errors.len();
     for (i, f) in k.functions.iter().enumerate() {
-        let scope = Scope {
-            kernel: k,
-            locals: &f.locals,
-            callable: &k.functions[..i],
-            in_function: Some(&f.name),
-        };
-        if f.locals.len() < f.params.len()
-            || f.params.iter().zip(&f.locals).any(|(p, l)| l.ty != VarType::Scalar(*p))
-        {
-            d.error(
-                SpanId::NONE,
-                ErrorKind::Type,
-                format!("function `{}`: its first locals must be its parameters", f.name),
-            );
+        let scope = Scope { kernel: k, locals: &f.locals, callable: &k.functions[..i], in_function: Some(&f.name) };
+        if f.locals.len() < f.params.len() || f.params.iter().zip(&f.locals).any(|(p, l)| l.ty != VarType::Scalar(*p)) {
+            d.error(SpanId::NONE, ErrorKind::Type, format!("function `{}`: its first locals must be its parameters", f.name));
             continue;
         }
         for s in &f.body {
             if !matches!(s.kind, StmtKind::Let { .. }) {
-                d.error(
-                    s.span,
-                    ErrorKind::Unsupported,
-                    format!("function `{}`: library functions are straight-line `let`s", f.name),
-                );
+                d.error(s.span, ErrorKind::Unsupported, format!("function `{}`: library functions are straight-line `let`s", f.name));
             }
         }
         check_block(&scope, &f.body, 0, d);
         if let Some(t) = check_expr(&scope, &f.result, d) {
             if t != f.ret {
-                d.error(
-                    f.result.span,
-                    ErrorKind::Type,
-                    format!("function `{}` returns {t}, declared {}", f.name, f.ret),
-                );
+                d.error(f.result.span, ErrorKind::Type, format!("function `{}` returns {t}, declared {}", f.name, f.ret));
             }
         }
     }
@@ -85,69 +66,63 @@ fn expect(d: &mut Diagnostics, span: SpanId, got: Option<Scalar>, want: Scalar, 
     }
 }
 
+/// A local's declaration: its initializer has the local's type, an array's element
+/// count matches its length, and an array has an initializer.
+fn check_let(sc: &Scope, s: &Stmt, var: VarId, init: Option<&Init>, d: &mut Diagnostics) {
+    let Some(decl) = local(sc, var, s.span, d) else { return };
+    match (decl.ty, init) {
+        (VarType::Scalar(t), Some(Init::Value(e))) => {
+            let got = check_expr(sc, e, d);
+            expect(d, e.span, got, t, &format!("the initializer of `{}`", decl.name));
+        }
+        (VarType::Scalar(_), None) => {}
+        (VarType::Array { elem, len }, Some(Init::Array(a))) => match a {
+            ArrayInit::Fill(e) => {
+                let got = check_expr(sc, e, d);
+                expect(d, e.span, got, elem, &format!("the fill value of `{}`", decl.name));
+            }
+            ArrayInit::Elements(es) => {
+                if es.len() != len as usize {
+                    d.error(
+                        s.span,
+                        ErrorKind::Type,
+                        format!(
+                            "array `{}` is declared with {len} elements but initialized \
+                                 with {}",
+                            decl.name,
+                            es.len()
+                        ),
+                    );
+                }
+                for e in es {
+                    let got = check_expr(sc, e, d);
+                    expect(d, e.span, got, elem, "an array element");
+                }
+            }
+        },
+        (VarType::Array { .. }, _) => {
+            d.error(s.span, ErrorKind::Unassigned, format!("array `{}` needs an initializer (`[value; N]` or `[a, b, …]`)", decl.name))
+        }
+        (VarType::Scalar(_), Some(Init::Array(_))) => {
+            d.error(s.span, ErrorKind::Type, format!("`{}` is a scalar but has an array initializer", decl.name))
+        }
+    }
+}
+
 fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
     match &s.kind {
-        StmtKind::Let { var, init } => {
-            let Some(decl) = local(sc, *var, s.span, d) else { return };
-            match (decl.ty, init) {
-                (VarType::Scalar(t), Some(Init::Value(e))) => {
-                    let got = check_expr(sc, e, d);
-                    expect(d, e.span, got, t, &format!("the initializer of `{}`", decl.name));
-                }
-                (VarType::Scalar(_), None) => {}
-                (VarType::Array { elem, len }, Some(Init::Array(a))) => match a {
-                    ArrayInit::Fill(e) => {
-                        let got = check_expr(sc, e, d);
-                        expect(d, e.span, got, elem, &format!("the fill value of `{}`", decl.name));
-                    }
-                    ArrayInit::Elements(es) => {
-                        if es.len() != len as usize {
-                            d.error(
-                                s.span,
-                                ErrorKind::Type,
-                                format!(
-                                    "array `{}` is declared with {len} elements but initialized \
-                                     with {}",
-                                    decl.name,
-                                    es.len()
-                                ),
-                            );
-                        }
-                        for e in es {
-                            let got = check_expr(sc, e, d);
-                            expect(d, e.span, got, elem, "an array element");
-                        }
-                    }
-                },
-                (VarType::Array { .. }, _) => d.error(
-                    s.span,
-                    ErrorKind::Unassigned,
-                    format!("array `{}` needs an initializer (`[value; N]` or `[a, b, …]`)", decl.name),
-                ),
-                (VarType::Scalar(_), Some(Init::Array(_))) => d.error(
-                    s.span,
-                    ErrorKind::Type,
-                    format!("`{}` is a scalar but has an array initializer", decl.name),
-                ),
-            }
-        }
+        StmtKind::Let { var, init } => check_let(sc, s, *var, init.as_ref(), d),
         StmtKind::Assign { var, value } => {
             let got = check_expr(sc, value, d);
             let Some(decl) = local(sc, *var, s.span, d) else { return };
             if !decl.mutable {
-                d.error(
-                    s.span,
-                    ErrorKind::Immutable,
-                    format!("cannot assign twice to immutable variable `{}`; declare it `let mut`", decl.name),
-                );
+                d.error(s.span, ErrorKind::Immutable, format!("cannot assign twice to immutable variable `{}`; declare it `let mut`", decl.name));
             }
             match decl.ty {
                 VarType::Scalar(t) => expect(d, value.span, got, t, &format!("the value assigned to `{}`", decl.name)),
-                VarType::Array { .. } => d.error(
-                    s.span,
-                    ErrorKind::Type,
-                    format!("cannot assign a whole array `{}`; assign its elements", decl.name),
-                ),
+                VarType::Array { .. } => {
+                    d.error(s.span, ErrorKind::Type, format!("cannot assign a whole array `{}`; assign its elements", decl.name))
+                }
             }
         }
         StmtKind::Store { place, index, value } => {
@@ -156,9 +131,11 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             let vt = check_expr(sc, value, d);
             if let Some((elem, writable, name)) = place_info(sc, *place, s.span, d) {
                 if !writable {
-                    d.error(s.span, ErrorKind::Immutable, format!(
-                        "cannot store into `{name}`: it is read-only (declare the buffer `&mut [T]` or the array `let mut`)"
-                    ));
+                    d.error(
+                        s.span,
+                        ErrorKind::Immutable,
+                        format!("cannot store into `{name}`: it is read-only (declare the buffer `&mut [T]` or the array `let mut`)"),
+                    );
                 }
                 expect(d, value.span, vt, elem, &format!("a value stored into `{name}`"));
             }
@@ -187,9 +164,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
                         expect(d, end.span, te, t, "the range end");
                         expect(d, step.span, tp, t, "the step");
                     }
-                    _ => d.error(s.span, ErrorKind::Type, format!(
-                        "loop counter `{}` must be i32 or u32, found {}", decl.name, decl.ty
-                    )),
+                    _ => d.error(s.span, ErrorKind::Type, format!("loop counter `{}` must be i32 or u32, found {}", decl.name, decl.ty)),
                 }
             }
             check_block(sc, body, loop_depth + 1, d);
@@ -216,9 +191,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
         StmtKind::Mma(m) => check_mma(sc, m, s.span, d),
         StmtKind::AsyncWait { pending } => {
             if *pending > MAX_ASYNC_PENDING {
-                d.error(s.span, ErrorKind::Unsupported, format!(
-                    "`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"
-                ));
+                d.error(s.span, ErrorKind::Unsupported, format!("`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"));
             }
         }
         StmtKind::Reduce { var, op, value } => {
@@ -226,9 +199,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             if let Some(decl) = local(sc, *var, s.span, d) {
                 if let (Some(vt), VarType::Scalar(t)) = (vt, decl.ty) {
                     if vt != t {
-                        d.error(s.span, ErrorKind::Type, format!(
-                            "`{}` yields {vt} but `{}` is {t}", op.dsl_name(), decl.name
-                        ));
+                        d.error(s.span, ErrorKind::Type, format!("`{}` yields {vt} but `{}` is {t}", op.dsl_name(), decl.name));
                     }
                 }
                 if matches!(decl.ty, VarType::Array { .. }) {
@@ -291,10 +262,17 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
         return;
     };
     if !matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32) || elem.value_type() != shared.elem {
-        d.error(span, ErrorKind::Type, format!(
-            "`async_copy` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
-            shared.name, shared.elem, param.name, elem.name()
-        ));
+        d.error(
+            span,
+            ErrorKind::Type,
+            format!(
+                "`async_copy` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
+                shared.name,
+                shared.elem,
+                param.name,
+                elem.name()
+            ),
+        );
     }
 }
 
@@ -329,9 +307,7 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
                 return;
             };
             if *access != Access::ReadOnly {
-                d.error(span, ErrorKind::Unsupported, format!(
-                    "`load_words` reads read-only buffers; `{}` is `&mut [{}]`", param.name, elem.name()
-                ));
+                d.error(span, ErrorKind::Unsupported, format!("`load_words` reads read-only buffers; `{}` is `&mut [{}]`", param.name, elem.name()));
             }
             let word = matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32);
             (format!("buffer `{}`", param.name), elem.name().to_string(), word && elem.value_type() == dst_elem)
@@ -350,10 +326,11 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
         }
     };
     if !matching {
-        d.error(span, ErrorKind::Type, format!(
-            "`load_words` loads 32-bit elements between equal types: `{}` holds {}, {src_name} holds {held}",
-            decl.name, dst_elem
-        ));
+        d.error(
+            span,
+            ErrorKind::Type,
+            format!("`load_words` loads 32-bit elements between equal types: `{}` holds {}, {src_name} holds {held}", decl.name, dst_elem),
+        );
     }
 }
 
@@ -366,7 +343,8 @@ fn check_mma(sc: &Scope, m: &Mma, span: SpanId, d: &mut Diagnostics) {
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
         return;
     }
-    let names = ["accumulator index", "accumulator row stride", "accumulator column stride", "column count", "A index", "A stride", "B index", "B stride"];
+    let names =
+        ["accumulator index", "accumulator row stride", "accumulator column stride", "column count", "A index", "A stride", "B index", "B stride"];
     for (e, role) in m.exprs().into_iter().zip(names) {
         let t = check_expr(sc, e, d);
         expect(d, e.span, t, Scalar::U32, &format!("the `mma_f16` {role}"));
@@ -376,15 +354,14 @@ fn check_mma(sc: &Scope, m: &Mma, span: SpanId, d: &mut Diagnostics) {
     }
     let invocations = sc.kernel.workgroup_invocations();
     if !invocations.is_multiple_of(32) {
-        d.error(span, ErrorKind::Unsupported, format!(
-            "`mma_f16` is computed by groups of 32 invocations; the workgroup has {invocations}"
-        ));
+        d.error(span, ErrorKind::Unsupported, format!("`mma_f16` is computed by groups of 32 invocations; the workgroup has {invocations}"));
     }
     if sc.kernel.class == crate::ir::Determinism::Exact {
-        d.error(span, ErrorKind::Unsupported, format!(
-            "`mma_f16` runs on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`",
-            sc.kernel.name
-        ));
+        d.error(
+            span,
+            ErrorKind::Unsupported,
+            format!("`mma_f16` runs on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`", sc.kernel.name),
+        );
     }
     for (id, want, role) in [(m.acc, Scalar::F32, "accumulators"), (m.a, Scalar::U32, "A"), (m.b, Scalar::U32, "B")] {
         let Some(shared) = sc.kernel.shared.get(id.0 as usize) else {
@@ -393,9 +370,7 @@ fn check_mma(sc: &Scope, m: &Mma, span: SpanId, d: &mut Diagnostics) {
         };
         if shared.elem != want {
             let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
-            d.error(span, ErrorKind::Type, format!(
-                "the `mma_f16` {role} are a shared array of {what}; `{}` holds {}", shared.name, shared.elem
-            ));
+            d.error(span, ErrorKind::Type, format!("the `mma_f16` {role} are a shared array of {what}; `{}` holds {}", shared.name, shared.elem));
         }
     }
 }
@@ -409,9 +384,7 @@ fn place_info(sc: &Scope, place: Place, span: SpanId, d: &mut Diagnostics) -> Op
     match place {
         Place::Buffer(p) => match sc.kernel.params.get(p.0 as usize) {
             Some(param) => match &param.kind {
-                ParamKind::Buffer { elem, access, .. } => {
-                    Some((elem.value_type(), *access == Access::ReadWrite, param.name.clone()))
-                }
+                ParamKind::Buffer { elem, access, .. } => Some((elem.value_type(), *access == Access::ReadWrite, param.name.clone())),
                 _ => {
                     d.error(span, ErrorKind::Type, format!("`{}` is a scalar parameter, not a buffer", param.name));
                     None
@@ -519,10 +492,14 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
         }
         ExprKind::Intrinsic(op, args) => {
             if *op == Intrinsic::FastExp && sc.kernel.class == crate::ir::Determinism::Exact {
-                d.error(e.span, ErrorKind::Unsupported, format!(
-                    "`fast_exp` is the hardware's approximation, not bitwise the reference's: declare kernel `{}` `fast`, or use `exp`",
-                    sc.kernel.name
-                ));
+                d.error(
+                    e.span,
+                    ErrorKind::Unsupported,
+                    format!(
+                        "`fast_exp` is the hardware's approximation, not bitwise the reference's: declare kernel `{}` `fast`, or use `exp`",
+                        sc.kernel.name
+                    ),
+                );
             }
             let ts: Vec<Option<Scalar>> = args.iter().map(|a| check_expr(sc, a, d)).collect();
             let ts: Option<Vec<Scalar>> = ts.into_iter().collect();
@@ -531,10 +508,14 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
         ExprKind::Call { func, args } => {
             let ts: Vec<Option<Scalar>> = args.iter().map(|a| check_expr(sc, a, d)).collect();
             let Some(f) = sc.callable.iter().find(|f| &f.name == func) else {
-                d.error(e.span, ErrorKind::Undeclared, format!(
-                    "call to `{func}`, which is not a library function carried by this kernel{}",
-                    if sc.in_function.is_some() { " (or is not defined before its caller)" } else { "" }
-                ));
+                d.error(
+                    e.span,
+                    ErrorKind::Undeclared,
+                    format!(
+                        "call to `{func}`, which is not a library function carried by this kernel{}",
+                        if sc.in_function.is_some() { " (or is not defined before its caller)" } else { "" }
+                    ),
+                );
                 return None;
             };
             let ts: Option<Vec<Scalar>> = ts.into_iter().collect();
@@ -542,9 +523,7 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
             if ts != f.params {
                 let got: Vec<_> = ts.iter().map(|t| t.name()).collect();
                 let want: Vec<_> = f.params.iter().map(|t| t.name()).collect();
-                d.error(e.span, ErrorKind::Type, format!(
-                    "`{func}` takes ({}), got ({})", want.join(", "), got.join(", ")
-                ));
+                d.error(e.span, ErrorKind::Type, format!("`{func}` takes ({}), got ({})", want.join(", "), got.join(", ")));
                 None
             } else {
                 Some(f.ret)
@@ -553,9 +532,7 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
     };
     let t = computed?;
     if t != e.ty {
-        d.error(e.span, ErrorKind::Type, format!(
-            "expression is annotated {} but computes {t}", e.ty
-        ));
+        d.error(e.span, ErrorKind::Type, format!("expression is annotated {} but computes {t}", e.ty));
         return None;
     }
     Some(t)

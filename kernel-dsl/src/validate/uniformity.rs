@@ -51,10 +51,7 @@ impl Analysis<'_> {
             ExprKind::Index { place, index } => {
                 self.uniform(index)
                     && match place {
-                        Place::Buffer(p) => matches!(
-                            self.kernel.params[p.0 as usize].kind,
-                            ParamKind::Buffer { access: Access::ReadOnly, .. }
-                        ),
+                        Place::Buffer(p) => matches!(self.kernel.params[p.0 as usize].kind, ParamKind::Buffer { access: Access::ReadOnly, .. }),
                         Place::Shared(_) => true,
                         Place::Local(v) => !self.varying[v.0 as usize],
                     }
@@ -159,21 +156,29 @@ impl Analysis<'_> {
             StmtKind::Return => uniform,
             StmtKind::Barrier => {
                 if !uniform && self.report {
-                    d.error(s.span, ErrorKind::NonUniform,
+                    d.error(
+                        s.span,
+                        ErrorKind::NonUniform,
                         "`barrier()` in non-uniform control flow: every invocation of the workgroup \
                          must reach it (move it out of branches and loops whose condition depends \
-                         on local_id/global_id, varying loads, or follows a varying early return)");
+                         on local_id/global_id, varying loads, or follows a varying early return)",
+                    );
                 }
                 true
             }
             StmtKind::Reduce { var, op, value: _ } => {
                 if !uniform {
                     if self.report {
-                        d.error(s.span, ErrorKind::NonUniform, format!(
-                            "`{}` in non-uniform control flow: every invocation of the workgroup \
+                        d.error(
+                            s.span,
+                            ErrorKind::NonUniform,
+                            format!(
+                                "`{}` in non-uniform control flow: every invocation of the workgroup \
                              must take part (compute the contribution under the branch, reduce \
-                             outside it)", op.dsl_name()
-                        ));
+                             outside it)",
+                                op.dsl_name()
+                            ),
+                        );
                     }
                     self.mark(*var);
                 }
@@ -201,9 +206,7 @@ impl Analysis<'_> {
                     let v = under_varying || !a.uniform(cond);
                     walk(a, then_body, v, depth) || walk(a, else_body, v, depth)
                 }
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
-                    walk(a, body, under_varying, depth + 1)
-                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => walk(a, body, under_varying, depth + 1),
                 _ => false,
             })
         }

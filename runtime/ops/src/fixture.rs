@@ -5,8 +5,8 @@
 
 use crate::attention::reference::compare;
 use crate::attention::{DecodeProblem, KvFormat, Split};
-use crate::Device;
 use crate::json::{field_u32, flat};
+use crate::Device;
 use serde_json::Value;
 
 /// The comparison of one fixture on one backend.
@@ -32,7 +32,8 @@ fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {
 
 fn kv_format(fx: &Value, k: &str) -> Result<KvFormat, String> {
     match fx[k].as_str() {
-        Some(name) => KvFormat::parse(name).ok_or_else(|| format!("`{k}` = `{name}` is not supported (decode attention runs f32, f16, bf16, q8_0 and q4_0 caches)")),
+        Some(name) => KvFormat::parse(name)
+            .ok_or_else(|| format!("`{k}` = `{name}` is not supported (decode attention runs f32, f16, bf16, q8_0 and q4_0 caches)")),
         None => Err(format!("missing field `{k}`")),
     }
 }
@@ -84,5 +85,12 @@ pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, Stri
     let (nmse, max_abs) = compare(&out, &want);
     let nmse_bound = fx["tolerance"]["nmse"].as_f64().unwrap_or(1e-6);
     let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().unwrap_or(1e-3);
-    Ok(FixtureResult { backend: dev.backend().name().to_string(), nmse, max_abs, nmse_bound, max_abs_bound, passed: nmse <= nmse_bound && max_abs <= max_abs_bound })
+    Ok(FixtureResult {
+        backend: dev.backend().name().to_string(),
+        nmse,
+        max_abs,
+        nmse_bound,
+        max_abs_bound,
+        passed: nmse <= nmse_bound && max_abs <= max_abs_bound,
+    })
 }

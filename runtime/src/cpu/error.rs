@@ -96,7 +96,9 @@ pub enum Fault {
         index: usize,
     },
     /// An access to shared memory that an `async_copy` is still filling.
-    #[error("shared `{array}`[{index}] is accessed while an `async_copy` into it is in flight (no `async_wait` of the copying invocation has retired it)")]
+    #[error(
+        "shared `{array}`[{index}] is accessed while an `async_copy` into it is in flight (no `async_wait` of the copying invocation has retired it)"
+    )]
     AsyncPending {
         /// Shared array name.
         array: String,

@@ -12,8 +12,8 @@ use super::ops;
 use super::shared::SharedArray;
 use onekernel_dsl::half::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId,
-    Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind, VarId,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Kernel, LocalDecl, ParamId, Place, ReduceOp, SharedId, SpanId, Stmt, StmtKind,
+    VarId,
 };
 use onekernel_dsl::types::{Scalar, StorageType, VarType};
 
@@ -92,11 +92,8 @@ impl<'k> Machine<'k> {
         let [wx, wy, _] = kernel.workgroup;
         let n = kernel.workgroup_invocations() as usize;
         let lin: Vec<u32> = (0..n as u32).collect();
-        let local_ids = [
-            lin.iter().map(|i| i % wx).collect(),
-            lin.iter().map(|i| (i / wx) % wy).collect(),
-            lin.iter().map(|i| i / (wx * wy)).collect(),
-        ];
+        let local_ids =
+            [lin.iter().map(|i| i % wx).collect(), lin.iter().map(|i| (i / wx) % wy).collect(), lin.iter().map(|i| i / (wx * wy)).collect()];
         // Each array as long as this launch's variant declares it.
         let param = |p: ParamId| bound_literal(kernel, &bindings, p);
         let shared = kernel.shared.iter().map(|s| SharedArray::new(&s.name, s.len_for(&param) as usize)).collect();
@@ -160,13 +157,7 @@ impl<'k> Machine<'k> {
             None => (self.kernel.describe_span(span), None),
         };
         InterpError::Fault {
-            site: Box::new(Site {
-                kernel: self.kernel.name.clone(),
-                location,
-                function,
-                group: self.group,
-                invocation: lane as u32,
-            }),
+            site: Box::new(Site { kernel: self.kernel.name.clone(), location, function, group: self.group, invocation: lane as u32 }),
             fault,
         }
     }
@@ -367,7 +358,17 @@ impl<'k> Machine<'k> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn exec_for(&mut self, frame: &mut Frame<'k>, s: &Stmt, var: usize, start: &Expr, end: &Expr, step: &Expr, body: &'k [Stmt], lanes: &[u16]) -> R<()> {
+    fn exec_for(
+        &mut self,
+        frame: &mut Frame<'k>,
+        s: &Stmt,
+        var: usize,
+        start: &Expr,
+        end: &Expr,
+        step: &Expr,
+        body: &'k [Stmt],
+        lanes: &[u16],
+    ) -> R<()> {
         let signed = start.ty == Scalar::I32;
         let mut e = self.tmp();
         let mut st = self.tmp();
@@ -401,11 +402,7 @@ impl<'k> Machine<'k> {
             let iv = &mut frame.vars[var];
             live.retain(|&l| {
                 let l = l as usize;
-                let next = if signed {
-                    (iv[l] as i32).checked_add(st[l] as i32).map(|v| v as u32)
-                } else {
-                    iv[l].checked_add(st[l])
-                };
+                let next = if signed { (iv[l] as i32).checked_add(st[l] as i32).map(|v| v as u32) } else { iv[l].checked_add(st[l]) };
                 match next {
                     Some(v) => {
                         iv[l] = v;
@@ -545,7 +542,17 @@ impl<'k> Machine<'k> {
     /// `load_words`: `words` consecutive elements of a buffer into a local array, the
     /// source index checked for the alignment the backends' vector loads need.
     #[allow(clippy::too_many_arguments)]
-    fn load_words(&mut self, frame: &mut Frame<'k>, dst: VarId, src: Place, words: u32, span: SpanId, lanes: &[u16], di: &[u32], si: &[u32]) -> R<()> {
+    fn load_words(
+        &mut self,
+        frame: &mut Frame<'k>,
+        dst: VarId,
+        src: Place,
+        words: u32,
+        span: SpanId,
+        lanes: &[u16],
+        di: &[u32],
+        si: &[u32],
+    ) -> R<()> {
         // The source resolved once: (bound buffer, or shared array index) and its length.
         let (buffer, shared, src_len) = match src {
             Place::Buffer(p) => match self.bindings[p.0 as usize] {
@@ -808,11 +815,35 @@ pub(crate) fn reduce_tree(op: ReduceOp, ty: Scalar, v: &mut [u32]) -> u32 {
         match (op, ty) {
             (ReduceOp::Sum, Scalar::F32) => (f32::from_bits(a) + f32::from_bits(b)).to_bits(),
             (ReduceOp::Sum, _) => a.wrapping_add(b),
-            (ReduceOp::Max, Scalar::F32) => if f32::from_bits(a) > f32::from_bits(b) { a } else { b },
-            (ReduceOp::Max, Scalar::I32) => if (a as i32) > (b as i32) { a } else { b },
+            (ReduceOp::Max, Scalar::F32) => {
+                if f32::from_bits(a) > f32::from_bits(b) {
+                    a
+                } else {
+                    b
+                }
+            }
+            (ReduceOp::Max, Scalar::I32) => {
+                if (a as i32) > (b as i32) {
+                    a
+                } else {
+                    b
+                }
+            }
             (ReduceOp::Max, _) => a.max(b),
-            (ReduceOp::Min, Scalar::F32) => if f32::from_bits(a) < f32::from_bits(b) { a } else { b },
-            (ReduceOp::Min, Scalar::I32) => if (a as i32) < (b as i32) { a } else { b },
+            (ReduceOp::Min, Scalar::F32) => {
+                if f32::from_bits(a) < f32::from_bits(b) {
+                    a
+                } else {
+                    b
+                }
+            }
+            (ReduceOp::Min, Scalar::I32) => {
+                if (a as i32) < (b as i32) {
+                    a
+                } else {
+                    b
+                }
+            }
             (ReduceOp::Min, _) => a.min(b),
         }
     };

@@ -59,8 +59,7 @@ pub fn run(kernel: &Kernel, args: &mut Args, groups: [u32; 3]) -> Result<RunStat
 
 /// [`run`] with explicit options.
 pub fn run_with(kernel: &Kernel, args: &mut Args, groups: [u32; 3], opts: RunOptions) -> Result<RunStats, InterpError> {
-    onekernel_dsl::validate::validate(kernel)
-        .map_err(|errors| InterpError::Invalid { kernel: kernel.name.clone(), errors })?;
+    onekernel_dsl::validate::validate(kernel).map_err(|errors| InterpError::Invalid { kernel: kernel.name.clone(), errors })?;
     let (bindings, buffers) = bind(kernel, args)?;
     check_lengths(kernel, &bindings, &buffers, groups)?;
     let mut m = Machine::new(kernel, bindings, buffers, groups, opts.loop_limit);
@@ -92,7 +91,8 @@ fn check_lengths(kernel: &Kernel, bindings: &[Binding], buffers: &[DeviceBuffer]
     for (p, b) in kernel.params.iter().zip(bindings) {
         if let (ParamKind::Buffer { len: Some(len), .. }, Binding::Buffer(i)) = (&p.kind, b) {
             let err = |message: String| InterpError::Arguments { kernel: kernel.name.clone(), message };
-            let need = onekernel_dsl::shapes::eval(len, &param, groups, kernel.workgroup).map_err(|m| err(format!("length of buffer `{}`: {m}", p.name)))?;
+            let need =
+                onekernel_dsl::shapes::eval(len, &param, groups, kernel.workgroup).map_err(|m| err(format!("length of buffer `{}`: {m}", p.name)))?;
             let have = buffers[*i].vals.len();
             if (have as u64) < need {
                 let text = onekernel_dsl::shapes::text(len, &|q| kernel.params[q.0 as usize].name.clone());
@@ -176,9 +176,7 @@ pub fn eval_function(name: &str, inputs: &[&[f32]]) -> Result<Vec<f32>, InterpEr
         spans: vec![],
         source: Default::default(),
     };
-    let args: Vec<Expr> = (0..f.params.len())
-        .map(|i| Expr { kind: ExprKind::Var(VarId(i as u32)), ty: Scalar::F32, span: SpanId::NONE })
-        .collect();
+    let args: Vec<Expr> = (0..f.params.len()).map(|i| Expr { kind: ExprKind::Var(VarId(i as u32)), ty: Scalar::F32, span: SpanId::NONE }).collect();
     let call = Expr { kind: ExprKind::Call { func: name.into(), args }, ty: f.ret, span: SpanId::NONE };
     let mut m = Machine::new(&kernel, vec![], vec![], [1, 1, 1], RunOptions::default().loop_limit);
     let mut out = Vec::with_capacity(len);

@@ -40,13 +40,7 @@ fn map2(lanes: &[u16], a: &[u32], b: &[u32], out: &mut [u32], f: impl Fn(u32, u3
 }
 
 #[inline(always)]
-fn try_map2(
-    lanes: &[u16],
-    a: &[u32],
-    b: &[u32],
-    out: &mut [u32],
-    f: impl Fn(u32, u32) -> Result<u32, Fault>,
-) -> Result<(), (u16, Fault)> {
+fn try_map2(lanes: &[u16], a: &[u32], b: &[u32], out: &mut [u32], f: impl Fn(u32, u32) -> Result<u32, Fault>) -> Result<(), (u16, Fault)> {
     for &l in lanes {
         let i = l as usize;
         out[i] = f(a[i], b[i]).map_err(|e| (l, e))?;
@@ -64,15 +58,7 @@ fn shift_amount(b: u32, rhs: Scalar) -> Result<u32, Fault> {
 }
 
 /// `out = a op b` on the lanes; `ty` is the left operand's type, `rhs` the right's.
-pub(crate) fn binary(
-    op: BinaryOp,
-    ty: Scalar,
-    rhs: Scalar,
-    lanes: &[u16],
-    a: &[u32],
-    b: &[u32],
-    out: &mut [u32],
-) -> Result<(), (u16, Fault)> {
+pub(crate) fn binary(op: BinaryOp, ty: Scalar, rhs: Scalar, lanes: &[u16], a: &[u32], b: &[u32], out: &mut [u32]) -> Result<(), (u16, Fault)> {
     use BinaryOp::*;
     use Scalar::*;
     match (op, ty) {
@@ -179,7 +165,11 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
             I32 => (x as i32) < (y as i32),
             _ => x < y,
         };
-        if lt { x } else { y }
+        if lt {
+            x
+        } else {
+            y
+        }
     };
     let max = |x: u32, y: u32| -> u32 {
         let gt = match ty {
@@ -187,7 +177,11 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
             I32 => (x as i32) > (y as i32),
             _ => x > y,
         };
-        if gt { x } else { y }
+        if gt {
+            x
+        } else {
+            y
+        }
     };
     match op {
         Intrinsic::Min => map2(lanes, args[0], args[1], out, min),

@@ -13,7 +13,10 @@
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 
 use crate::args::Args;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, Prelude, TimedUnit, Work, DRIVER_COPY};
+use crate::backend::{
+    check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, Prelude,
+    TimedUnit, Work, DRIVER_COPY,
+};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use onekernel_dsl::types::Literal;
@@ -137,7 +140,10 @@ impl Cuda {
         let info = DeviceInfo {
             backend: "cuda".into(),
             device: name,
-            driver: format!("CUDA driver, compute capability {major}.{minor}, NVRTC -arch={arch}{}", if dependent_launch { ", dependent launches" } else { "" }),
+            driver: format!(
+                "CUDA driver, compute capability {major}.{minor}, NVRTC -arch={arch}{}",
+                if dependent_launch { ", dependent launches" } else { "" }
+            ),
             subgroup_size: Some(32),
             denormals: "preserved (-ftz=false)".into(),
             fma: "native fmaf (fused)".into(),
@@ -156,7 +162,11 @@ impl Cuda {
             return Ok(m.clone());
         }
         let path = l.artifacts.join(&k.cuda.source.path);
-        let src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let src = std::fs::read_to_string(&path).map_err(|source| BackendError::Artifact {
+            kernel: k.name.clone(),
+            path: path.display().to_string(),
+            source,
+        })?;
         let src = module_source(&src, entry, &template_args(l.spec));
         let opts = CompileOptions {
             ftz: Some(false),
@@ -184,12 +194,17 @@ impl Cuda {
     fn runtime_instance(&self, l: &Launch) -> Result<String, BackendError> {
         let k = l.kernel;
         let same_kind = |a: &Literal, b: &Literal| std::mem::discriminant(a) == std::mem::discriminant(b);
-        let shape_ok = k.variants.first().is_some_and(|v| {
-            v.spec.len() == l.spec.len() && v.spec.iter().zip(l.spec).all(|((n, a), (m, b))| n == m && same_kind(a, b))
-        });
+        let shape_ok = k
+            .variants
+            .first()
+            .is_some_and(|v| v.spec.len() == l.spec.len() && v.spec.iter().zip(l.spec).all(|((n, a), (m, b))| n == m && same_kind(a, b)));
         if !shape_ok {
             let want = k.variants.first().map(|v| v.spec.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>().join(", ")).unwrap_or_default();
-            return Err(BackendError::Arguments { kernel: k.name.clone(), backend: "cuda", message: format!("spec values must name the kernel's spec constants in order, with their types ({want})") });
+            return Err(BackendError::Arguments {
+                kernel: k.name.clone(),
+                backend: "cuda",
+                message: format!("spec values must name the kernel's spec constants in order, with their types ({want})"),
+            });
         }
         let args = template_args(l.spec);
         let tag: String = args.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -219,7 +234,11 @@ impl Backend for Cuda {
         match unit.work {
             Work::Launches { launches, buffers } => self.run_sequence(launches, args, runs, buffers, prelude),
             Work::DriverCopy { bytes } => {
-                let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "cuda", message: format!("{what}: {e}") };
+                let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api {
+                    kernel: DRIVER_COPY.into(),
+                    backend: "cuda",
+                    message: format!("{what}: {e}"),
+                };
                 let src = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
                 let mut dst = self.stream.alloc_zeros::<u8>(bytes as usize).map_err(|e| api("cuMemAlloc", &e))?;
                 self.timed_runs(runs, prelude, &api, |stream| stream.memcpy_dtod(&src, &mut dst).map_err(|e| api("cuMemcpyDtoDAsync", &e)))
@@ -238,7 +257,11 @@ impl Cuda {
         self.prelude = None;
         let (l, a) = (p.launch(), p.args());
         let launch = self.prepare(l, a)?;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("{what} (timing prelude): {e}") };
+        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api {
+            kernel: l.kernel.name.clone(),
+            backend: "cuda",
+            message: format!("{what} (timing prelude): {e}"),
+        };
         let mut buffers = Vec::with_capacity(l.kernel.buffers.len());
         for b in &l.kernel.buffers {
             let h = a.get_buffer(&b.name).map(|h| h.as_bytes()).unwrap_or_default();
@@ -280,7 +303,8 @@ impl Cuda {
     /// function past the 48 KiB default; a clear error where the device offers less.
     fn dynamic_shared(&mut self, l: &Launch, module: &Arc<CudaModule>, func: &CudaFunction, entry: &str) -> Result<u32, BackendError> {
         let k = l.kernel;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let api =
+            |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let key = (k.cuda.source.sha256.clone(), entry.to_string());
         let bytes = match self.dyn_shared.get(&key) {
             Some(&b) => b,
@@ -299,7 +323,8 @@ impl Cuda {
     /// maximum (static arrays included).
     fn read_dynamic_shared(&self, l: &Launch, module: &Arc<CudaModule>, entry: &str) -> Result<u32, BackendError> {
         let k = l.kernel;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let api =
+            |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let symbol = format!("{entry}__dyn_shared");
         let global = module.get_global(&symbol, &self.stream).map_err(|e| api(&format!("cuModuleGetGlobal({symbol})"), &e))?;
         let mut word = [0u8; 4];
@@ -330,7 +355,8 @@ impl Cuda {
     fn prepare(&mut self, l: &Launch, a: &Args) -> Result<Prepared, BackendError> {
         let k = l.kernel;
         check_args("cuda", l, a)?;
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let api =
+            |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let entry = match k.variants.iter().find(|v| v.spec == l.spec) {
             Some(v) => v.cuda_entry.clone(),
             None => self.runtime_instance(l)?,
@@ -354,12 +380,20 @@ impl Cuda {
     /// `runs` units of all the dispatches between two events (after the prepared prelude
     /// where `prelude`), read-write buffers
     /// read back once into every launch's arguments that bind them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope, prelude: bool) -> Result<Vec<f64>, BackendError> {
+    fn run_sequence(
+        &mut self,
+        launches: &[Launch],
+        args: &mut [Args],
+        runs: u32,
+        scope: BufferScope,
+        prelude: bool,
+    ) -> Result<Vec<f64>, BackendError> {
         check_sequence("cuda", launches, args, scope)?;
         let bindings = sequence_bindings(launches, args, scope);
         let prepared = launches.iter().zip(args.iter()).map(|(l, a)| self.prepare(l, a)).collect::<Result<Vec<_>, _>>()?;
         let first = launches[0].kernel.name.clone();
-        let api = |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
+        let api =
+            |what: &str, e: &dyn std::fmt::Display| BackendError::Api { kernel: first.clone(), backend: "cuda", message: format!("{what}: {e}") };
         let mut slices: Vec<CudaSlice<u8>> = Vec::with_capacity(bindings.buffers.len());
         for (name, from) in &bindings.buffers {
             let h = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
@@ -371,11 +405,17 @@ impl Cuda {
             for (i, ((p, l), buffers)) in prepared.iter().zip(launches).zip(&bound).enumerate() {
                 // A later launch of the unit may start while the one before drains (its
                 // entry waits for that kernel's writes: `ok_grid_dependency_wait`).
-                raw_launch::launch(stream, p, buffers, dependent && i > 0).map_err(|e| BackendError::Api { kernel: l.kernel.name.clone(), backend: "cuda", message: format!("cuLaunchKernelEx: {e}") })?;
+                raw_launch::launch(stream, p, buffers, dependent && i > 0).map_err(|e| BackendError::Api {
+                    kernel: l.kernel.name.clone(),
+                    backend: "cuda",
+                    message: format!("cuLaunchKernelEx: {e}"),
+                })?;
             }
             Ok(())
         })?;
-        for ((((name, _), slice), _), readers) in bindings.buffers.iter().zip(&slices).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w) {
+        for ((((name, _), slice), _), readers) in
+            bindings.buffers.iter().zip(&slices).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w)
+        {
             let back = self.stream.clone_dtoh(slice).map_err(|e| api("cuMemcpyDtoH", &e))?;
             for &j in readers {
                 if let Some(h) = args[j].get_buffer_mut(name) {
@@ -413,7 +453,11 @@ mod tests {
                 assert_eq!(module.matches("\nOK_INSTANCE(").count(), 1, "{} {}", k.name, v.label);
                 assert!(module.ends_with(&own[1..]), "{} {}", k.name, v.label);
                 assert!(!module.contains("// Variant "), "{} {}: no other variant's label", k.name, v.label);
-                assert!(src.starts_with(module.split("\n// This module's instance.").next().unwrap()), "{}: the prelude is the file's beginning", k.name);
+                assert!(
+                    src.starts_with(module.split("\n// This module's instance.").next().unwrap()),
+                    "{}: the prelude is the file's beginning",
+                    k.name
+                );
                 checked += 1;
             }
             // A run-time instance (spec values outside the variants) the same way.

@@ -13,7 +13,8 @@ impl Vulkan {
     pub(super) fn driver_copy(&self, bytes: u64, runs: u32, prelude: bool) -> Result<Vec<f64>, BackendError> {
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: DRIVER_COPY.into(), backend: "vulkan", message: format!("{what}: {e}") };
         let d = &self.device;
-        let mut r = Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
+        let mut r =
+            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
         let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
         let size = bytes.next_multiple_of(4);
         let (src, _) = self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
@@ -27,8 +28,18 @@ impl Vulkan {
                 for run in 0..runs {
                     self.record_prelude(cb, prelude);
                     // The prelude (or the previous copy) completes before this copy starts.
-                    let before = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
-                    d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &before, &[], &[]);
+                    let before = [vk::MemoryBarrier::default()
+                        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                        .dst_access_mask(vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE)];
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::PipelineStageFlags::TRANSFER,
+                        vk::DependencyFlags::empty(),
+                        &before,
+                        &[],
+                        &[],
+                    );
                     if queries != vk::QueryPool::null() {
                         d.cmd_write_timestamp(cb, vk::PipelineStageFlags::ALL_COMMANDS, queries, 2 * run);
                     }

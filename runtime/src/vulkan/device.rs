@@ -70,7 +70,10 @@ unsafe extern "system" fn on_message(
     data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
     user: *mut c_void,
 ) -> vk::Bool32 {
-    if severity.intersects(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) && !data.is_null() && !user.is_null() {
+    if severity.intersects(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        && !data.is_null()
+        && !user.is_null()
+    {
         // SAFETY: the layer passes the data of this call and the pointer we registered,
         // which outlives the messenger (it is destroyed first in Drop).
         let (data, sink) = unsafe { (&*data, &*(user as *const Mutex<Vec<String>>)) };
@@ -121,6 +124,115 @@ pub(super) fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// The debug messenger that collects the validation layer's messages into `messages`
+/// (`None` where it cannot be created: the layer then reports nothing).
+fn messenger(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    messages: &Mutex<Vec<String>>,
+) -> Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)> {
+    let du = ash::ext::debug_utils::Instance::new(entry, instance);
+    let ci = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(on_message))
+        .user_data(messages as *const Mutex<Vec<String>> as *mut c_void);
+    match unsafe { du.create_debug_utils_messenger(&ci, None) } {
+        Ok(m) => Some((du, m)),
+        Err(_) => None,
+    }
+}
+
+/// The physical device `selector` names (an index or part of its name), else a discrete
+/// GPU, an integrated one, a virtual one, a CPU, in that order; and its properties.
+fn choose_device(instance: &ash::Instance, selector: Option<&str>) -> Result<(vk::PhysicalDevice, vk::PhysicalDeviceProperties), BackendError> {
+    let phys_all = unsafe { instance.enumerate_physical_devices() }.map_err(|e| unavailable(format!("vkEnumeratePhysicalDevices: {e}")))?;
+    if phys_all.is_empty() {
+        return Err(unavailable("no Vulkan device"));
+    }
+    let props: Vec<vk::PhysicalDeviceProperties> = phys_all.iter().map(|&p| unsafe { instance.get_physical_device_properties(p) }).collect();
+    let chosen = match selector {
+        Some(sel) => match sel.parse::<usize>() {
+            Ok(i) if i < phys_all.len() => i,
+            _ => props
+                .iter()
+                .position(|p| cstr_field(&p.device_name).to_lowercase().contains(&sel.to_lowercase()))
+                .ok_or_else(|| unavailable(format!("no Vulkan device matches `{sel}`")))?,
+        },
+        None => {
+            let rank = |t: vk::PhysicalDeviceType| match t {
+                vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+                vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+                vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+                vk::PhysicalDeviceType::CPU => 3,
+                _ => 4,
+            };
+            (0..phys_all.len()).min_by_key(|&i| rank(props[i].device_type)).unwrap_or(0)
+        }
+    };
+    Ok((phys_all[chosen], props[chosen]))
+}
+
+/// What a device tells of itself, and the switches the runtime derives from it.
+struct Described {
+    driver: String,
+    denormals: String,
+    subgroup_size: u32,
+    native_fma: bool,
+    f16_unpack_exact: bool,
+}
+
+/// The driver, subgroup size and float controls of `phys`, and how `fma` and f16
+/// widening run on it.
+fn describe(instance: &ash::Instance, phys: vk::PhysicalDevice, p: &vk::PhysicalDeviceProperties, dev_api: u32) -> Described {
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut float_controls = vk::PhysicalDeviceFloatControlsProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    if dev_api >= vk::API_VERSION_1_2 {
+        props2 = props2.push_next(&mut driver).push_next(&mut float_controls);
+    }
+    unsafe { instance.get_physical_device_properties2(phys, &mut props2) };
+    let has12 = dev_api >= vk::API_VERSION_1_2;
+    let driver_name = if has12 {
+        format!("{} {}", cstr_field(&driver.driver_name), cstr_field(&driver.driver_info))
+    } else {
+        format!("driver version {:#x}", p.driver_version)
+    };
+    let denormals = if has12 {
+        format!(
+            "f32 DenormPreserve {}, DenormFlushToZero {} (supported float-controls modes; modules request neither)",
+            if float_controls.shader_denorm_preserve_float32 == vk::TRUE { "supported" } else { "unsupported" },
+            if float_controls.shader_denorm_flush_to_zero_float32 == vk::TRUE { "supported" } else { "unsupported" }
+        )
+    } else {
+        "unknown (Vulkan 1.1 device)".into()
+    };
+    // GPUs of these vendors execute fma as one fused operation; anything else (e.g.
+    // llvmpipe, which computes a*b then +c) gets the exact emulation. The validator
+    // proves the choice on each device. ONEKERNEL_VK_NATIVE_FMA=0/1 overrides.
+    let fused_vendor = matches!(p.vendor_id, 0x10de | 0x1002 | 0x8086 | 0x106b | 0x13b5 | 0x5143);
+    let native_fma = match std::env::var("ONEKERNEL_VK_NATIVE_FMA").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => fused_vendor,
+    };
+    // NVIDIA's unpackHalf2x16 widens subnormal halves exactly (validate's all-subnormal
+    // cases, bitwise on the H200); other drivers build them by hand, which costs a
+    // test and a branch per element. ONEKERNEL_VK_F16_UNPACK=0/1 overrides.
+    let f16_unpack_exact = match std::env::var("ONEKERNEL_VK_F16_UNPACK").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => p.vendor_id == 0x10de,
+    };
+
+    Described { driver: driver_name, denormals, subgroup_size: subgroup.subgroup_size, native_fma, f16_unpack_exact }
+}
+
 impl Vulkan {
     /// Opens the Vulkan loader and a device (`ONEKERNEL_VK_DEVICE` selects one, else a
     /// discrete GPU first); `Unavailable` when there is none.
@@ -151,90 +263,14 @@ impl Vulkan {
         let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
 
         let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
-        let debug = if validation_layer {
-            let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
-            let ci = vk::DebugUtilsMessengerCreateInfoEXT::default()
-                .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
-                .message_type(vk::DebugUtilsMessageTypeFlagsEXT::GENERAL | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE)
-                .pfn_user_callback(Some(on_message))
-                .user_data(&*messages as *const Mutex<Vec<String>> as *mut c_void);
-            match unsafe { du.create_debug_utils_messenger(&ci, None) } {
-                Ok(m) => Some((du, m)),
-                Err(_) => None,
-            }
-        } else {
-            None
-        };
+        let debug = if validation_layer { messenger(&entry, &instance, &messages) } else { None };
 
-        let phys_all = unsafe { instance.enumerate_physical_devices() }.map_err(|e| unavailable(format!("vkEnumeratePhysicalDevices: {e}")))?;
-        if phys_all.is_empty() {
-            return Err(unavailable("no Vulkan device"));
-        }
-        let props: Vec<vk::PhysicalDeviceProperties> = phys_all.iter().map(|&p| unsafe { instance.get_physical_device_properties(p) }).collect();
-        let chosen = match selector {
-            Some(sel) => match sel.parse::<usize>() {
-                Ok(i) if i < phys_all.len() => i,
-                _ => props
-                    .iter()
-                    .position(|p| cstr_field(&p.device_name).to_lowercase().contains(&sel.to_lowercase()))
-                    .ok_or_else(|| unavailable(format!("no Vulkan device matches `{sel}`")))?,
-            },
-            None => {
-                let rank = |t: vk::PhysicalDeviceType| match t {
-                    vk::PhysicalDeviceType::DISCRETE_GPU => 0,
-                    vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
-                    vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
-                    vk::PhysicalDeviceType::CPU => 3,
-                    _ => 4,
-                };
-                (0..phys_all.len()).min_by_key(|&i| rank(props[i].device_type)).unwrap_or(0)
-            }
-        };
-        let phys = phys_all[chosen];
-        let p = props[chosen];
+        let (phys, p) = choose_device(&instance, selector)?;
         let dev_api = p.api_version.min(api);
 
-        let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
-        let mut driver = vk::PhysicalDeviceDriverProperties::default();
-        let mut float_controls = vk::PhysicalDeviceFloatControlsProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
-        if dev_api >= vk::API_VERSION_1_2 {
-            props2 = props2.push_next(&mut driver).push_next(&mut float_controls);
-        }
-        unsafe { instance.get_physical_device_properties2(phys, &mut props2) };
         let has12 = dev_api >= vk::API_VERSION_1_2;
-        let driver_name = if has12 {
-            format!("{} {}", cstr_field(&driver.driver_name), cstr_field(&driver.driver_info))
-        } else {
-            format!("driver version {:#x}", p.driver_version)
-        };
-        let denormals = if has12 {
-            format!(
-                "f32 DenormPreserve {}, DenormFlushToZero {} (supported float-controls modes; modules request neither)",
-                if float_controls.shader_denorm_preserve_float32 == vk::TRUE { "supported" } else { "unsupported" },
-                if float_controls.shader_denorm_flush_to_zero_float32 == vk::TRUE { "supported" } else { "unsupported" }
-            )
-        } else {
-            "unknown (Vulkan 1.1 device)".into()
-        };
-        // GPUs of these vendors execute fma as one fused operation; anything else (e.g.
-        // llvmpipe, which computes a*b then +c) gets the exact emulation. The validator
-        // proves the choice on each device. ONEKERNEL_VK_NATIVE_FMA=0/1 overrides.
-        let fused_vendor = matches!(p.vendor_id, 0x10de | 0x1002 | 0x8086 | 0x106b | 0x13b5 | 0x5143);
-        let native_fma = match std::env::var("ONEKERNEL_VK_NATIVE_FMA").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => fused_vendor,
-        };
-        // NVIDIA's unpackHalf2x16 widens subnormal halves exactly (validate's all-subnormal
-        // cases, bitwise on the H200); other drivers build them by hand, which costs a
-        // test and a branch per element. ONEKERNEL_VK_F16_UNPACK=0/1 overrides.
-        let f16_unpack_exact = match std::env::var("ONEKERNEL_VK_F16_UNPACK").as_deref() {
-            Ok("0") => false,
-            Ok("1") => true,
-            _ => p.vendor_id == 0x10de,
-        };
-
+        let d = describe(&instance, phys, &p, dev_api);
+        let (native_fma, f16_unpack_exact) = (d.native_fma, d.f16_unpack_exact);
         // Features the generated modules may use: 8/16-bit storage and small integers.
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
@@ -268,22 +304,24 @@ impl Vulkan {
         // interpreter rejects out-of-bounds indices, so the checks only cost time.
         // ONEKERNEL_VK_BUFFER_CHECKS=1 keeps the driver's default (A/B measurements).
         let mut pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default();
-        let has_pr = std::env::var("ONEKERNEL_VK_BUFFER_CHECKS").as_deref() != Ok("1")
-            && offers(ash::ext::pipeline_robustness::NAME)
-            && {
-                let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut pr);
-                unsafe { instance.get_physical_device_features2(phys, &mut f2) };
-                pr.pipeline_robustness == vk::TRUE
-            };
+        let has_pr = std::env::var("ONEKERNEL_VK_BUFFER_CHECKS").as_deref() != Ok("1") && offers(ash::ext::pipeline_robustness::NAME) && {
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut pr);
+            unsafe { instance.get_physical_device_features2(phys, &mut f2) };
+            pr.pipeline_robustness == vk::TRUE
+        };
         let mut e_pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default().pipeline_robustness(true);
         let info = DeviceInfo {
             backend: "vulkan".into(),
             device: cstr_field(&p.device_name),
-            driver: driver_name.trim().to_string(),
-            subgroup_size: Some(subgroup.subgroup_size),
-            denormals,
+            driver: d.driver.trim().to_string(),
+            subgroup_size: Some(d.subgroup_size),
+            denormals: d.denormals,
             fma: if native_fma { "native (fused)".into() } else { "exact emulation (f64 product, round-to-odd sum)".into() },
-            f16_widening: if f16_unpack_exact { "unpackHalf2x16 (subnormals exact on this driver)".into() } else { "unpackHalf2x16, subnormal halves by hand".into() },
+            f16_widening: if f16_unpack_exact {
+                "unpackHalf2x16 (subnormals exact on this driver)".into()
+            } else {
+                "unpackHalf2x16, subnormal halves by hand".into()
+            },
             async_copies: false,
             buffer_checks: if has_pr {
                 "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()

@@ -5,7 +5,10 @@
 
 use super::device::{CachedPipeline, Vulkan};
 use crate::args::Args;
-use crate::backend::{check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, TimedUnit, Work};
+use crate::backend::{
+    check_args, check_sequence, push_bytes, sequence_bindings, Backend, BackendError, BufferScope, DeviceInfo, Launch, LaunchStats, SequenceBindings,
+    TimedUnit, Work,
+};
 use ash::vk;
 
 /// Owns the per-launch Vulkan objects (pipelines are cached on the device).
@@ -33,6 +36,27 @@ impl Drop for Resources<'_> {
         }
     }
 }
+
+/// What one launch of a sequence binds and pushes.
+struct Prepared {
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    set_layout: vk::DescriptorSetLayout,
+    push: Vec<u8>,
+    groups: [u32; 3],
+}
+
+/// A device-local buffer, its host-visible staging twin (and that twin's memory), and
+/// their size in bytes.
+struct Staged {
+    device: vk::Buffer,
+    staging: vk::Buffer,
+    staging_memory: vk::DeviceMemory,
+    size: u64,
+}
+
+/// The Vulkan API error of a call, naming the first launch's kernel.
+type ApiError<'a> = &'a dyn Fn(&str, vk::Result) -> BackendError;
 
 impl Backend for Vulkan {
     fn name(&self) -> &'static str {
@@ -68,16 +92,15 @@ impl Vulkan {
     /// bound, a timestamp, the dispatches with a barrier between consecutive ones, a
     /// timestamp — and the written buffers read back once into the arguments of every
     /// launch that binds them.
-    fn run_sequence(&mut self, launches: &[Launch], args: &mut [Args], runs: u32, scope: BufferScope, prelude: bool) -> Result<Vec<f64>, BackendError> {
+    fn run_sequence(
+        &mut self,
+        launches: &[Launch],
+        args: &mut [Args],
+        runs: u32,
+        scope: BufferScope,
+        prelude: bool,
+    ) -> Result<Vec<f64>, BackendError> {
         check_sequence("vulkan", launches, args, scope)?;
-        /// What one launch binds and pushes.
-        struct Prepared {
-            layout: vk::PipelineLayout,
-            pipeline: vk::Pipeline,
-            set_layout: vk::DescriptorSetLayout,
-            push: Vec<u8>,
-            groups: [u32; 3],
-        }
         let mut prepared = Vec::with_capacity(launches.len());
         for (l, a) in launches.iter().zip(args.iter()) {
             let k = l.kernel;
@@ -91,59 +114,14 @@ impl Vulkan {
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: first.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let d = &self.device;
-        let mut r = Resources {
-            device: d,
-            buffers: Vec::new(),
-            pool: vk::DescriptorPool::null(),
-            queries: vk::QueryPool::null(),
-            fence: vk::Fence::null(),
-        };
+        let mut r =
+            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
         // SAFETY (whole block): plain Vulkan object creation and use on one device and
         // queue from one thread; every pointer passed lives across its call.
         unsafe {
-            // Each buffer lives in device-local memory (where the kernel reads at the
-            // device's bandwidth) with a host-visible staging twin for upload and
-            // read-back; on devices whose memory is all one kind (lavapipe) both are
-            // the same kind of memory and the copies are cheap.
             let bindings = sequence_bindings(launches, args, scope);
-            let mut staged: Vec<(vk::Buffer, vk::Buffer, u64)> = Vec::with_capacity(bindings.buffers.len());
-            let mut stage_mems: Vec<vk::DeviceMemory> = Vec::with_capacity(bindings.buffers.len());
-            for (name, from) in &bindings.buffers {
-                let host = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
-                let size = (host.len().max(4) as u64).next_multiple_of(4);
-                let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-                let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
-                let (stage_buf, stage_mem) =
-                    self.allocate(&mut r, size, usage, vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT, false).map_err(|(w, e)| api(w, e))?;
-                let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
-                std::ptr::write_bytes(ptr, 0, size as usize);
-                std::ptr::copy_nonoverlapping(host.as_ptr(), ptr, host.len());
-                d.unmap_memory(stage_mem);
-                staged.push((dev_buf, stage_buf, size));
-                stage_mems.push(stage_mem);
-            }
-            let descriptors: u32 = bindings.bound.iter().map(|b| b.len() as u32).sum();
-            if descriptors > 0 {
-                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(descriptors)];
-                r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(prepared.len() as u32).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
-            }
-            let mut sets = Vec::with_capacity(prepared.len());
-            for (p, bound) in prepared.iter().zip(&bindings.bound) {
-                if bound.is_empty() {
-                    sets.push(None);
-                    continue;
-                }
-                let set_layouts = [p.set_layout];
-                let s = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = bound.iter().map(|&at| [vk::DescriptorBufferInfo::default().buffer(staged[at].0).offset(0).range(vk::WHOLE_SIZE)]).collect();
-                let writes: Vec<vk::WriteDescriptorSet> = infos
-                    .iter()
-                    .enumerate()
-                    .map(|(i, info)| vk::WriteDescriptorSet::default().dst_set(s).dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info))
-                    .collect();
-                d.update_descriptor_sets(&writes, &[]);
-                sets.push(Some(s));
-            }
+            let staged = self.stage(&mut r, &bindings, args, &api)?;
+            let sets = self.descriptor_sets(&mut r, &prepared, &bindings, &staged, &api)?;
             let bind = |cb: vk::CommandBuffer, p: &Prepared, set: Option<vk::DescriptorSet>| {
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
                 if let Some(s) = set {
@@ -158,17 +136,35 @@ impl Vulkan {
             let before = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_WRITE)
                 .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
-            let between = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            let between = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
             let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
-                for (dev_buf, stage_buf, size) in &staged {
-                    d.cmd_copy_buffer(cb, *stage_buf, *dev_buf, &[vk::BufferCopy::default().size(*size)]);
+                for b in &staged {
+                    d.cmd_copy_buffer(cb, b.staging, b.device, &[vk::BufferCopy::default().size(b.size)]);
                 }
                 for run in 0..runs {
                     self.record_prelude(cb, prelude);
-                    d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &before, &[], &[]);
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::PipelineStageFlags::COMPUTE_SHADER,
+                        vk::DependencyFlags::empty(),
+                        &before,
+                        &[],
+                        &[],
+                    );
                     for (i, (p, set)) in prepared.iter().zip(&sets).enumerate() {
                         if i > 0 {
-                            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER, vk::DependencyFlags::empty(), &between, &[], &[]);
+                            d.cmd_pipeline_barrier(
+                                cb,
+                                vk::PipelineStageFlags::COMPUTE_SHADER,
+                                vk::PipelineStageFlags::COMPUTE_SHADER,
+                                vk::DependencyFlags::empty(),
+                                &between,
+                                &[],
+                                &[],
+                            );
                         }
                         bind(cb, p, *set);
                         if i == 0 && queries != vk::QueryPool::null() {
@@ -182,26 +178,47 @@ impl Vulkan {
                         d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, queries, 2 * run + 1);
                     }
                 }
-                let written = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
-                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &written, &[], &[]);
-                for ((dev_buf, stage_buf, size), &written) in staged.iter().zip(&bindings.written) {
+                let written =
+                    [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::TRANSFER_READ)];
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::COMPUTE_SHADER,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &written,
+                    &[],
+                    &[],
+                );
+                for (b, &written) in staged.iter().zip(&bindings.written) {
                     if written {
-                        d.cmd_copy_buffer(cb, *dev_buf, *stage_buf, &[vk::BufferCopy::default().size(*size)]);
+                        d.cmd_copy_buffer(cb, b.device, b.staging, &[vk::BufferCopy::default().size(b.size)]);
                     }
                 }
-                let downloaded = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
-                d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &downloaded, &[], &[]);
+                let downloaded =
+                    [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
+                d.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &downloaded,
+                    &[],
+                    &[],
+                );
                 Ok(())
             })?;
-            for ((((name, _), mem), _), readers) in bindings.buffers.iter().zip(&stage_mems).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w) {
-                let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
+            for ((((name, _), b), _), readers) in
+                bindings.buffers.iter().zip(&staged).zip(&bindings.written).zip(&bindings.readers).filter(|((_, &w), _)| w)
+            {
+                let ptr =
+                    d.map_memory(b.staging_memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *const u8;
                 for &j in readers {
                     if let Some(host) = args[j].get_buffer_mut(name) {
                         let n = host.as_bytes().len();
                         std::ptr::copy_nonoverlapping(ptr, host.as_bytes_mut().as_mut_ptr(), n);
                     }
                 }
-                d.unmap_memory(*mem);
+                d.unmap_memory(b.staging_memory);
             }
             drop(r);
             let messages = self.take_messages();
@@ -214,6 +231,83 @@ impl Vulkan {
 }
 
 impl Vulkan {
+    /// Every buffer of `bindings` in device-local memory (where kernels read at the
+    /// device's bandwidth) with a host-visible staging twin holding its argument's bytes;
+    /// on devices whose memory is all one kind (lavapipe) both are the same kind of memory
+    /// and the copies are cheap. Everything is recorded in `r` for destruction.
+    fn stage(&self, r: &mut Resources, bindings: &SequenceBindings, args: &[Args], api: ApiError) -> Result<Vec<Staged>, BackendError> {
+        let d = &self.device;
+        let mut staged = Vec::with_capacity(bindings.buffers.len());
+        for (name, from) in &bindings.buffers {
+            let host = args[*from].get_buffer(name).map(|h| h.as_bytes()).unwrap_or_default();
+            let size = (host.len().max(4) as u64).next_multiple_of(4);
+            let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+            let device_local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
+            let (device, _) = self.allocate(r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, device_local, true).map_err(|(w, e)| api(w, e))?;
+            let host_visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let (staging, staging_memory) = self.allocate(r, size, usage, host_visible, false).map_err(|(w, e)| api(w, e))?;
+            // SAFETY: the memory is host-visible, mapped whole here and unmapped before
+            // anything else uses it; `host` fits in `size` bytes.
+            unsafe {
+                let ptr = d.map_memory(staging_memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
+                std::ptr::write_bytes(ptr, 0, size as usize);
+                std::ptr::copy_nonoverlapping(host.as_ptr(), ptr, host.len());
+                d.unmap_memory(staging_memory);
+            }
+            staged.push(Staged { device, staging, staging_memory, size });
+        }
+        Ok(staged)
+    }
+
+    /// One descriptor set per launch binding its buffers in the kernel's order (`None`
+    /// for a launch without buffers), from a pool recorded in `r`.
+    fn descriptor_sets(
+        &self,
+        r: &mut Resources,
+        prepared: &[Prepared],
+        bindings: &SequenceBindings,
+        staged: &[Staged],
+        api: ApiError,
+    ) -> Result<Vec<Option<vk::DescriptorSet>>, BackendError> {
+        let d = &self.device;
+        let descriptors: u32 = bindings.bound.iter().map(|b| b.len() as u32).sum();
+        // SAFETY: object creation and descriptor writes on this device; the pool goes into
+        // `r`, which destroys it after the submission that uses the sets.
+        unsafe {
+            if descriptors > 0 {
+                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(descriptors)];
+                let pool_ci = vk::DescriptorPoolCreateInfo::default().max_sets(prepared.len() as u32).pool_sizes(&sizes);
+                r.pool = d.create_descriptor_pool(&pool_ci, None).map_err(|e| api("vkCreateDescriptorPool", e))?;
+            }
+            let mut sets = Vec::with_capacity(prepared.len());
+            for (p, bound) in prepared.iter().zip(&bindings.bound) {
+                if bound.is_empty() {
+                    sets.push(None);
+                    continue;
+                }
+                let set_layouts = [p.set_layout];
+                let alloc = vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts);
+                let s = d.allocate_descriptor_sets(&alloc).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> =
+                    bound.iter().map(|&at| [vk::DescriptorBufferInfo::default().buffer(staged[at].device).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let writes: Vec<vk::WriteDescriptorSet> = infos
+                    .iter()
+                    .enumerate()
+                    .map(|(i, info)| {
+                        vk::WriteDescriptorSet::default()
+                            .dst_set(s)
+                            .dst_binding(i as u32)
+                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                            .buffer_info(info)
+                    })
+                    .collect();
+                d.update_descriptor_sets(&writes, &[]);
+                sets.push(Some(s));
+            }
+            Ok(sets)
+        }
+    }
+
     /// Records one command buffer with `record` (given it and the timestamp query pool,
     /// null where the device has no timestamps: `2 · runs` queries, already reset),
     /// submits it, waits for it, and returns the interval of each query pair in ns (NaN
@@ -230,13 +324,21 @@ impl Vulkan {
     ) -> Result<Vec<f64>, BackendError> {
         let d = &self.device;
         if self.timestamp_period_ns.is_some() {
-            r.queries = d.create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * runs), None).map_err(|e| api("vkCreateQueryPool", e))?;
+            r.queries = d
+                .create_query_pool(&vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * runs), None)
+                .map_err(|e| api("vkCreateQueryPool", e))?;
         }
         let cb = d
-            .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(self.command_pool).level(vk::CommandBufferLevel::PRIMARY).command_buffer_count(1))
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.command_pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )
             .map_err(|e| api("vkAllocateCommandBuffers", e))?[0];
         let result = (|| -> Result<(), BackendError> {
-            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT)).map_err(|e| api("vkBeginCommandBuffer", e))?;
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+                .map_err(|e| api("vkBeginCommandBuffer", e))?;
             if r.queries != vk::QueryPool::null() {
                 d.cmd_reset_query_pool(cb, r.queries, 0, 2 * runs);
             }
@@ -262,7 +364,14 @@ impl Vulkan {
 
     /// A buffer of `size` bytes bound to fresh memory of a type with `want` (any allowed
     /// type when `fallback` and none has it), recorded in `r` for destruction.
-    pub(super) fn allocate(&self, r: &mut Resources, size: u64, usage: vk::BufferUsageFlags, want: vk::MemoryPropertyFlags, fallback: bool) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
+    pub(super) fn allocate(
+        &self,
+        r: &mut Resources,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        want: vk::MemoryPropertyFlags,
+        fallback: bool,
+    ) -> Result<(vk::Buffer, vk::DeviceMemory), (&'static str, vk::Result)> {
         let d = &self.device;
         // SAFETY: object creation on this device; every handle is recorded in `r`, which
         // destroys it on every path.
@@ -293,7 +402,11 @@ impl Vulkan {
     /// `Arguments` when `l` dispatches more workgroups on an axis than the device allows.
     pub(super) fn check_groups(&self, l: &Launch) -> Result<(), BackendError> {
         match l.groups.iter().zip(&self.max_groups).enumerate().find(|(_, (g, max))| g > max) {
-            Some((axis, (g, max))) => Err(BackendError::Arguments { kernel: l.kernel.name.clone(), backend: "vulkan", message: format!("{g} workgroups on axis {axis} exceed the device limit {max}") }),
+            Some((axis, (g, max))) => Err(BackendError::Arguments {
+                kernel: l.kernel.name.clone(),
+                backend: "vulkan",
+                message: format!("{g} workgroups on axis {axis} exceed the device limit {max}"),
+            }),
             None => Ok(()),
         }
     }
@@ -324,7 +437,11 @@ impl Vulkan {
             let p = self.create_pipeline(l, &key.1, push_len, false)?;
             self.pipelines.insert(key.clone(), p);
         }
-        self.pipelines.get(&key).ok_or_else(|| BackendError::Api { kernel: l.kernel.name.clone(), backend: "vulkan", message: "pipeline cache lost an entry".into() })
+        self.pipelines.get(&key).ok_or_else(|| BackendError::Api {
+            kernel: l.kernel.name.clone(),
+            backend: "vulkan",
+            message: "pipeline cache lost an entry".into(),
+        })
     }
 
     /// The specialization data of `l`: 4 bytes per constant, the kernel's spec constants
@@ -348,11 +465,18 @@ impl Vulkan {
     /// Creates the descriptor-set layout, pipeline layout, shader module and pipeline of
     /// one kernel with one specialization ([`Vulkan::spec_data`]); `capture_statistics`
     /// asks the driver to keep its compiler statistics (`VK_KHR_pipeline_executable_properties`).
-    pub(super) fn create_pipeline(&self, l: &Launch, spec_data: &[u8], push_len: usize, capture_statistics: bool) -> Result<CachedPipeline, BackendError> {
+    pub(super) fn create_pipeline(
+        &self,
+        l: &Launch,
+        spec_data: &[u8],
+        push_len: usize,
+        capture_statistics: bool,
+    ) -> Result<CachedPipeline, BackendError> {
         let k = l.kernel;
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: k.name.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let path = l.artifacts.join(&k.vulkan.spirv.path);
-        let bytes = std::fs::read(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
+        let bytes =
+            std::fs::read(&path).map_err(|source| BackendError::Artifact { kernel: k.name.clone(), path: path.display().to_string(), source })?;
         let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let d = &self.device;
         let mut p = CachedPipeline {
@@ -366,9 +490,17 @@ impl Vulkan {
         let r = unsafe {
             (|| -> Result<(), BackendError> {
                 let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..k.buffers.len() as u32)
-                    .map(|i| vk::DescriptorSetLayoutBinding::default().binding(i).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(1).stage_flags(vk::ShaderStageFlags::COMPUTE))
+                    .map(|i| {
+                        vk::DescriptorSetLayoutBinding::default()
+                            .binding(i)
+                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                            .descriptor_count(1)
+                            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                    })
                     .collect();
-                p.set_layout = d.create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None).map_err(|e| api("vkCreateDescriptorSetLayout", e))?;
+                p.set_layout = d
+                    .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
+                    .map_err(|e| api("vkCreateDescriptorSetLayout", e))?;
                 let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(push_len as u32)];
                 let set_layouts = [p.set_layout];
                 let mut lci = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
@@ -376,8 +508,10 @@ impl Vulkan {
                     lci = lci.push_constant_ranges(&ranges);
                 }
                 p.layout = d.create_pipeline_layout(&lci, None).map_err(|e| api("vkCreatePipelineLayout", e))?;
-                p.module = d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
-                let mut entries: Vec<vk::SpecializationMapEntry> = (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
+                p.module =
+                    d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None).map_err(|e| api("vkCreateShaderModule", e))?;
+                let mut entries: Vec<vk::SpecializationMapEntry> =
+                    (0..l.spec.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
                 for (n, (id, _)) in self.helper_switches(k).into_iter().enumerate() {
                     entries.push(vk::SpecializationMapEntry::default().constant_id(id).offset(4 * (l.spec.len() + n) as u32).size(4));
                 }
@@ -395,7 +529,8 @@ impl Vulkan {
                     ci = ci.push_next(&mut robustness);
                 }
                 let pci = [ci];
-                p.pipeline = d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
+                p.pipeline =
+                    d.create_compute_pipelines(vk::PipelineCache::null(), &pci, None).map_err(|(_, e)| api("vkCreateComputePipelines", e))?[0];
                 Ok(())
             })()
         };

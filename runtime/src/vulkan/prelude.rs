@@ -61,10 +61,16 @@ impl Vulkan {
         let push = push_bytes(l.kernel, a);
         let cached = self.pipeline(l, push.len())?;
         let (pipeline, layout, set_layout) = (cached.pipeline, cached.layout, cached.set_layout);
-        let api = |what: &str, e: vk::Result| BackendError::Api { kernel: l.kernel.name.clone(), backend: "vulkan", message: format!("{what} (timing prelude): {e}") };
+        let api = |what: &str, e: vk::Result| BackendError::Api {
+            kernel: l.kernel.name.clone(),
+            backend: "vulkan",
+            message: format!("{what} (timing prelude): {e}"),
+        };
         let d = &self.device;
-        let mut r = Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
-        let mut staging = Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
+        let mut r =
+            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
+        let mut staging =
+            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
         // SAFETY (whole block): object creation and one submission on this device from
         // one thread; the fence wait ends the GPU's use before anything is returned, and
         // `r` and `staging` destroy what is not handed to the prepared prelude on every path.
@@ -74,7 +80,9 @@ impl Vulkan {
                 let host = a.get_buffer(&b.name).map(|h| h.as_bytes()).unwrap_or_default();
                 let size = (host.len().max(4) as u64).next_multiple_of(4);
                 let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-                let (dev_buf, _) = self.allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true).map_err(|(w, e)| api(w, e))?;
+                let (dev_buf, _) = self
+                    .allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true)
+                    .map_err(|(w, e)| api(w, e))?;
                 let host_visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
                 let (stage_buf, stage_mem) = self.allocate(&mut staging, size, usage, host_visible, false).map_err(|(w, e)| api(w, e))?;
                 let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
@@ -87,14 +95,25 @@ impl Vulkan {
                 None
             } else {
                 let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(copies.len() as u32)];
-                r.pool = d.create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None).map_err(|e| api("vkCreateDescriptorPool", e))?;
+                r.pool = d
+                    .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
+                    .map_err(|e| api("vkCreateDescriptorPool", e))?;
                 let set_layouts = [set_layout];
-                let set = d.allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts)).map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> = copies.iter().map(|&(_, b, _)| [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(vk::WHOLE_SIZE)]).collect();
+                let set = d
+                    .allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts))
+                    .map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
+                let infos: Vec<[vk::DescriptorBufferInfo; 1]> =
+                    copies.iter().map(|&(_, b, _)| [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(vk::WHOLE_SIZE)]).collect();
                 let writes: Vec<vk::WriteDescriptorSet> = infos
                     .iter()
                     .enumerate()
-                    .map(|(i, info)| vk::WriteDescriptorSet::default().dst_set(set).dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info))
+                    .map(|(i, info)| {
+                        vk::WriteDescriptorSet::default()
+                            .dst_set(set)
+                            .dst_binding(i as u32)
+                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                            .buffer_info(info)
+                    })
                     .collect();
                 d.update_descriptor_sets(&writes, &[]);
                 Some(set)
@@ -149,8 +168,18 @@ impl Vulkan {
                 d.cmd_push_constants(cb, f.layout, vk::ShaderStageFlags::COMPUTE, 0, &f.push);
             }
             d.cmd_dispatch(cb, f.groups[0], f.groups[1], f.groups[2]);
-            let done = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::SHADER_WRITE).dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::TRANSFER_READ)];
-            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::COMPUTE_SHADER, vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty(), &done, &[], &[]);
+            let done = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::TRANSFER_READ)];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &done,
+                &[],
+                &[],
+            );
         }
     }
 }

@@ -52,8 +52,10 @@ use onekernel_macros::kernel;
 #[kernel(workgroup = 128, variants(paged = [false, true], deterministic = [false, true], async_k = [false, true], long_pairs = [false, true]))]
 pub fn attn_decode_chunk(
     #[len(num_groups().z * n_heads * head_dim)] q: &[f32],
-    #[len((n_kv_heads * select(k_type == 0, head_dim * 4, select(k_type <= 2, head_dim * 2, head_dim / 32 * select(k_type == 3, 34, 18))) + 3) / 4)] k: &[u32],
-    #[len((n_kv_heads * select(v_type == 0, head_dim * 4, select(v_type <= 2, head_dim * 2, head_dim / 32 * select(v_type == 3, 34, 18))) + 3) / 4)] v: &[u32],
+    #[len((n_kv_heads * select(k_type == 0, head_dim * 4, select(k_type <= 2, head_dim * 2, head_dim / 32 * select(k_type == 3, 34, 18))) + 3) / 4)]
+    k: &[u32],
+    #[len((n_kv_heads * select(v_type == 0, head_dim * 4, select(v_type <= 2, head_dim * 2, head_dim / 32 * select(v_type == 3, 34, 18))) + 3) / 4)]
+    v: &[u32],
     #[len(select(paged, num_groups().z * pages_per_seq, 1))] block_table: &[i32],
     #[len(num_groups().z)] kv_len: &[u32],
     #[len(select(has_mask != 0, num_groups().z * pages_per_seq * page_size, 1))] mask: &[f16],
@@ -105,7 +107,8 @@ pub fn attn_decode_chunk(
     // sums [groups][4 heads][head_dim], as many groups at a time as fit (`vgroups`).
     let part = shared::<f32, { select(async_k, 2048u32, 1024u32) }>();
     // Bytes of one `[head_dim]` row in format `fmt`.
-    let row_bytes = |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
+    let row_bytes =
+        |fmt: u32| -> u32 { select(fmt == 0, head_dim * 4, select(fmt <= 2, head_dim * 2, head_dim / 32 * select(fmt == 3, 34u32, 18u32))) };
     // Element d of the row at byte `row` of image `w` in format `fmt`.
     let elem = |w: &[u32], row: u32, d: u32, fmt: u32| -> f32 {
         let mut x = 0.0;

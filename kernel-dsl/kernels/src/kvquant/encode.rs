@@ -101,11 +101,7 @@ pub fn tbq_quantize(
 /// `sketch_j = Σ_i k_i·prj[i·256 + j]` (1 iff > 0) and bf16 (round to nearest even) of
 /// the f32 norm ‖k‖.
 #[kernel(workgroup = 128)]
-pub fn qjl_quantize(
-    #[len(num_groups().x * 128)] keys: &[f32],
-    #[len(32768)] prj: &[f32],
-    #[len(num_groups().x * 34)] out: &mut [u8],
-) {
+pub fn qjl_quantize(#[len(num_groups().x * 128)] keys: &[f32], #[len(32768)] prj: &[f32], #[len(num_groups().x * 34)] out: &mut [u8]) {
     let bits = shared::<u32, 256>();
     let r = group_id().x;
     let lid = local_id().x;

@@ -188,11 +188,7 @@ pub fn qjl_score(
 /// Dequantized keys `k̂_i = (√(π/2)/256)·‖k‖·Σ_j σ_j·prj[i·256 + j]` (the fallback path):
 /// one workgroup per row, `[n_rows][128]` out.
 #[kernel(workgroup = 128)]
-pub fn qjl_get_rows(
-    #[len((num_groups().x * 34 + 3) / 4)] k: &[u32],
-    #[len(32768)] prj: &[f32],
-    #[len(num_groups().x * 128)] rows: &mut [f32],
-) {
+pub fn qjl_get_rows(#[len((num_groups().x * 34 + 3) / 4)] k: &[u32], #[len(32768)] prj: &[f32], #[len(num_groups().x * 128)] rows: &mut [f32]) {
     let byte = |w: &[u32], o: u32| -> u32 { (w[o / 4] >> ((o % 4) * 8)) & 255 };
     let r = group_id().x;
     let base = r * 34;

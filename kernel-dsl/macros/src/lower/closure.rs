@@ -98,7 +98,9 @@ impl Lowerer {
                             syn::Type::Path(p) => p.path.get_ident().and_then(|i| StorageType::parse(&i.to_string())),
                             _ => None,
                         };
-                        ClosureParam::Buffer(elem.ok_or_else(|| err(s.elem.span(), "a buffer parameter of a closure names a storage type: `&[u32]`, `&[f16]` …"))?)
+                        ClosureParam::Buffer(
+                            elem.ok_or_else(|| err(s.elem.span(), "a buffer parameter of a closure names a storage type: `&[u32]`, `&[f16]` …"))?,
+                        )
                     }
                     _ => return Err(err(pt.ty.span(), "closure buffer parameters are read-only slices `&[T]`")),
                 },
@@ -202,7 +204,9 @@ impl Lowerer {
         };
         match self.params[pid.0 as usize].kind {
             ParamKind::Buffer { elem: have, .. } if have == elem => Ok(pid),
-            ParamKind::Buffer { elem: have, .. } => Err(err(arg.span(), format!("closure `{closure}`: `{pname}` is &[{}], the buffer holds {}", elem.name(), have.name()))),
+            ParamKind::Buffer { elem: have, .. } => {
+                Err(err(arg.span(), format!("closure `{closure}`: `{pname}` is &[{}], the buffer holds {}", elem.name(), have.name())))
+            }
             _ => Err(err(arg.span(), format!("closure `{closure}`: `{pname}` takes a buffer parameter of the kernel by name"))),
         }
     }
@@ -228,7 +232,13 @@ impl Lowerer {
         Ok(self.mk(ExprKind::Var(ret), k.ret, span))
     }
 
-    fn closure_body(&mut self, k: &Closure, values: Vec<(String, Scalar, Expr)>, ret: onekernel_dsl::ir::VarId, out: &mut Vec<Stmt>) -> syn::Result<()> {
+    fn closure_body(
+        &mut self,
+        k: &Closure,
+        values: Vec<(String, Scalar, Expr)>,
+        ret: onekernel_dsl::ir::VarId,
+        out: &mut Vec<Stmt>,
+    ) -> syn::Result<()> {
         for ((name, t, v), (_, _, pspan)) in values.into_iter().zip(k.params.iter().filter(|p| matches!(p.1, ClosureParam::Scalar(_)))) {
             let var = self.declare_local(&name, VarType::Scalar(t), false);
             self.push(out, StmtKind::Let { var, init: Some(onekernel_dsl::ir::Init::Value(v)) }, *pspan);

@@ -10,16 +10,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// Rust `f32` methods that map onto library functions.
-const METHOD_FUNCTIONS: &[(&str, &str)] = &[
-    ("exp", "exp"),
-    ("exp2", "exp2"),
-    ("ln", "log"),
-    ("log2", "log2"),
-    ("ln_1p", "log1p"),
-    ("sqrt", "sqrt"),
-    ("recip", "recip"),
-    ("tanh", "tanh"),
-];
+const METHOD_FUNCTIONS: &[(&str, &str)] =
+    &[("exp", "exp"), ("exp2", "exp2"), ("ln", "log"), ("log2", "log2"), ("ln_1p", "log1p"), ("sqrt", "sqrt"), ("recip", "recip"), ("tanh", "tanh")];
 
 const METHODS: &str = "to_bits, min, max, clamp, abs, mul_add, count_ones, exp, exp2, ln, log2, ln_1p, sqrt, recip, tanh";
 
@@ -76,8 +68,16 @@ fn binary_op(op: &syn::BinOp) -> Option<BinaryOp> {
 pub fn compound_op(op: &syn::BinOp) -> Option<BinaryOp> {
     use syn::BinOp as B;
     match op {
-        B::AddAssign(_) | B::SubAssign(_) | B::MulAssign(_) | B::DivAssign(_) | B::RemAssign(_)
-        | B::BitAndAssign(_) | B::BitOrAssign(_) | B::BitXorAssign(_) | B::ShlAssign(_) | B::ShrAssign(_) => binary_op(op),
+        B::AddAssign(_)
+        | B::SubAssign(_)
+        | B::MulAssign(_)
+        | B::DivAssign(_)
+        | B::RemAssign(_)
+        | B::BitAndAssign(_)
+        | B::BitOrAssign(_)
+        | B::BitXorAssign(_)
+        | B::ShlAssign(_)
+        | B::ShrAssign(_) => binary_op(op),
         _ => None,
     }
 }
@@ -350,9 +350,7 @@ impl Lowerer {
         }
         match name.as_str() {
             "workgroup_sum" | "workgroup_max" | "workgroup_min" => {
-                return Err(err(span, format!(
-                    "`{name}` must be the whole right-hand side of a `let` or an assignment: `let s = {name}(value);`"
-                )))
+                return Err(err(span, format!("`{name}` must be the whole right-hand side of a `let` or an assignment: `let s = {name}(value);`")))
             }
             "barrier" => return Err(err(span, "`barrier()` is a statement: `barrier();`")),
             "shared" => return Err(err(span, "`shared::<T, N>()` only initializes a top-level `let`")),
@@ -441,7 +439,10 @@ impl Lowerer {
                 }
                 return Err(err(
                     m.method.span(),
-                    format!("method `.{other}()` is not part of the DSL; available methods: {METHODS}; library functions: {}", mathlib::names().join(", ")),
+                    format!(
+                        "method `.{other}()` is not part of the DSL; available methods: {METHODS}; library functions: {}",
+                        mathlib::names().join(", ")
+                    ),
                 ));
             }
         };

@@ -49,10 +49,13 @@ impl Lowerer {
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Vec<Stmt>) -> syn::Result<()> {
         // Attributes mean nothing on a statement, except `#[peel_single_trip]` on a `for`
         // (checked there): rejected rather than ignored.
-        let attributed = |tokens: proc_macro2::TokenStream| matches!(tokens.into_iter().next(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '#');
+        let attributed =
+            |tokens: proc_macro2::TokenStream| matches!(tokens.into_iter().next(), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == '#');
         match s {
             syn::Stmt::Local(l) if !l.attrs.is_empty() => Err(err(l.attrs[0].span(), STATEMENT_ATTRIBUTES)),
-            syn::Stmt::Expr(e, _) if !matches!(e, syn::Expr::ForLoop(_)) && attributed(quote::ToTokens::to_token_stream(e)) => Err(err(e.span(), STATEMENT_ATTRIBUTES)),
+            syn::Stmt::Expr(e, _) if !matches!(e, syn::Expr::ForLoop(_)) && attributed(quote::ToTokens::to_token_stream(e)) => {
+                Err(err(e.span(), STATEMENT_ATTRIBUTES))
+            }
             syn::Stmt::Local(l) => self.local(l, out),
             syn::Stmt::Expr(e, _) => self.expr_stmt(e, out),
             syn::Stmt::Item(i) => Err(err(i.span(), "items (fn, const, struct, use …) cannot be declared inside a kernel; use `let`")),
@@ -244,7 +247,10 @@ impl Lowerer {
             }
             let lookup = |q: ParamId| pick.iter().find(|(p, _)| *p == q).map(|(_, v)| *v);
             let v = onekernel_dsl::shapes::eval(size, &lookup, [1; 3], [1; 3]).map_err(|m| err(span, format!("shared array length: {m}")))?;
-            let v = u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| err(span, "a shared array's length must be between 1 and 2^32 − 1 in every variant"))?;
+            let v = u32::try_from(v)
+                .ok()
+                .filter(|v| *v > 0)
+                .ok_or_else(|| err(span, "a shared array's length must be between 1 and 2^32 − 1 in every variant"))?;
             largest = largest.max(v);
         }
         Ok(largest)
@@ -366,15 +372,26 @@ impl Lowerer {
         Ok(Stmt { kind: StmtKind::If { cond, then_body, else_body }, span })
     }
 
-    fn assign(&mut self, left: &syn::Expr, right: &syn::Expr, op: Option<(onekernel_dsl::ir::BinaryOp, Span)>, span: Span, out: &mut Vec<Stmt>) -> syn::Result<()> {
+    fn assign(
+        &mut self,
+        left: &syn::Expr,
+        right: &syn::Expr,
+        op: Option<(onekernel_dsl::ir::BinaryOp, Span)>,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> syn::Result<()> {
         match left {
             syn::Expr::Path(p) => {
                 let name = p.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
                 let var = match self.lookup(&name) {
                     Some(Name::Local(v)) => v,
                     Some(Name::Param(_)) => return Err(err(left.span(), format!("cannot assign to parameter `{name}`; copy it into a `let mut`"))),
-                    Some(Name::Shared(_)) => return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements"))),
-                    Some(Name::Argument(_)) => return Err(err(left.span(), format!("cannot assign to closure parameter `{name}`; copy it into a `let mut`"))),
+                    Some(Name::Shared(_)) => {
+                        return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements")))
+                    }
+                    Some(Name::Argument(_)) => {
+                        return Err(err(left.span(), format!("cannot assign to closure parameter `{name}`; copy it into a `let mut`")))
+                    }
                     None => return Err(err(left.span(), self.unknown_name(&name))),
                 };
                 let VarType::Scalar(ty) = self.locals[var.0 as usize].ty else {
@@ -413,7 +430,10 @@ impl Lowerer {
                     return Err(err(right.span(), format!("mismatched types: elements are {elem}, the value is {}", value.ty)));
                 }
                 if let onekernel_dsl::ir::Place::Buffer(p) = place {
-                    if matches!(self.params[p.0 as usize].kind, onekernel_dsl::ir::ParamKind::Buffer { access: onekernel_dsl::ir::Access::ReadOnly, .. }) {
+                    if matches!(
+                        self.params[p.0 as usize].kind,
+                        onekernel_dsl::ir::ParamKind::Buffer { access: onekernel_dsl::ir::Access::ReadOnly, .. }
+                    ) {
                         let name = &self.params[p.0 as usize].name;
                         return Err(err(ix.expr.span(), format!("cannot store into `{name}`: it is read-only; declare it `&mut [T]`")));
                     }

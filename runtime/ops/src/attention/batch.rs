@@ -98,7 +98,17 @@ impl Sequence {
         // Thread i takes specs i, i + threads, …: lengths vary, so interleaving balances.
         let parts: Vec<Vec<(usize, Sequence)>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
-                .map(|i| scope.spawn(move || specs.iter().enumerate().skip(i).step_by(threads).map(|(j, &(seed, len))| (j, Sequence::random(shape, seed, len))).collect::<Vec<_>>()))
+                .map(|i| {
+                    scope.spawn(move || {
+                        specs
+                            .iter()
+                            .enumerate()
+                            .skip(i)
+                            .step_by(threads)
+                            .map(|(j, &(seed, len))| (j, Sequence::random(shape, seed, len)))
+                            .collect::<Vec<_>>()
+                    })
+                })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         });
@@ -164,14 +174,28 @@ mod tests {
 
     #[test]
     fn sequences_generated_in_parallel_equal_those_generated_one_by_one() {
-        let shape = BatchShape { head_dim: 64, n_heads: 4, n_kv_heads: 2, k_format: KvFormat::F16, v_format: KvFormat::Q8_0, scale: 0.125, softcap: 0.0, max_bias: 0.0, mask: true, sinks: None };
+        let shape = BatchShape {
+            head_dim: 64,
+            n_heads: 4,
+            n_kv_heads: 2,
+            k_format: KvFormat::F16,
+            v_format: KvFormat::Q8_0,
+            scale: 0.125,
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: true,
+            sinks: None,
+        };
         let specs: Vec<(u64, u32)> = (0..9).map(|i| (100 + i, 1 + 37 * i as u32)).collect();
         let many = Sequence::random_many(&shape, &specs);
         assert_eq!(many.len(), specs.len());
         for (s, &(seed, len)) in many.iter().zip(&specs) {
             let one = Sequence::random(&shape, seed, len);
             assert_eq!((s.len, &s.k, &s.v), (one.len, &one.k, &one.v), "seed {seed}");
-            assert_eq!(s.q.iter().chain(&s.mask).map(|x| x.to_bits()).collect::<Vec<_>>(), one.q.iter().chain(&one.mask).map(|x| x.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                s.q.iter().chain(&s.mask).map(|x| x.to_bits()).collect::<Vec<_>>(),
+                one.q.iter().chain(&one.mask).map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
         }
         // Negative control: another seed gives other rows.
         assert_ne!(many[1].k, Sequence::random(&shape, 999, specs[1].1).k);

@@ -121,7 +121,8 @@ fn bits(v: &[f32]) -> Vec<u32> {
 
 /// FNV-1a 64 over the little-endian bits of `v`, hex.
 pub fn bits_hash(v: &[f32]) -> String {
-    let h = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    let h =
+        v.iter().flat_map(|x| x.to_bits().to_le_bytes()).fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
     format!("{h:016x}")
 }
 
@@ -154,7 +155,10 @@ pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
 pub fn run_point(pt: &GridPoint, dev: &mut Device) -> Result<GridOutcome, AttentionError> {
     let hkv = 2;
     let hq = hkv * pt.gqa;
-    let seed = ((pt.head_dim as u64) << 40) ^ ((pt.kv as u64) << 20) ^ ((pt.gqa as u64) << 8) ^ ((pt.mask as u64) | (pt.alibi as u64) << 1 | (pt.sinks as u64) << 2);
+    let seed = ((pt.head_dim as u64) << 40)
+        ^ ((pt.kv as u64) << 20)
+        ^ ((pt.gqa as u64) << 8)
+        ^ ((pt.mask as u64) | (pt.alibi as u64) << 1 | (pt.sinks as u64) << 2);
     let shape = BatchShape {
         head_dim: pt.head_dim,
         n_heads: hq,

@@ -248,9 +248,7 @@ pub struct DecodeProblem {
 }
 
 fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], head_dim: u32) -> Result<Vec<(String, Literal)>, AttentionError> {
-    let v = m
-        .variant_with(axes)
-        .ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
+    let v = m.variant_with(axes).ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
     Ok(v.spec.iter().map(|(n, val)| if n == "head_dim" { (n.clone(), Literal::U32(head_dim)) } else { (n.clone(), *val) }).collect())
 }
 
@@ -388,10 +386,21 @@ impl DecodeProblem {
         let page_bytes = |f: KvFormat| f.row_bytes(d as usize) * (p * hkv) as usize;
         let (kp, vp) = (page_bytes(self.k_format), page_bytes(self.v_format));
         if self.k.is_empty() || !self.k.len().is_multiple_of(kp) {
-            return bad(format!("K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})", self.k.len(), kp, self.k_format.name()));
+            return bad(format!(
+                "K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})",
+                self.k.len(),
+                kp,
+                self.k_format.name()
+            ));
         }
         if !self.v.len().is_multiple_of(vp) || self.v.len() / vp != self.k.len() / kp {
-            return bad(format!("V holds {} bytes; K's {} pages need {} bytes of {}", self.v.len(), self.k.len() / kp, self.k.len() / kp * vp, self.v_format.name()));
+            return bad(format!(
+                "V holds {} bytes; K's {} pages need {} bytes of {}",
+                self.v.len(),
+                self.k.len() / kp,
+                self.k.len() / kp * vp,
+                self.v_format.name()
+            ));
         }
         let n_pages = self.k.len() / kp;
         if self.q.len() != (b * hq * d) as usize {
@@ -414,7 +423,10 @@ impl DecodeProblem {
                 }
                 None => {
                     if (s + 1) * pps as usize > n_pages {
-                        return bad(format!("contiguous layout: sequence {s} needs pages up to {}, the cache has {n_pages}", (s + 1) * pps as usize - 1));
+                        return bad(format!(
+                            "contiguous layout: sequence {s} needs pages up to {}, the cache has {n_pages}",
+                            (s + 1) * pps as usize - 1
+                        ));
                     }
                 }
             }

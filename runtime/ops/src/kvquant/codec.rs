@@ -149,10 +149,14 @@ fn tbq_blocks(x: &[f32], quant: impl Fn(f64) -> usize, pack: impl Fn(&[usize]) -
 
 /// `block_tbq3_0` × 4 (§1b).
 pub fn encode_tbq3(x: &[f32]) -> Vec<u8> {
-    tbq_blocks(x, |v| nearest(v, &C::TBQ3_CODEBOOK), |c| {
-        let stream = c.iter().enumerate().fold(0u128, |s, (i, &code)| s | ((code as u128) << (3 * i)));
-        stream.to_le_bytes()[..12].to_vec()
-    })
+    tbq_blocks(
+        x,
+        |v| nearest(v, &C::TBQ3_CODEBOOK),
+        |c| {
+            let stream = c.iter().enumerate().fold(0u128, |s, (i, &code)| s | ((code as u128) << (3 * i)));
+            stream.to_le_bytes()[..12].to_vec()
+        },
+    )
 }
 
 /// `block_tbq4_0` × 4 (§2a), with the eliza reference's thresholds.

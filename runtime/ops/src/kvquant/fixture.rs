@@ -5,8 +5,8 @@
 //! when it states none). A file whose layout this runner does not know is an error.
 
 use super::ops::TurboFormat;
-use crate::Device;
 use crate::json::{field_u32, flat};
+use crate::Device;
 use serde_json::Value;
 
 /// The comparison of one fixture on one backend.

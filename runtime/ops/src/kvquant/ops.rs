@@ -102,11 +102,19 @@ fn score_tiling(n_tokens: u32, tile: u32, n_kv_heads: u32, target: u32) -> (u32,
 
 /// Query heads must be a whole multiple of the KV heads (GQA).
 fn check_heads(kernel: &'static str, n_heads: u32, n_kv_heads: u32) -> Result<(), KvQuantError> {
-    check(kernel, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}"))
+    check(kernel, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || {
+        format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}")
+    })
 }
 
 impl Device<'_> {
-    fn dispatch(&mut self, k: &onekernel_dsl::manifest::KernelManifest, spec: &[(String, onekernel_dsl::types::Literal)], groups: [u32; 3], args: &mut Args) -> Result<(), KvQuantError> {
+    fn dispatch(
+        &mut self,
+        k: &onekernel_dsl::manifest::KernelManifest,
+        spec: &[(String, onekernel_dsl::types::Literal)],
+        groups: [u32; 3],
+        args: &mut Args,
+    ) -> Result<(), KvQuantError> {
         let launch = Launch { kernel: k, artifacts: self.artifacts(), spec, groups };
         self.execute(std::slice::from_ref(&launch), std::slice::from_mut(args))?;
         Ok(())
@@ -119,11 +127,16 @@ impl Device<'_> {
 
     /// Launches the variant of `kernel` whose spec constants include `axes` and returns
     /// the raw bytes of buffer `out`.
-    fn run_variant(&mut self, kernel: &'static str, axes: &[(&str, Literal)], mut args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
+    fn run_variant(
+        &mut self,
+        kernel: &'static str,
+        axes: &[(&str, Literal)],
+        mut args: Args,
+        groups: [u32; 3],
+        out: &str,
+    ) -> Result<Vec<u8>, KvQuantError> {
         let k = self.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
-        let v = k
-            .variant_with(axes)
-            .ok_or_else(|| KvQuantError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
+        let v = k.variant_with(axes).ok_or_else(|| KvQuantError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
         let spec = v.spec.clone();
         self.dispatch(k, &spec, groups, &mut args)?;
         Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
@@ -167,7 +180,14 @@ impl Device<'_> {
     }
 
     /// [`Self::run_variant`] for an f32 output.
-    fn run_variant_f32(&mut self, kernel: &'static str, axes: &[(&str, Literal)], args: Args, groups: [u32; 3], out: &str) -> Result<Vec<f32>, KvQuantError> {
+    fn run_variant_f32(
+        &mut self,
+        kernel: &'static str,
+        axes: &[(&str, Literal)],
+        args: Args,
+        groups: [u32; 3],
+        out: &str,
+    ) -> Result<Vec<f32>, KvQuantError> {
         let bytes = self.run_variant(kernel, axes, args, groups, out)?;
         Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
@@ -176,14 +196,23 @@ impl Device<'_> {
     /// against rows in `format` laid out `[n_kv_heads][n_tokens]`; head `h` reads KV head
     /// `h / (n_heads / n_kv_heads)`, so `n_kv_heads = 1` scores every query against all
     /// rows. `real_domain` (TBQ only) scores against the unconditioned values.
-    pub fn turbo_scores(&mut self, format: TurboFormat, real_domain: bool, q: &[f32], rows: &[u8], n_kv_heads: u32) -> Result<Vec<f32>, KvQuantError> {
+    pub fn turbo_scores(
+        &mut self,
+        format: TurboFormat,
+        real_domain: bool,
+        q: &[f32],
+        rows: &[u8],
+        n_kv_heads: u32,
+    ) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "turbo_score";
         let rb = format.row_bytes();
         check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
         let n_heads = (q.len() / 128) as u32;
         check_heads(K, n_heads, n_kv_heads)?;
         let per_token = rb * n_kv_heads as usize;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || format!("{} bytes: not whole {rb}-byte {format:?} rows for {n_kv_heads} KV heads", rows.len()))?;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
+            format!("{} bytes: not whole {rb}-byte {format:?} rows for {n_kv_heads} KV heads", rows.len())
+        })?;
         check(K, !real_domain || format.has_real_domain(), || format!("{format:?} has no real-domain score (it is scored in the rotated domain)"))?;
         let n = (rows.len() / per_token) as u32;
         let args = Args::new()
@@ -210,7 +239,9 @@ impl Device<'_> {
         check(K, q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
         check(K, prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
+            format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len())
+        })?;
         let n = (keys.len() / per_head) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
@@ -250,7 +281,9 @@ impl Device<'_> {
         let n_heads = (q.len() / 128) as u32;
         check_heads(K, n_heads, n_kv_heads)?;
         let per_token = 82 * n_kv_heads as usize;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || format!("{} bytes: not whole 82-byte blocks for {n_kv_heads} KV heads", rows.len()))?;
+        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
+            format!("{} bytes: not whole 82-byte blocks for {n_kv_heads} KV heads", rows.len())
+        })?;
         let n = (rows.len() / per_token) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
@@ -285,16 +318,31 @@ impl Device<'_> {
     /// or, with `polar = Some(use_qjl)`, Polar blocks (82 B); both `[n_kv_heads][n_kv]`.
     /// `causal = Some(q_pos)` keeps tokens `t ≤ q_pos`.
     #[allow(clippy::too_many_arguments)]
-    pub fn fused_attention(&mut self, q_sketch: &[f32], keys: &[u8], values: &[u8], polar: Option<bool>, n_heads: u32, n_kv_heads: u32, sm_scale: f32, causal: Option<u32>) -> Result<Vec<f32>, KvQuantError> {
+    pub fn fused_attention(
+        &mut self,
+        q_sketch: &[f32],
+        keys: &[u8],
+        values: &[u8],
+        polar: Option<bool>,
+        n_heads: u32,
+        n_kv_heads: u32,
+        sm_scale: f32,
+        causal: Option<u32>,
+    ) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "fused_attn_qjl";
         check_heads(K, n_heads, n_kv_heads)?;
         check(K, q_sketch.len() == (n_heads * 256) as usize, || format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256))?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len()))?;
+        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
+            format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len())
+        })?;
         let n = (keys.len() / per_head) as u32;
         let vb = if polar.is_some() { 82 } else { 56 };
-        check(K, values.len() == n as usize * n_kv_heads as usize * vb, || format!("{} value bytes; {n} tokens × {n_kv_heads} heads × {vb} = {}", values.len(), n as usize * n_kv_heads as usize * vb))?;
-        let (levels, signs): (&[f32], &[f32]) = if polar.is_some() { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
+        check(K, values.len() == n as usize * n_kv_heads as usize * vb, || {
+            format!("{} value bytes; {n} tokens × {n_kv_heads} heads × {vb} = {}", values.len(), n as usize * n_kv_heads as usize * vb)
+        })?;
+        let (levels, signs): (&[f32], &[f32]) =
+            if polar.is_some() { (&C::POLAR_CENTROIDS, &C::POLAR_PSI) } else { (&C::TBQ3_CODEBOOK, &C::TBQ_SIGNS) };
         let args = Args::new()
             .buffer("q_sketch", HostBuffer::from_f32(q_sketch))
             .buffer("k", HostBuffer::u32_image(keys))
@@ -321,7 +369,8 @@ impl Device<'_> {
         const K: &str = "copy_words";
         check(K, !words.is_empty(), || "nothing to copy".into())?;
         let n = words.len() as u32;
-        let args = Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::zeros(StorageType::U32, words.len())).scalar("n", n);
+        let args =
+            Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::zeros(StorageType::U32, words.len())).scalar("n", n);
         let bytes = self.run_bytes(K, args, [n.div_ceil(256 * 4), 1, 1], "dst")?;
         Ok(bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
@@ -334,7 +383,11 @@ impl Device<'_> {
         const K: &str = "read_words";
         check(K, !words.is_empty(), || "nothing to read".into())?;
         let n = words.len() as u32;
-        let args = Args::new().buffer("words", HostBuffer::from_u32(words)).buffer("hits", HostBuffer::zeros(StorageType::U32, 1)).scalar("n", n).scalar("tag", u32::MAX);
+        let args = Args::new()
+            .buffer("words", HostBuffer::from_u32(words))
+            .buffer("hits", HostBuffer::zeros(StorageType::U32, 1))
+            .scalar("n", n)
+            .scalar("tag", u32::MAX);
         let hits = self.run_bytes(K, args, [n.div_ceil(1024), 1, 1], "hits")?;
         Ok(hits.iter().any(|&b| b != 0))
     }
@@ -346,7 +399,8 @@ mod tests {
 
     #[test]
     fn score_tiling_covers_every_tile_with_about_the_target_groups() {
-        for (n_tokens, tile, heads, target) in [(65536, 64, 8, 1024), (65536, 128, 8, 512), (16384, 128, 8, 512), (300, 64, 1, 1024), (1, 64, 3, 512)] {
+        for (n_tokens, tile, heads, target) in [(65536, 64, 8, 1024), (65536, 128, 8, 512), (16384, 128, 8, 512), (300, 64, 1, 1024), (1, 64, 3, 512)]
+        {
             let (per, groups) = score_tiling(n_tokens, tile, heads, target);
             let tiles = n_tokens.div_ceil(tile);
             assert!(per >= 1 && groups * per >= tiles, "{n_tokens} rows: {groups} groups × {per} tiles miss some of {tiles}");

@@ -14,16 +14,8 @@ use onekernel_dsl::half::f16_to_f32;
 use onekernel_dsl::ir::{Mma, SharedId, SpanId};
 
 /// The operands in `Mma::exprs` order, as the faults name them.
-const OPERANDS: [&str; 8] = [
-    "accumulator index",
-    "accumulator row stride",
-    "accumulator column stride",
-    "column count",
-    "A index",
-    "A stride",
-    "B index",
-    "B stride",
-];
+const OPERANDS: [&str; 8] =
+    ["accumulator index", "accumulator row stride", "accumulator column stride", "column count", "A index", "A stride", "B index", "B stride"];
 
 /// Rows of the tile (and of A).
 const ROWS: u64 = 16;
