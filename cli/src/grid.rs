@@ -1,5 +1,5 @@
 //! `onekernel attention-grid`: decode attention's determinism grid on the backends
-//! (`runtime::attention::grid`), with per-point progress and evidence JSON.
+//! (`onekernel_ops::attention::grid`), with per-point progress and evidence JSON.
 
 use crate::common::{command_line, open_list, read_manifest, unix_time};
 use crate::USAGE;

@@ -49,13 +49,18 @@ pub(crate) const USAGE: &str =
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
-         into DIR (default: generated), with the manifest
+         into DIR, with the manifest
+
+  Without --out, DIR is ./generated when it holds a manifest, else the generated/ of the
+  checkout this binary was built from. --backend takes cpu, vulkan, cuda, all or a comma list.
+
   check  regenerate in memory and compare with DIR; exit 1 and list what differs
   list   kernels, their variants and backends
   attention-grid  run decode attention's determinism grid (full: 216 points,
          ci: the CI subset) on the backends; exit 1 unless every point is batch-invariant
          and repeatable and the fast-mode control changes bits
-  bench  decode attention over ANCHORS.md's shapes (paged/contiguous, fast/deterministic),
+  bench  decode attention over the anchor shapes (Hq 32, Hkv 8, D 128, f16; B × L from 1 × 4096
+         to 128 × 8192; paged/contiguous, fast/deterministic),
          timed as decode steps (chunk + combine back to back) and as the two kernels
          apart, with the copy bandwidth of the same run; markdown tables + JSON (GPU machine;
          --shape BxL, repeatable: only those shapes; --fast-chunk N: the fast mode's
@@ -75,7 +80,7 @@ pub(crate) const USAGE: &str =
   fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
-         backend present) against the reference interpreter, bitwise for exact kernels;
+         GPU backend present) against the reference interpreter, bitwise for exact kernels;
          write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
 
 fn parse(args: &[String]) -> Result<Options> {

@@ -68,7 +68,7 @@ fn cli_fixture_runs_attention_and_eliza_fixtures_and_rejects_what_it_cannot_run(
     assert_eq!(code, 1);
     assert!(out.contains("ERROR turbo4 with 1 × 70-byte blocks"), "{out}");
     let _ = std::fs::remove_file(&bad);
-    // Issue 5's command: every elizaOS fixture on the interpreter and Vulkan (lavapipe).
+    // Every elizaOS fixture on the interpreter and Vulkan (lavapipe).
     let eliza = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/eliza"));
     let mut args: Vec<String> = vec!["fixture".into()];
     let mut files: Vec<String> = std::fs::read_dir(eliza)
@@ -122,7 +122,7 @@ fn cli_bench_quick_prints_the_table() {
 }
 
 /// `onekernel vk-stats`: the driver compiler's statistics where the driver offers
-/// VK_KHR_pipeline_executable_properties (NVIDIA: `generated/evidence/vk-stats-*.json`),
+/// VK_KHR_pipeline_executable_properties (NVIDIA's driver does),
 /// otherwise an error that says why (lavapipe of Mesa 22 lacks the extension).
 #[test]
 fn cli_vk_stats_reports_statistics_or_says_why_not() {

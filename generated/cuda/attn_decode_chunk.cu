@@ -1141,61 +1141,61 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
             unsigned int lo_193 = ilo_161;
             // line 632
             unsigned int hi_194 = ihi_162;
-            // line 639
+            // line 638
             unsigned int runs_195 = (((long_pairs && async_k) && (!deterministic)) ? 2u : 1u);
-            // line 640
+            // line 639
             {
                 const unsigned int ok_end_196 = runs_195;
                 const unsigned int ok_start_196 = 0u;
                 if (ok_start_196 < ok_end_196 && ok_end_196 - 1u == ok_start_196) {
                     const unsigned int half_196 = ok_start_196;
-                    // line 642
+                    // line 641
                     if (((half_196 == 1u) && (!pair_b_164))) {
-                        // line 643
+                        // line 642
                         lo_193 = hi_194;
                     }
-                    // line 645
+                    // line 644
                     if (((half_196 == 1u) && pair_b_164)) {
-                        // line 648
+                        // line 647
                         unsigned int clen_b_197 = (n_18 - 256u);
-                        // line 649
+                        // line 648
                         unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                        // line 650
+                        // line 649
                         lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
-                        // line 651
+                        // line 650
                         hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
-                        // line 652
+                        // line 651
                         if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                            // line 653
+                            // line 652
                             {
                                 const unsigned int ok_end_199 = 8u;
                                 #pragma unroll
                                 for (unsigned int uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                    // line 654
+                                    // line 653
                                     unsigned int at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                    // line 655
+                                    // line 654
                                     { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_200]); const unsigned int ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                 }
                             }
                         }
-                        // line 658
+                        // line 657
                         if (v_active_163) {
-                            // line 659
+                            // line 658
                             {
                                 const unsigned int ok_end_201 = 4u;
                                 #pragma unroll
                                 for (unsigned int hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                    // line 660
+                                    // line 659
                                     {
                                         const unsigned int ok_end_202 = 8u;
                                         #pragma unroll
                                         for (unsigned int e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                            // line 661
+                                            // line 660
                                             if ((e_202 < vd_5)) {
-                                                // line 662
+                                                // line 661
                                                 sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim)) + (vd_5 * u_46)) + e_202)] = __float_as_uint(acc_192[((8u * hh_201) + e_202)]);
                                             }
-                                            // line 664
+                                            // line 663
                                             acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                         }
                                     }
@@ -1203,62 +1203,62 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 669
+                    // line 668
                     if (v_active_163) {
-                        // line 670
+                        // line 669
                         if (f16_v_4) {
-                            // line 674
+                            // line 673
                             unsigned int full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                            // line 675
+                            // line 674
                             {
                                 const unsigned int ok_end_204 = full_203;
                                 const unsigned int ok_step_204 = 8u;
                                 for (unsigned int i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                    // line 676
+                                    // line 675
                                     unsigned int nx_205[32];
                                     for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                    // line 677
+                                    // line 676
                                     {
                                         const unsigned int ok_end_206 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                            // line 678
+                                            // line 677
                                             unsigned int at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                            // line 679
+                                            // line 678
                                             { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_207]); const unsigned int ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                         }
                                     }
-                                    // line 681
+                                    // line 680
                                     {
                                         const unsigned int ok_end_208 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                            // line 682
+                                            // line 681
                                             unsigned int i_209 = (i0_204 + uu_208);
-                                            // line 683
+                                            // line 682
                                             float pw_210[4];
                                             for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                            // line 684
+                                            // line 683
                                             { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_209 * 4u)]); const unsigned int ok_ld = 0u; pw_210[ok_ld + 0u] = ok_lw.x; pw_210[ok_ld + 1u] = ok_lw.y; pw_210[ok_ld + 2u] = ok_lw.z; pw_210[ok_ld + 3u] = ok_lw.w; }
-                                            // line 685
+                                            // line 684
                                             {
                                                 const unsigned int ok_end_211 = 4u;
                                                 #pragma unroll
                                                 for (unsigned int e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                    // line 686
+                                                    // line 685
                                                     float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 687
+                                                    // line 686
                                                     float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                    // line 688
+                                                    // line 687
                                                     {
                                                         const unsigned int ok_end_214 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                            // line 689
+                                                            // line 688
                                                             float p_215 = pw_210[hh_214];
-                                                            // line 690
+                                                            // line 689
                                                             acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                            // line 691
+                                                            // line 690
                                                             acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                         }
                                                     }
@@ -1266,49 +1266,49 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                             }
                                         }
                                     }
-                                    // line 695
+                                    // line 694
                                     {
                                         const unsigned int ok_end_216 = 32u;
                                         for (unsigned int uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                            // line 696
+                                            // line 695
                                             vw_166[uu_216] = nx_205[uu_216];
                                         }
                                     }
                                 }
                             }
-                            // line 700
+                            // line 699
                             {
                                 const unsigned int ok_end_217 = 8u;
                                 #pragma unroll
                                 for (unsigned int uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                    // line 701
+                                    // line 700
                                     unsigned int i_218 = (full_203 + uu_217);
-                                    // line 702
+                                    // line 701
                                     if ((i_218 < hi_194)) {
-                                        // line 703
+                                        // line 702
                                         float pw_219[4];
                                         for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                        // line 704
+                                        // line 703
                                         { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_218 * 4u)]); const unsigned int ok_ld = 0u; pw_219[ok_ld + 0u] = ok_lw.x; pw_219[ok_ld + 1u] = ok_lw.y; pw_219[ok_ld + 2u] = ok_lw.z; pw_219[ok_ld + 3u] = ok_lw.w; }
-                                        // line 705
+                                        // line 704
                                         {
                                             const unsigned int ok_end_220 = 4u;
                                             #pragma unroll
                                             for (unsigned int e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                // line 706
+                                                // line 705
                                                 float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 707
+                                                // line 706
                                                 float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                // line 708
+                                                // line 707
                                                 {
                                                     const unsigned int ok_end_223 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                        // line 709
+                                                        // line 708
                                                         float p_224 = pw_219[hh_223];
-                                                        // line 710
+                                                        // line 709
                                                         acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                        // line 711
+                                                        // line 710
                                                         acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                     }
                                                 }
@@ -1318,23 +1318,23 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                 }
                             }
                         } else {
-                            // line 717
+                            // line 716
                             {
                                 const unsigned int ok_end_225 = hi_194;
                                 const unsigned int ok_step_225 = 8u;
                                 for (unsigned int i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                    // line 718
+                                    // line 717
                                     {
                                         const unsigned int ok_end_226 = 8u;
                                         #pragma unroll
                                         for (unsigned int uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                            // line 719
+                                            // line 718
                                             unsigned int i_227 = (i0_225 + uu_226);
-                                            // line 720
+                                            // line 719
                                             if ((i_227 < hi_194)) {
-                                                // line 721
+                                                // line 720
                                                 unsigned int row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                // line 722
+                                                // line 721
                                                 float elem_value_229;
                                                 // line 113
                                                 unsigned int row_230 = row_228;
@@ -1386,9 +1386,9 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                 }
                                                 // line 138
                                                 elem_value_229 = x_233;
-                                                // line 722
+                                                // line 721
                                                 float x0_244 = elem_value_229;
-                                                // line 723
+                                                // line 722
                                                 float elem_value_245;
                                                 // line 113
                                                 unsigned int row_246 = row_228;
@@ -1440,18 +1440,18 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                 }
                                                 // line 138
                                                 elem_value_245 = x_249;
-                                                // line 723
+                                                // line 722
                                                 float x1_260 = elem_value_245;
-                                                // line 724
+                                                // line 723
                                                 {
                                                     const unsigned int ok_end_261 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                        // line 725
+                                                        // line 724
                                                         float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                        // line 726
+                                                        // line 725
                                                         acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                        // line 727
+                                                        // line 726
                                                         acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                     }
                                                 }
@@ -1464,53 +1464,53 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                     }
                 } else {
                     for (unsigned int half_196 = ok_start_196; half_196 < ok_end_196; half_196++) {
-                        // line 642
+                        // line 641
                         if (((half_196 == 1u) && (!pair_b_164))) {
-                            // line 643
+                            // line 642
                             lo_193 = hi_194;
                         }
-                        // line 645
+                        // line 644
                         if (((half_196 == 1u) && pair_b_164)) {
-                            // line 648
+                            // line 647
                             unsigned int clen_b_197 = (n_18 - 256u);
-                            // line 649
+                            // line 648
                             unsigned int span_b_198 = (((clen_b_197 + gpc_156) - 1u) / gpc_156);
-                            // line 650
+                            // line 649
                             lo_193 = (256u + ok_min_u32((g_47 * span_b_198), clen_b_197));
-                            // line 651
+                            // line 650
                             hi_194 = ok_min_u32((lo_193 + span_b_198), (256u + clen_b_197));
-                            // line 652
+                            // line 651
                             if (((v_active_163 && f16_v_4) && (lo_193 < hi_194))) {
-                                // line 653
+                                // line 652
                                 {
                                     const unsigned int ok_end_199 = 8u;
                                     #pragma unroll
                                     for (unsigned int uu_199 = 0u; uu_199 < ok_end_199; uu_199++) {
-                                        // line 654
+                                        // line 653
                                         unsigned int at_200 = ((sh_cells[ok_min_u32((lo_193 + uu_199), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                        // line 655
+                                        // line 654
                                         { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_200]); const unsigned int ok_ld = (4u * uu_199); vw_166[ok_ld + 0u] = ok_lw.x; vw_166[ok_ld + 1u] = ok_lw.y; vw_166[ok_ld + 2u] = ok_lw.z; vw_166[ok_ld + 3u] = ok_lw.w; }
                                     }
                                 }
                             }
-                            // line 658
+                            // line 657
                             if (v_active_163) {
-                                // line 659
+                                // line 658
                                 {
                                     const unsigned int ok_end_201 = 4u;
                                     #pragma unroll
                                     for (unsigned int hh_201 = 0u; hh_201 < ok_end_201; hh_201++) {
-                                        // line 660
+                                        // line 659
                                         {
                                             const unsigned int ok_end_202 = 8u;
                                             #pragma unroll
                                             for (unsigned int e_202 = 0u; e_202 < ok_end_202; e_202++) {
-                                                // line 661
+                                                // line 660
                                                 if ((e_202 < vd_5)) {
-                                                    // line 662
+                                                    // line 661
                                                     sh_ktile[(((abase_165 + (((g_47 * 4u) + hh_201) * head_dim)) + (vd_5 * u_46)) + e_202)] = __float_as_uint(acc_192[((8u * hh_201) + e_202)]);
                                                 }
-                                                // line 664
+                                                // line 663
                                                 acc_192[((8u * hh_201) + e_202)] = 0.0f;
                                             }
                                         }
@@ -1518,62 +1518,62 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                 }
                             }
                         }
-                        // line 669
+                        // line 668
                         if (v_active_163) {
-                            // line 670
+                            // line 669
                             if (f16_v_4) {
-                                // line 674
+                                // line 673
                                 unsigned int full_203 = (lo_193 + (((hi_194 - lo_193) / 8u) * 8u));
-                                // line 675
+                                // line 674
                                 {
                                     const unsigned int ok_end_204 = full_203;
                                     const unsigned int ok_step_204 = 8u;
                                     for (unsigned int i0_204 = lo_193; i0_204 < ok_end_204; i0_204 = (ok_step_204 >= ok_end_204 - i0_204) ? ok_end_204 : i0_204 + ok_step_204) {
-                                        // line 676
+                                        // line 675
                                         unsigned int nx_205[32];
                                         for (unsigned int ok_i = 0u; ok_i < 32u; ok_i++) { nx_205[ok_i] = 0u; }
-                                        // line 677
+                                        // line 676
                                         {
                                             const unsigned int ok_end_206 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_206 = 0u; uu_206 < ok_end_206; uu_206++) {
-                                                // line 678
+                                                // line 677
                                                 unsigned int at_207 = ((sh_cells[ok_min_u32(((i0_204 + 8u) + uu_206), (hi_194 - 1u))] * (head_dim / 2u)) + (4u * u_46));
-                                                // line 679
+                                                // line 678
                                                 { const uint4 ok_lw = *reinterpret_cast<const uint4*>(&v[at_207]); const unsigned int ok_ld = (4u * uu_206); nx_205[ok_ld + 0u] = ok_lw.x; nx_205[ok_ld + 1u] = ok_lw.y; nx_205[ok_ld + 2u] = ok_lw.z; nx_205[ok_ld + 3u] = ok_lw.w; }
                                             }
                                         }
-                                        // line 681
+                                        // line 680
                                         {
                                             const unsigned int ok_end_208 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_208 = 0u; uu_208 < ok_end_208; uu_208++) {
-                                                // line 682
+                                                // line 681
                                                 unsigned int i_209 = (i0_204 + uu_208);
-                                                // line 683
+                                                // line 682
                                                 float pw_210[4];
                                                 for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_210[ok_i] = 0.0f; }
-                                                // line 684
+                                                // line 683
                                                 { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_209 * 4u)]); const unsigned int ok_ld = 0u; pw_210[ok_ld + 0u] = ok_lw.x; pw_210[ok_ld + 1u] = ok_lw.y; pw_210[ok_ld + 2u] = ok_lw.z; pw_210[ok_ld + 3u] = ok_lw.w; }
-                                                // line 685
+                                                // line 684
                                                 {
                                                     const unsigned int ok_end_211 = 4u;
                                                     #pragma unroll
                                                     for (unsigned int e_211 = 0u; e_211 < ok_end_211; e_211++) {
-                                                        // line 686
+                                                        // line 685
                                                         float x0_212 = ok_f16_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 687
+                                                        // line 686
                                                         float x1_213 = ok_f16_hi_to_f32(vw_166[((4u * uu_208) + e_211)]);
-                                                        // line 688
+                                                        // line 687
                                                         {
                                                             const unsigned int ok_end_214 = 4u;
                                                             #pragma unroll
                                                             for (unsigned int hh_214 = 0u; hh_214 < ok_end_214; hh_214++) {
-                                                                // line 689
+                                                                // line 688
                                                                 float p_215 = pw_210[hh_214];
-                                                                // line 690
+                                                                // line 689
                                                                 acc_192[((8u * hh_214) + (2u * e_211))] = ok_fma_f32(p_215, x0_212, acc_192[((8u * hh_214) + (2u * e_211))]);
-                                                                // line 691
+                                                                // line 690
                                                                 acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)] = ok_fma_f32(p_215, x1_213, acc_192[(((8u * hh_214) + (2u * e_211)) + 1u)]);
                                                             }
                                                         }
@@ -1581,49 +1581,49 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                 }
                                             }
                                         }
-                                        // line 695
+                                        // line 694
                                         {
                                             const unsigned int ok_end_216 = 32u;
                                             for (unsigned int uu_216 = 0u; uu_216 < ok_end_216; uu_216++) {
-                                                // line 696
+                                                // line 695
                                                 vw_166[uu_216] = nx_205[uu_216];
                                             }
                                         }
                                     }
                                 }
-                                // line 700
+                                // line 699
                                 {
                                     const unsigned int ok_end_217 = 8u;
                                     #pragma unroll
                                     for (unsigned int uu_217 = 0u; uu_217 < ok_end_217; uu_217++) {
-                                        // line 701
+                                        // line 700
                                         unsigned int i_218 = (full_203 + uu_217);
-                                        // line 702
+                                        // line 701
                                         if ((i_218 < hi_194)) {
-                                            // line 703
+                                            // line 702
                                             float pw_219[4];
                                             for (unsigned int ok_i = 0u; ok_i < 4u; ok_i++) { pw_219[ok_i] = 0.0f; }
-                                            // line 704
+                                            // line 703
                                             { const float4 ok_lw = *reinterpret_cast<const float4*>(&sh_scores[(i_218 * 4u)]); const unsigned int ok_ld = 0u; pw_219[ok_ld + 0u] = ok_lw.x; pw_219[ok_ld + 1u] = ok_lw.y; pw_219[ok_ld + 2u] = ok_lw.z; pw_219[ok_ld + 3u] = ok_lw.w; }
-                                            // line 705
+                                            // line 704
                                             {
                                                 const unsigned int ok_end_220 = 4u;
                                                 #pragma unroll
                                                 for (unsigned int e_220 = 0u; e_220 < ok_end_220; e_220++) {
-                                                    // line 706
+                                                    // line 705
                                                     float x0_221 = ok_f16_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 707
+                                                    // line 706
                                                     float x1_222 = ok_f16_hi_to_f32(vw_166[((4u * uu_217) + e_220)]);
-                                                    // line 708
+                                                    // line 707
                                                     {
                                                         const unsigned int ok_end_223 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_223 = 0u; hh_223 < ok_end_223; hh_223++) {
-                                                            // line 709
+                                                            // line 708
                                                             float p_224 = pw_219[hh_223];
-                                                            // line 710
+                                                            // line 709
                                                             acc_192[((8u * hh_223) + (2u * e_220))] = ok_fma_f32(p_224, x0_221, acc_192[((8u * hh_223) + (2u * e_220))]);
-                                                            // line 711
+                                                            // line 710
                                                             acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)] = ok_fma_f32(p_224, x1_222, acc_192[(((8u * hh_223) + (2u * e_220)) + 1u)]);
                                                         }
                                                     }
@@ -1633,23 +1633,23 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                     }
                                 }
                             } else {
-                                // line 717
+                                // line 716
                                 {
                                     const unsigned int ok_end_225 = hi_194;
                                     const unsigned int ok_step_225 = 8u;
                                     for (unsigned int i0_225 = lo_193; i0_225 < ok_end_225; i0_225 = (ok_step_225 >= ok_end_225 - i0_225) ? ok_end_225 : i0_225 + ok_step_225) {
-                                        // line 718
+                                        // line 717
                                         {
                                             const unsigned int ok_end_226 = 8u;
                                             #pragma unroll
                                             for (unsigned int uu_226 = 0u; uu_226 < ok_end_226; uu_226++) {
-                                                // line 719
+                                                // line 718
                                                 unsigned int i_227 = (i0_225 + uu_226);
-                                                // line 720
+                                                // line 719
                                                 if ((i_227 < hi_194)) {
-                                                    // line 721
+                                                    // line 720
                                                     unsigned int row_228 = (sh_cells[i_227] * v_bytes_21);
-                                                    // line 722
+                                                    // line 721
                                                     float elem_value_229;
                                                     // line 113
                                                     unsigned int row_230 = row_228;
@@ -1701,9 +1701,9 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                     }
                                                     // line 138
                                                     elem_value_229 = x_233;
-                                                    // line 722
+                                                    // line 721
                                                     float x0_244 = elem_value_229;
-                                                    // line 723
+                                                    // line 722
                                                     float elem_value_245;
                                                     // line 113
                                                     unsigned int row_246 = row_228;
@@ -1755,18 +1755,18 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                                                     }
                                                     // line 138
                                                     elem_value_245 = x_249;
-                                                    // line 723
+                                                    // line 722
                                                     float x1_260 = elem_value_245;
-                                                    // line 724
+                                                    // line 723
                                                     {
                                                         const unsigned int ok_end_261 = 4u;
                                                         #pragma unroll
                                                         for (unsigned int hh_261 = 0u; hh_261 < ok_end_261; hh_261++) {
-                                                            // line 725
+                                                            // line 724
                                                             float p_262 = sh_scores[((i_227 * 4u) + hh_261)];
-                                                            // line 726
+                                                            // line 725
                                                             acc_192[(8u * hh_261)] = ok_fma_f32(p_262, x0_244, acc_192[(8u * hh_261)]);
-                                                            // line 727
+                                                            // line 726
                                                             acc_192[((8u * hh_261) + 1u)] = ok_fma_f32(p_262, x1_260, acc_192[((8u * hh_261) + 1u)]);
                                                         }
                                                     }
@@ -1780,44 +1780,44 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                     }
                 }
             }
-            // line 742
+            // line 741
             unsigned int vgroups_263 = ok_max_u32(1u, ok_min_u32(groups_7, ((async_k ? 8704u : 1024u) / (4u * head_dim))));
-            // line 743
+            // line 742
             unsigned int n_vc_264 = (split_9 ? ok_max_u32(ok_min_u32(per_10, n_sub_154), 1u) : (pair_b_164 ? 2u : 1u));
-            // line 744
+            // line 743
             unsigned int used_groups_265 = ok_min_u32(groups_7, (n_vc_264 * gpc_156));
-            // line 745
+            // line 744
             float sum_266[8];
             for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { sum_266[ok_i] = 0.0f; }
-            // line 746
+            // line 745
             {
                 const unsigned int ok_end_267 = used_groups_265;
                 const unsigned int ok_step_267 = vgroups_263;
                 for (unsigned int g0_267 = 0u; g0_267 < ok_end_267; g0_267 = (ok_step_267 >= ok_end_267 - g0_267) ? ok_end_267 : g0_267 + ok_step_267) {
-                    // line 747
+                    // line 746
                     if ((((g_47 >= g0_267) && (g_47 < (g0_267 + vgroups_263))) && v_active_163)) {
-                        // line 748
+                        // line 747
                         {
                             const unsigned int ok_end_268 = 4u;
                             #pragma unroll
                             for (unsigned int hh_268 = 0u; hh_268 < ok_end_268; hh_268++) {
-                                // line 749
+                                // line 748
                                 if ((hh_268 < hn_49)) {
-                                    // line 750
+                                    // line 749
                                     {
                                         const unsigned int ok_end_269 = 8u;
                                         #pragma unroll
                                         for (unsigned int e_269 = 0u; e_269 < ok_end_269; e_269++) {
-                                            // line 751
+                                            // line 750
                                             if ((e_269 < vd_5)) {
-                                                // line 752
+                                                // line 751
                                                 unsigned int at_270 = ((((((g_47 - g0_267) * 4u) + hh_268) * head_dim) + (vd_5 * u_46)) + e_269);
-                                                // line 753
+                                                // line 752
                                                 if (async_k) {
-                                                    // line 754
+                                                    // line 753
                                                     sh_ktile[at_270] = __float_as_uint(acc_192[((8u * hh_268) + e_269)]);
                                                 } else {
-                                                    // line 756
+                                                    // line 755
                                                     sh_part[at_270] = acc_192[((8u * hh_268) + e_269)];
                                                 }
                                             }
@@ -1827,59 +1827,59 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 763
+                    // line 762
                     __syncthreads();
-                    // line 764
+                    // line 763
                     {
                         const unsigned int ok_end_271 = 8u;
                         #pragma unroll
                         for (unsigned int r_271 = 0u; r_271 < ok_end_271; r_271++) {
-                            // line 765
+                            // line 764
                             unsigned int idx_272 = (t0_3 + (r_271 * 128u));
-                            // line 766
+                            // line 765
                             if ((idx_272 < (hn_49 * head_dim))) {
-                                // line 767
+                                // line 766
                                 unsigned int hh_273 = (idx_272 / head_dim);
-                                // line 768
+                                // line 767
                                 unsigned int d_274 = (idx_272 % head_dim);
-                                // line 770
+                                // line 769
                                 if (pair_b_164) {
-                                    // line 771
+                                    // line 770
                                     float sa_275 = 0.0f;
-                                    // line 772
+                                    // line 771
                                     {
                                         const unsigned int ok_end_276 = groups_7;
                                         for (unsigned int g2_276 = 0u; g2_276 < ok_end_276; g2_276++) {
-                                            // line 773
+                                            // line 772
                                             float x_277 = __uint_as_float(sh_ktile[((abase_165 + (((g2_276 * 4u) + hh_273) * head_dim)) + d_274)]);
-                                            // line 774
+                                            // line 773
                                             sa_275 = ((g2_276 == 0u) ? x_277 : (sa_275 + x_277));
                                         }
                                     }
-                                    // line 776
+                                    // line 775
                                     part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim) + d_274)] = sa_275;
                                 }
-                                // line 778
+                                // line 777
                                 {
                                     const unsigned int ok_end_278 = ok_min_u32((g0_267 + vgroups_263), used_groups_265);
                                     for (unsigned int g2_278 = g0_267; g2_278 < ok_end_278; g2_278++) {
-                                        // line 779
+                                        // line 778
                                         unsigned int at_279 = (((((g2_278 - g0_267) * 4u) + hh_273) * head_dim) + d_274);
-                                        // line 780
+                                        // line 779
                                         float x_280 = 0.0f;
-                                        // line 781
+                                        // line 780
                                         if (async_k) {
-                                            // line 782
+                                            // line 781
                                             x_280 = __uint_as_float(sh_ktile[at_279]);
                                         } else {
-                                            // line 784
+                                            // line 783
                                             x_280 = sh_part[at_279];
                                         }
-                                        // line 788
+                                        // line 787
                                         sum_266[r_271] = (((g2_278 == 0u) || (split_9 && (g2_278 == gpc_156))) ? x_280 : (sum_266[r_271] + x_280));
-                                        // line 789
+                                        // line 788
                                         if (((split_9 && (n_vc_264 == 2u)) && ((g2_278 + 1u) == gpc_156))) {
-                                            // line 790
+                                            // line 789
                                             part_acc[(((((((b_2 * pc.n_heads) + head0_50) + hh_273) * pc.n_chunks) + c_first_155) * head_dim) + d_274)] = sum_266[r_271];
                                         }
                                     }
@@ -1887,20 +1887,20 @@ static __device__ __forceinline__ void attn_decode_chunk_impl(const float* __res
                             }
                         }
                     }
-                    // line 797
+                    // line 796
                     __syncthreads();
                 }
             }
-            // line 799
+            // line 798
             {
                 const unsigned int ok_end_281 = 8u;
                 #pragma unroll
                 for (unsigned int r_281 = 0u; r_281 < ok_end_281; r_281++) {
-                    // line 800
+                    // line 799
                     unsigned int idx_282 = (t0_3 + (r_281 * 128u));
-                    // line 801
+                    // line 800
                     if (((idx_282 < (hn_49 * head_dim)) && (n_sub_154 > 0u))) {
-                        // line 802
+                        // line 801
                         part_acc[(((((((((b_2 * pc.n_heads) + head0_50) + (idx_282 / head_dim)) * pc.n_chunks) + c_first_155) + n_vc_264) - 1u) * head_dim) + (idx_282 % head_dim))] = sum_266[r_281];
                     }
                 }

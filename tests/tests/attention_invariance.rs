@@ -1,8 +1,8 @@
 //! Properties of decode attention on the interpreter and on lavapipe (the GPU backends
-//! run the full grid with `onekernel attention-grid`, evidence in generated/evidence):
+//! run the full grid with `onekernel attention-grid`, evidence in evidence/):
 //! * deterministic mode is batch-invariant: a sequence's output at B = 1 equals its
 //!   output inside batches of 2, 8 and 33 other-length sequences, bitwise, over the CI
-//!   subset of issue 6's grid (`runtime::attention::grid::ci_grid`);
+//!   subset of the determinism grid (`onekernel_ops::attention::grid::ci_grid`);
 //! * a paged cache with a shuffled block table (page sizes 1, 16, 64) gives the same bits
 //!   as the contiguous layout, for every K/V format;
 //! * two runs give the same bits;

@@ -1,5 +1,5 @@
 //! Decode attention against the independent float64 reference
-//! (`runtime::attention::reference`, plain Rust from the schema's definition, not through
+//! (`onekernel_ops::attention::reference`, plain Rust from the schema's definition, not through
 //! the DSL), over random shapes and options: D ∈ {64, 128, 256}, GQA 1/2/4, 1–3
 //! sequences of 1–400 tokens, pages of 1/16/64 tokens, paged or contiguous, softcap,
 //! mask with ALiBi, sinks, and K and V each in f32 / f16 / bf16 / q8_0 / q4_0

@@ -2,8 +2,7 @@
 //! or a parallel `cargo test` does. On the H200 (driver 580.159.04) a Vulkan and a CUDA
 //! backend opened and dropped in two threads crashed the process (SIGSEGV) until the
 //! runtime kept the Vulkan loader and driver loaded for the process
-//! (`runtime/src/vulkan/device.rs`, `process_loader`;
-//! `generated/evidence/vulkan-cuda-threads-segv-h200.log`). In CI lavapipe runs the
+//! (`runtime/src/vulkan/device.rs`, `process_loader`). In CI lavapipe runs the
 //! Vulkan half; the GPU machine runs both.
 
 use onekernel_ops::fixture::run_attention;

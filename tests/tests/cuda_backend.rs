@@ -1,7 +1,7 @@
 //! Every catalogue kernel, variant and case on CUDA against the reference interpreter,
 //! bitwise. CI has no GPU: there the backend reports itself unavailable (without a
 //! panic) and the test says it skipped. On the GPU machine the same comparison runs
-//! through `scripts/gpu-validate.sh` (evidence in `generated/evidence/`).
+//! through `scripts/gpu-evidence.sh` (evidence in `evidence/`).
 
 use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::cpu::CpuBackend;

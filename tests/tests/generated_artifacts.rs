@@ -30,7 +30,7 @@ fn checked_in_generated_dir_equals_a_fresh_generation() {
     let diffs = g.compare_with(&generated_dir()).unwrap();
     assert!(
         diffs.is_empty(),
-        "generated/ is stale; run `cargo run -p onekernel-codegen --release -- gen`:\n{}",
+        "generated/ is stale; run `cargo run -p onekernel-cli -- gen`:\n{}",
         diffs.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n")
     );
 }

@@ -634,8 +634,7 @@ pub fn attn_decode_chunk(
         // bound goes through a `let`: inline, a bound of variant axes gets the unroll hint,
         // and nvcc unrolled the two runs (+13 % at 128 × 8192). The other variants' one run
         // is peeled: NVIDIA's Vulkan compiler ran it as a loop of one trip 5–7 % slower in
-        // deterministic mode than the pass without a loop (H200; docs/PERFORMANCE.md,
-        // "Twentieth session").
+        // deterministic mode than the pass without a loop (H200).
         let runs = select(long_pairs && async_k && !deterministic, 2u32, 1u32);
         #[peel_single_trip]
         for half in 0..runs {

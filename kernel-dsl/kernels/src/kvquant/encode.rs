@@ -1,5 +1,5 @@
 //! GPU encoders (quantize kernels) of the TBQ and QJL formats. The trellis encoder of
-//! turbo3_tcq stays on the host (`onekernel_runtime::kvquant::codec::encode_tcq`): a
+//! turbo3_tcq stays on the host (`onekernel_ops::kvquant::codec::encode_tcq`): a
 //! 512-state Viterbi per row is sequential work.
 
 use onekernel_macros::kernel;

@@ -4,7 +4,7 @@
 //! Every block format here is a byte image; kernels take it as little-endian 32-bit
 //! words and read bytes with shifts, since blocks (14, 18, 34, 52, 66, 72, 82 bytes) do
 //! not align to words. Format tables (codebooks, sign vectors) are input buffers filled
-//! by the host from `onekernel_runtime::kvquant::constants`. Rows are 128 elements.
+//! by the host from `onekernel_ops::kvquant::constants`. Rows are 128 elements.
 
 pub mod encode;
 pub mod fused;

@@ -75,7 +75,7 @@ fn points(dims: &[u32], kvs: &[u32], gqas: &[u32], options: &[(bool, bool, bool)
     out
 }
 
-/// All 216 points of issue 6's grid, each with B = 2, 8, 33.
+/// All 216 points of the determinism grid, each with B = 2, 8, 33.
 pub fn full_grid() -> Vec<GridPoint> {
     let options: Vec<(bool, bool, bool)> = (0..8).map(|i| (i & 1 != 0, i & 2 != 0, i & 4 != 0)).collect();
     points(&[64, 128, 256], &[256, 1024, 4096], &[1, 2, 4], &options, |_| ALL_BATCHES)

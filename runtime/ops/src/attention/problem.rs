@@ -34,7 +34,7 @@ pub const DETERMINISTIC_CHUNK: u32 = 128;
 /// batch-invariant. Up to 2048 tokens the 128-token chunks keep short sequences spread
 /// over the SMs; above, one 256-token chunk per workgroup is the fast mode's shape on
 /// Vulkan, and two per workgroup (`long_pairs`) the fast mode's 512-token workgroups on
-/// CUDA. Measured on the H200 (docs/PERFORMANCE.md, "Twenty-second session"): 2048
+/// CUDA. Measured on the H200 (docs/PERFORMANCE.md): 2048
 /// instead of 4096 took CUDA's deterministic overhead at 64 × 4096 from +21 % to +11 %
 /// and at 16 × 4096 from +15 % to +8 %, at the cost of 1 × 4096 (+4 % → +10 % on CUDA,
 /// −0.5 % → +16 % on Vulkan, where 128 workgroups of 256 tokens replace 256 of 128).
@@ -47,7 +47,7 @@ pub const DETERMINISTIC_LONG_CHUNK: u32 = 256;
 /// Workgroups of two deterministic chunks below which a launch takes one chunk per
 /// workgroup instead: fewer is less than a wave on the H200 (132 SMs, four resident
 /// workgroups each), and twice as many half-length workgroups finish sooner. Either
-/// way gives the same bits (docs/PERFORMANCE.md, "Fifteenth session").
+/// way gives the same bits (docs/PERFORMANCE.md).
 pub const DETERMINISTIC_PAIR_MIN_GROUPS: u32 = 512;
 
 /// The most combine workgroups ((sequence, head) pairs) for which the combine requests
