@@ -20,6 +20,13 @@ pub(super) struct Resources<'a> {
     pub(super) fence: vk::Fence,
 }
 
+impl<'a> Resources<'a> {
+    /// Nothing yet, on `device`.
+    pub(super) fn new(device: &'a ash::Device) -> Self {
+        Resources { device, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() }
+    }
+}
+
 impl Drop for Resources<'_> {
     fn drop(&mut self) {
         // SAFETY: all objects belong to `device` and the launch has completed (or never
@@ -38,25 +45,25 @@ impl Drop for Resources<'_> {
 }
 
 /// What one launch of a sequence binds and pushes.
-struct Prepared {
-    layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
-    set_layout: vk::DescriptorSetLayout,
-    push: Vec<u8>,
-    groups: [u32; 3],
+pub(super) struct Prepared {
+    pub(super) layout: vk::PipelineLayout,
+    pub(super) pipeline: vk::Pipeline,
+    pub(super) set_layout: vk::DescriptorSetLayout,
+    pub(super) push: Vec<u8>,
+    pub(super) groups: [u32; 3],
 }
 
 /// A device-local buffer, its host-visible staging twin (and that twin's memory), and
 /// their size in bytes.
-struct Staged {
-    device: vk::Buffer,
-    staging: vk::Buffer,
-    staging_memory: vk::DeviceMemory,
-    size: u64,
+pub(super) struct Staged {
+    pub(super) device: vk::Buffer,
+    pub(super) staging: vk::Buffer,
+    pub(super) staging_memory: vk::DeviceMemory,
+    pub(super) size: u64,
 }
 
 /// The Vulkan API error of a call, naming the first launch's kernel.
-type ApiError<'a> = &'a dyn Fn(&str, vk::Result) -> BackendError;
+pub(super) type ApiError<'a> = &'a dyn Fn(&str, vk::Result) -> BackendError;
 
 impl Backend for Vulkan {
     fn name(&self) -> &'static str {
@@ -114,13 +121,12 @@ impl Vulkan {
         let first = launches[0].kernel.name.clone();
         let api = |what: &str, e: vk::Result| BackendError::Api { kernel: first.clone(), backend: "vulkan", message: format!("{what}: {e}") };
         let d = &self.device;
-        let mut r =
-            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
+        let (mut r, mut staging) = (Resources::new(d), Resources::new(d));
         // SAFETY (whole block): plain Vulkan object creation and use on one device and
         // queue from one thread; every pointer passed lives across its call.
         unsafe {
             let bindings = sequence_bindings(launches, args, scope);
-            let staged = self.stage(&mut r, &bindings, args, &api)?;
+            let staged = self.stage(&mut r, &mut staging, &bindings, args, &api)?;
             let sets = self.descriptor_sets(&mut r, &prepared, &bindings, &staged, &api)?;
             let bind = |cb: vk::CommandBuffer, p: &Prepared, set: Option<vk::DescriptorSet>| {
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
@@ -220,6 +226,7 @@ impl Vulkan {
                 }
                 d.unmap_memory(b.staging_memory);
             }
+            drop(staging);
             drop(r);
             let messages = self.take_messages();
             if !messages.is_empty() {
@@ -234,8 +241,16 @@ impl Vulkan {
     /// Every buffer of `bindings` in device-local memory (where kernels read at the
     /// device's bandwidth) with a host-visible staging twin holding its argument's bytes;
     /// on devices whose memory is all one kind (lavapipe) both are the same kind of memory
-    /// and the copies are cheap. Everything is recorded in `r` for destruction.
-    fn stage(&self, r: &mut Resources, bindings: &SequenceBindings, args: &[Args], api: ApiError) -> Result<Vec<Staged>, BackendError> {
+    /// and the copies are cheap. The device buffers are recorded in `r`, the staging ones
+    /// in `staging`, for destruction.
+    pub(super) fn stage(
+        &self,
+        r: &mut Resources,
+        staging: &mut Resources,
+        bindings: &SequenceBindings,
+        args: &[Args],
+        api: ApiError,
+    ) -> Result<Vec<Staged>, BackendError> {
         let d = &self.device;
         let mut staged = Vec::with_capacity(bindings.buffers.len());
         for (name, from) in &bindings.buffers {
@@ -245,7 +260,7 @@ impl Vulkan {
             let device_local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
             let (device, _) = self.allocate(r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, device_local, true).map_err(|(w, e)| api(w, e))?;
             let host_visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-            let (staging, staging_memory) = self.allocate(r, size, usage, host_visible, false).map_err(|(w, e)| api(w, e))?;
+            let (staging_buffer, staging_memory) = self.allocate(staging, size, usage, host_visible, false).map_err(|(w, e)| api(w, e))?;
             // SAFETY: the memory is host-visible, mapped whole here and unmapped before
             // anything else uses it; `host` fits in `size` bytes.
             unsafe {
@@ -254,14 +269,14 @@ impl Vulkan {
                 std::ptr::copy_nonoverlapping(host.as_ptr(), ptr, host.len());
                 d.unmap_memory(staging_memory);
             }
-            staged.push(Staged { device, staging, staging_memory, size });
+            staged.push(Staged { device, staging: staging_buffer, staging_memory, size });
         }
         Ok(staged)
     }
 
     /// One descriptor set per launch binding its buffers in the kernel's order (`None`
     /// for a launch without buffers), from a pool recorded in `r`.
-    fn descriptor_sets(
+    pub(super) fn descriptor_sets(
         &self,
         r: &mut Resources,
         prepared: &[Prepared],

@@ -3,8 +3,8 @@
 //! prelude is met and recorded before each run of a timed unit.
 
 use super::device::Vulkan;
-use super::launch::Resources;
-use crate::backend::{check_args, push_bytes, BackendError, Prelude};
+use super::launch::{Prepared, Resources};
+use crate::backend::{check_args, push_bytes, sequence_bindings, BackendError, BufferScope, Prelude};
 use ash::vk;
 
 /// A prepared prelude: its device buffers, their descriptor set, and the pipeline's
@@ -67,60 +67,19 @@ impl Vulkan {
             message: format!("{what} (timing prelude): {e}"),
         };
         let d = &self.device;
-        let mut r =
-            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
-        let mut staging =
-            Resources { device: d, buffers: Vec::new(), pool: vk::DescriptorPool::null(), queries: vk::QueryPool::null(), fence: vk::Fence::null() };
-        // SAFETY (whole block): object creation and one submission on this device from
-        // one thread; the fence wait ends the GPU's use before anything is returned, and
-        // `r` and `staging` destroy what is not handed to the prepared prelude on every path.
+        let (mut r, mut staging) = (Resources::new(d), Resources::new(d));
+        let launch = [Prepared { layout, pipeline, set_layout, push, groups: l.groups }];
+        let (launches, args) = (std::slice::from_ref(l), std::slice::from_ref(a));
+        let bindings = sequence_bindings(launches, args, BufferScope::Shared);
+        let staged = self.stage(&mut r, &mut staging, &bindings, args, &api)?;
+        let set = self.descriptor_sets(&mut r, &launch, &bindings, &staged, &api)?[0];
+        // SAFETY (whole block): one submission on this device from one thread; the fence
+        // wait ends the GPU's use before anything is returned, and `r` and `staging`
+        // destroy what is not handed to the prepared prelude on every path.
         unsafe {
-            let mut copies = Vec::new();
-            for b in l.kernel.buffers.iter() {
-                let host = a.get_buffer(&b.name).map(|h| h.as_bytes()).unwrap_or_default();
-                let size = (host.len().max(4) as u64).next_multiple_of(4);
-                let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-                let (dev_buf, _) = self
-                    .allocate(&mut r, size, usage | vk::BufferUsageFlags::STORAGE_BUFFER, vk::MemoryPropertyFlags::DEVICE_LOCAL, true)
-                    .map_err(|(w, e)| api(w, e))?;
-                let host_visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-                let (stage_buf, stage_mem) = self.allocate(&mut staging, size, usage, host_visible, false).map_err(|(w, e)| api(w, e))?;
-                let ptr = d.map_memory(stage_mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(|e| api("vkMapMemory", e))? as *mut u8;
-                std::ptr::write_bytes(ptr, 0, size as usize);
-                std::ptr::copy_nonoverlapping(host.as_ptr(), ptr, host.len());
-                d.unmap_memory(stage_mem);
-                copies.push((stage_buf, dev_buf, size));
-            }
-            let set = if copies.is_empty() {
-                None
-            } else {
-                let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(copies.len() as u32)];
-                r.pool = d
-                    .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
-                    .map_err(|e| api("vkCreateDescriptorPool", e))?;
-                let set_layouts = [set_layout];
-                let set = d
-                    .allocate_descriptor_sets(&vk::DescriptorSetAllocateInfo::default().descriptor_pool(r.pool).set_layouts(&set_layouts))
-                    .map_err(|e| api("vkAllocateDescriptorSets", e))?[0];
-                let infos: Vec<[vk::DescriptorBufferInfo; 1]> =
-                    copies.iter().map(|&(_, b, _)| [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(vk::WHOLE_SIZE)]).collect();
-                let writes: Vec<vk::WriteDescriptorSet> = infos
-                    .iter()
-                    .enumerate()
-                    .map(|(i, info)| {
-                        vk::WriteDescriptorSet::default()
-                            .dst_set(set)
-                            .dst_binding(i as u32)
-                            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                            .buffer_info(info)
-                    })
-                    .collect();
-                d.update_descriptor_sets(&writes, &[]);
-                Some(set)
-            };
             self.submit_timed(&mut staging, 1, &api, |cb, queries| {
-                for &(src, dst, size) in &copies {
-                    d.cmd_copy_buffer(cb, src, dst, &[vk::BufferCopy::default().size(size)]);
+                for b in &staged {
+                    d.cmd_copy_buffer(cb, b.staging, b.device, &[vk::BufferCopy::default().size(b.size)]);
                 }
                 // Both queries written: results are read with WAIT, and a query never
                 // written is never available (NVIDIA's driver then waits forever).
@@ -131,15 +90,16 @@ impl Vulkan {
                 Ok(())
             })?;
             drop(staging);
+            let [launch] = launch;
             let prepared = PreparedPrelude {
                 id: p.id(),
                 buffers: std::mem::take(&mut r.buffers),
                 pool: std::mem::replace(&mut r.pool, vk::DescriptorPool::null()),
                 set,
-                pipeline,
-                layout,
-                push,
-                groups: l.groups,
+                pipeline: launch.pipeline,
+                layout: launch.layout,
+                push: launch.push,
+                groups: launch.groups,
             };
             drop(r);
             let messages = self.take_messages();
