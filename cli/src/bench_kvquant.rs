@@ -166,7 +166,7 @@ fn baselines<'a>(dev: &mut Device<'a>, words: &[u32], driver_bytes: u64, runs: u
     // Inputs are uploaded right before each launch; reading 128 MiB in between
     // evicts them from L2, so every timed run reads its quantized cache from DRAM.
     let driver_gbs = driver_copy_gbs(dev.backend_mut(), driver_bytes, Some(flush))?.unwrap_or(f64::NAN);
-    let copy_ns = time(dev, runs.min(20), flush, |d| d.copy_words(&words).map(|_| ()))?.median;
+    let copy_ns = time(dev, runs.min(20), flush, |d| d.copy_words(words).map(|_| ()))?.median;
     let copy_gbs = 2.0 * (words.len() * 4) as f64 / copy_ns;
     let floor_ns = time(dev, runs, flush, |d| d.copy_words(&words[..FLOOR_WORDS]).map(|_| ()))?.median;
     eprintln!(
