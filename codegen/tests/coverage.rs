@@ -4,8 +4,6 @@
 
 use onekernel_codegen::generate::generate_kernel;
 use onekernel_macros::kernel;
-use std::path::Path;
-use std::process::Command;
 
 /// Everything at once.
 #[kernel(workgroup = (8, 4), variants(flag = [false, true], mode = [1, 2, 4], T = [f32, bf16, f16]))]
@@ -90,23 +88,13 @@ pub fn everything(
     }
 }
 
-fn clang_ok(args: &[String], file: &Path) -> Result<(), String> {
-    let out = Command::new("clang").args(args).arg(file).output().map_err(|e| e.to_string())?;
-    out.status.success().then_some(()).ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 #[test]
 fn every_construct_generates_validates_and_parses_on_every_backend() {
     let kernels = everything().unwrap();
     assert_eq!(kernels.len(), 3);
-    let have_clang = Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !have_clang {
-        assert!(std::env::var("CI").is_err(), "clang is required in CI");
-        eprintln!("SKIPPED: clang not found; parse checks of the coverage kernel did not run");
-    }
+    let have_clang = onekernel_tests::clang::available("the parse checks of the coverage kernel");
     let dir = std::env::temp_dir().join(format!("onekernel-coverage-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let root = env!("CARGO_MANIFEST_DIR");
     for k in &kernels {
         let out = generate_kernel(k).unwrap_or_else(|e| panic!("{e}"));
         let m = &out.manifest;
@@ -141,29 +129,14 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         for (path, bytes) in &out.files {
             let file = dir.join(path.replace('/', "_"));
             std::fs::write(&file, bytes).unwrap();
-            let args: Vec<String> = if path.ends_with(".metal") {
-                ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-I", &format!("{root}/../tests/shim/metal")]
-                    .map(String::from)
-                    .to_vec()
+            let checked = if path.ends_with(".metal") {
+                onekernel_tests::clang::check_metal(&file)
             } else if path.ends_with(".cu") {
-                [
-                    "-fsyntax-only",
-                    "-x",
-                    "cuda",
-                    "--cuda-device-only",
-                    "-nocudainc",
-                    "-nocudalib",
-                    "--cuda-gpu-arch=sm_70",
-                    "-std=c++17",
-                    "-include",
-                    &format!("{root}/../tests/shim/cuda/cuda_shim.h"),
-                ]
-                .map(String::from)
-                .to_vec()
+                onekernel_tests::clang::check_cuda(&file, "sm_70")
             } else {
                 continue;
             };
-            clang_ok(&args, &file).unwrap_or_else(|e| panic!("{path}:\n{e}"));
+            checked.unwrap_or_else(|e| panic!("{path}:\n{e}"));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

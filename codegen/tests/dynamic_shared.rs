@@ -6,7 +6,6 @@
 use onekernel_codegen::generate::generate_kernel;
 use onekernel_codegen::KernelInfo;
 use onekernel_macros::kernel;
-use std::process::Command;
 
 /// 49 KiB when `big` (a 48 KiB array and a 1 KiB one), 1.25 KiB otherwise.
 #[kernel(workgroup = 64, variants(big = [false, true]))]
@@ -67,10 +66,7 @@ fn kernels_within_the_static_limit_keep_static_arrays() {
 
 #[test]
 fn dynamic_shared_cuda_parses_with_a_runtime_instance() {
-    let have_clang = Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !have_clang {
-        assert!(std::env::var("CI").is_err(), "clang is required in CI");
-        eprintln!("SKIPPED: clang not found; the parse check did not run");
+    if !onekernel_tests::clang::available("the parse check") {
         return;
     }
     let mut cuda = cuda_of(&generate_kernel(&wide().unwrap()).unwrap());
@@ -78,13 +74,7 @@ fn dynamic_shared_cuda_parses_with_a_runtime_instance() {
     cuda.push_str("\nOK_INSTANCE(wide__rt_true, true)\n");
     let file = std::env::temp_dir().join(format!("onekernel-dyn-shared-{}.cu", std::process::id()));
     std::fs::write(&file, cuda).unwrap();
-    let root = env!("CARGO_MANIFEST_DIR");
-    let out = Command::new("clang")
-        .args(["-fsyntax-only", "-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_70", "-std=c++17", "-include"])
-        .arg(format!("{root}/../tests/shim/cuda/cuda_shim.h"))
-        .arg(&file)
-        .output()
-        .unwrap();
+    let checked = onekernel_tests::clang::check_cuda(&file, "sm_70");
     let _ = std::fs::remove_file(&file);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    checked.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -60,18 +60,3 @@ pub fn all_backends() -> Vec<Box<dyn Backend>> {
     v.extend(gpu_backends());
     v
 }
-
-/// A timing prelude of the catalogue's `read_words` over `words` zeroed words with a tag
-/// no invocation meets (what the benchmark harness's L2 flush runs, at a test's size).
-pub fn read_words_prelude<'a>(m: &'a Manifest, artifacts: &'a std::path::Path, words: u32) -> onekernel_runtime::Prelude<'a> {
-    use onekernel_runtime::{Args, HostBuffer, Launch, Prelude};
-    let k = m.kernel("read_words").expect("read_words in the manifest");
-    let spec: &'a [_] = k.variants.first().map_or(&[], |v| v.spec.as_slice());
-    let launch = Launch { kernel: k, artifacts, spec, groups: [words.div_ceil(1024), 1, 1] };
-    let args = Args::new()
-        .buffer("words", HostBuffer::zeros(onekernel_dsl::types::StorageType::U32, words as usize))
-        .buffer("hits", HostBuffer::zeros(onekernel_dsl::types::StorageType::U32, 1))
-        .scalar("n", words)
-        .scalar("tag", u32::MAX);
-    Prelude::new(launch, args)
-}

@@ -2,6 +2,7 @@
 //! sequence never changes between versions, ULP distance against f64, and the test
 //! harness (repository paths, manifest, backends present).
 
+pub mod clang;
 pub mod harness;
 
 /// SplitMix64: tiny, fast, and fixed forever, so a seed names the same inputs on

@@ -3,8 +3,8 @@
 //! the determinism of generation.
 
 use onekernel_codegen::{spirv, Builder};
+use onekernel_tests::clang;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn generated_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated")
@@ -66,79 +66,31 @@ fn spirv_val_rejects_a_broken_module() {
     assert!(spirv::validate("truncated", &words[..words.len() / 2]).is_err());
 }
 
-fn clang() -> Option<PathBuf> {
-    let found = Command::new("clang").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(std::env::var("CI").is_err(), "clang is required in CI (scripts/deps.sh installs it)");
-        eprintln!("SKIPPED: clang not found; MSL and CUDA parse checks did not run");
-        return None;
-    }
-    Some(PathBuf::from("clang"))
-}
-
-fn run_clang(args: &[&str], file: &Path) -> Result<(), String> {
-    let out = Command::new("clang").args(args).arg(file).output().map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
-
-fn metal_args(shim: &str) -> Vec<String> {
-    ["-fsyntax-only", "-x", "c++", "-std=c++17", "-Wno-unknown-attributes", "-Wno-unused-value", "-I", shim].map(String::from).to_vec()
-}
-
-fn cuda_args(shim: &str) -> Vec<String> {
-    [
-        "-fsyntax-only",
-        "-x",
-        "cuda",
-        "--cuda-device-only",
-        "-nocudainc",
-        "-nocudalib",
-        "--cuda-gpu-arch=sm_70",
-        "--no-cuda-version-check",
-        "-std=c++17",
-        "-include",
-        shim,
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
 #[test]
 fn every_metal_file_parses_and_type_checks() {
-    if clang().is_none() {
+    if !clang::available("the MSL parse checks") {
         return;
     }
-    let shim = format!("{}/shim/metal", env!("CARGO_MANIFEST_DIR"));
-    let args = metal_args(&shim);
-    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let files = files_with_ext("metal", "metal");
     assert!(!files.is_empty());
     for f in files {
-        run_clang(&args, &f).unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
+        clang::check_metal(&f).unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
     }
 }
 
 #[test]
 fn every_cuda_file_parses_and_type_checks() {
-    if clang().is_none() {
+    if !clang::available("the CUDA parse checks") {
         return;
     }
-    let shim = format!("{}/shim/cuda/cuda_shim.h", env!("CARGO_MANIFEST_DIR"));
-    let args = cuda_args(&shim);
-    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     let files = files_with_ext("cuda", "cu");
     assert!(!files.is_empty());
     for f in files {
-        run_clang(&args, &f).unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
+        clang::check_cuda(&f, "sm_70").unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
         // Files with `mma_f16` also for sm_80, whose helper is the tensor-core one (sm_70
         // parses the loop before it).
         if std::fs::read_to_string(&f).is_ok_and(|s| s.contains("ok_mma_f16<")) {
-            let sm80: Vec<&str> = args.iter().map(|a| if *a == "--cuda-gpu-arch=sm_70" { "--cuda-gpu-arch=sm_80" } else { a }).collect();
-            run_clang(&sm80, &f).unwrap_or_else(|e| panic!("{} (sm_80):\n{e}", f.display()));
+            clang::check_cuda(&f, "sm_80").unwrap_or_else(|e| panic!("{} (sm_80):\n{e}", f.display()));
         }
     }
 }
@@ -146,7 +98,7 @@ fn every_cuda_file_parses_and_type_checks() {
 #[test]
 fn parse_checks_reject_a_broken_template_output() {
     // Negative control: a generated file with an undeclared identifier must not parse.
-    if clang().is_none() {
+    if !clang::available("the parse checks' negative control") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("onekernel-parse-{}", std::process::id()));
@@ -154,16 +106,10 @@ fn parse_checks_reject_a_broken_template_output() {
     let src = std::fs::read_to_string(&files_with_ext("metal", "metal")[0]).unwrap();
     let broken = dir.join("broken.metal");
     std::fs::write(&broken, src.replacen("ok_lindex]", "ok_undeclared_name]", 1) + "\nstatic float oops() { return undeclared_thing; }\n").unwrap();
-    let shim = format!("{}/shim/metal", env!("CARGO_MANIFEST_DIR"));
-    let args = metal_args(&shim);
-    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    assert!(run_clang(&args, &broken).is_err());
+    assert!(clang::check_metal(&broken).is_err());
     let cu = std::fs::read_to_string(&files_with_ext("cuda", "cu")[0]).unwrap();
     let broken = dir.join("broken.cu");
     std::fs::write(&broken, cu + "\nstatic __device__ float oops() { return undeclared_thing; }\n").unwrap();
-    let shim = format!("{}/shim/cuda/cuda_shim.h", env!("CARGO_MANIFEST_DIR"));
-    let args = cuda_args(&shim);
-    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    assert!(run_clang(&args, &broken).is_err());
+    assert!(clang::check_cuda(&broken, "sm_70").is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -325,7 +325,7 @@ fn repeated_launches_give_the_single_launch_results() {
         let launch = Launch { kernel: k, artifacts: &artifacts, spec: &spec, groups: [1, 1, 1] };
         let mut once = args();
         be.launch(&launch, &mut once).unwrap();
-        let flush = onekernel_tests::harness::read_words_prelude(&m, &artifacts, 1 << 18);
+        let flush = onekernel_cli::harness::l2_flush(&m, &artifacts, 1 << 20).unwrap();
         let mut many = [args()];
         let unit = onekernel_runtime::TimedUnit {
             work: onekernel_runtime::Work::Launches { launches: std::slice::from_ref(&launch), buffers: onekernel_runtime::BufferScope::Shared },

@@ -4,8 +4,9 @@
 //! computed here on every backend present; repeated timed runs after a prelude give the
 //! results of a single launch; a prelude whose arguments do not fit is rejected.
 
+use onekernel_cli::harness::l2_flush;
 use onekernel_runtime::{Args, BackendError, BufferScope, HostBuffer, Launch, Prelude, TimedUnit, Work};
-use onekernel_tests::harness::{all_backends, gpu_backends, manifest, read_words_prelude, root};
+use onekernel_tests::harness::{all_backends, gpu_backends, manifest, root};
 
 const READER: &str = "read_words";
 
@@ -52,7 +53,7 @@ fn a_prelude_before_each_timed_run_keeps_the_single_launch_results() {
     let spec = copy.variants.first().map(|v| v.spec.clone()).unwrap_or_default();
     let w = words();
     let launch = [Launch { kernel: copy, artifacts: &artifacts, spec: &spec, groups: [5, 1, 1] }];
-    let flush = read_words_prelude(&m, &artifacts, 1 << 18);
+    let flush = l2_flush(&m, &artifacts, 1 << 20).unwrap();
     for mut be in all_backends() {
         let name = be.name();
         let mut a = [Args::new().buffer("src", HostBuffer::from_u32(&w)).buffer("dst", HostBuffer::from_u32(&[0; 5000])).scalar("n", 5000u32)];
