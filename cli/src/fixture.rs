@@ -41,8 +41,15 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
             };
         let file = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         for b in opened.iter_mut() {
-            // The decode-attention schema, or the elizaOS KV-quant schema.
-            let outcome = if fx["kernel"].as_str() == Some("flash_attn_decode") {
+            // The decode-attention schema, the linear-attention one, or the elizaOS
+            // KV-quant schema.
+            let linear = matches!(fx["kernel"].as_str(), Some("gated_delta_net" | "ssm_conv"));
+            let outcome = if linear {
+                onekernel_ops::linear::fixture::run_linear(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
+                    let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
+                })
+            } else if fx["kernel"].as_str() == Some("flash_attn_decode") {
                 onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
                     let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
                     (r.passed, line, serde_json::to_value(&r).unwrap_or_default())

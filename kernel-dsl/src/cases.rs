@@ -29,6 +29,12 @@ pub enum Fill {
         /// Bits then set.
         or: u32,
     },
+    /// Distinct random integers from `[0, n)` (`len ≤ n`): a shuffled slot table, where
+    /// a repeated slot would make two workgroups write the same cache row.
+    Distinct {
+        /// Size of the range.
+        n: u32,
+    },
     /// Zeros (outputs).
     Zeros,
 }

@@ -80,6 +80,20 @@ pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String
                 HostBuffer::from_u32(&v)
             }
             (Fill::Bits { .. }, other) => return Err(format!("buffer `{}` is {other}: Fill::Bits fills u32 words", b.name)),
+            (Fill::Distinct { n }, elem) => {
+                if b.len > *n as usize {
+                    return Err(format!("buffer `{}`: {} distinct values from [0, {n}) do not exist", b.name, b.len));
+                }
+                // The first `len` entries of a Fisher–Yates shuffle of 0 … n − 1.
+                let mut pool: Vec<u32> = (0..*n).collect();
+                let mut h = HostBuffer::zeros(elem, b.len);
+                for i in 0..b.len {
+                    let j = i + (splitmix(&mut state) % (pool.len() - i) as u64) as usize;
+                    pool.swap(i, j);
+                    h.store_bits(i, pool[i]);
+                }
+                h
+            }
             (Fill::Ints { lo, hi }, elem) => {
                 let mut h = HostBuffer::zeros(elem, b.len);
                 for i in 0..b.len {

@@ -283,6 +283,82 @@ fn fused(v_format: u32, v_use_qjl: u32, n_heads: u32, n_kv_heads: u32, n_kv: u32
     .scalar("q_pos", Literal::U32(causal.unwrap_or(0)))
 }
 
+/// `gated_delta_net`: `b` sequences of `t` tokens, `h` value heads over `hk` q/k heads,
+/// states in a cache of `b + 2` slots (shuffled slots with `gather`), buffers sized for
+/// the largest head (S = 128) and the grid too (smaller heads leave workgroups idle).
+fn gated_delta_net(b: u32, t: u32, h: u32, hk: u32) -> Case {
+    let s = 128usize;
+    let (bu, tu, hu, hku) = (b as usize, t as usize, h as usize, hk as usize);
+    let slots = b + 2;
+    Case::new(format!("B={b} T={t} H={h} Hk={hk}, {slots} state slots"), [8, h, b])
+        .buffer("q", bu * tu * hku * s, Fill::Uniform { lo: -0.5, hi: 0.5 })
+        .buffer("k", bu * tu * hku * s, Fill::Uniform { lo: -0.5, hi: 0.5 })
+        .buffer("v", bu * tu * hu * s, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("g", bu * tu * hu * s, Fill::Uniform { lo: -1.0, hi: 0.0 })
+        .buffer("beta", bu * tu * hu, Fill::Uniform { lo: 0.0, hi: 1.0 })
+        .buffer("a", hu, Fill::Uniform { lo: -2.0, hi: -0.1 })
+        .buffer("dt_bias", hu * s, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("slots", bu, Fill::Distinct { n: slots })
+        .buffer("state", slots as usize * hu * s * s, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("out", bu * tu * hu * s, Fill::Zeros)
+        .buffer("state_out", bu * hu * s * s, Fill::Zeros)
+        .scalar("n_k_heads", Literal::U32(hk))
+        .scalar("n_tokens", Literal::U32(t))
+}
+
+/// `ssm_conv`: `b` sequences of `t` new tokens over `channels` channels, conv states in a
+/// cache of `b + 2` rows, buffers sized for the widest window (4).
+fn ssm_conv(b: u32, t: u32, channels: u32) -> Case {
+    let (bu, tu, c) = (b as usize, t as usize, channels as usize);
+    Case::new(format!("B={b} T={t} C={channels}"), [channels.div_ceil(128), b, 1])
+        .buffer("x", bu * c * (3 + tu), Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("weight", c * 4, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("slots", bu, Fill::Distinct { n: b + 2 })
+        .buffer("conv_state", (bu + 2) * c * 3, Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("out", bu * tu * c, Fill::Zeros)
+        .scalar("channels", Literal::U32(channels))
+        .scalar("n_tokens", Literal::U32(t))
+}
+
+/// `ssm_scan`: `b` sequences of `t` tokens, `h` heads of `p` channels, `n` state entries,
+/// `groups` B/C groups, states in a cache of `b + 2` slots read through shuffled ids.
+fn ssm_scan(b: u32, t: u32, h: u32, p: u32, n: u32, groups: u32) -> Case {
+    let (bu, tu, hu, pu, nu, gu) = (b as usize, t as usize, h as usize, p as usize, n as usize, groups as usize);
+    Case::new(format!("B={b} T={t} H={h} P={p} N={n} groups={groups}"), [(h * p).div_ceil(64), b, 1])
+        .buffer("state", (bu + 2) * hu * pu * nu, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("x", bu * tu * hu * pu, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        // Both sides of softplus's threshold of 20.
+        .buffer("dt", bu * tu * hu, Fill::Uniform { lo: -4.0, hi: 24.0 })
+        .buffer("a", hu * nu, Fill::Uniform { lo: -2.0, hi: -0.05 })
+        .buffer("b_in", bu * tu * gu * nu, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("c_in", bu * tu * gu * nu, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("ids", bu, Fill::Distinct { n: b + 2 })
+        .buffer("y", bu * tu * hu * pu, Fill::Zeros)
+        .buffer("state_out", bu * hu * pu * nu, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(h))
+        .scalar("head_dim", Literal::U32(p))
+        .scalar("d_state", Literal::U32(n))
+        .scalar("n_groups", Literal::U32(groups))
+        .scalar("n_tokens", Literal::U32(t))
+}
+
+/// `copy_rows`: 6 rows of 260 values in entries of two rows, through a table of three
+/// distinct entries of four, between buffers of 8 rows of 300 with offsets.
+fn copy_rows() -> Case {
+    Case::new("6 rows x 260 values, entries of 2 rows, offsets 20 / 30", [2, 6, 1])
+        .buffer("src", 8 * 300, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("slots", 3, Fill::Distinct { n: 4 })
+        .buffer("dst", 8 * 300, Fill::Zeros)
+        .scalar("row_len", Literal::U32(260))
+        .scalar("per_entry", Literal::U32(2))
+        .scalar("src_stride", Literal::U32(300))
+        .scalar("src_offset", Literal::U32(20))
+        .scalar("dst_stride", Literal::U32(300))
+        .scalar("dst_offset", Literal::U32(30))
+        .scalar("n_src_rows", Literal::U32(8))
+        .scalar("n_dst_rows", Literal::U32(8))
+}
+
 /// The validation cases of a catalogue kernel, by name; `None` for a kernel without
 /// cases (the validator reports that as an error, never as a pass).
 pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
@@ -423,6 +499,14 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .buffer("keys", 12 * 128, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("prj", 32768, Fill::Uniform { lo: -2.0, hi: 2.0 })
             .buffer("out", 12 * 34, Fill::Zeros)],
+        // One token and several; GQA 2 and no broadcast.
+        "gated_delta_net" => vec![gated_delta_net(2, 1, 4, 2), gated_delta_net(3, 3, 2, 2)],
+        // Decode, prefill with a partial workgroup of channels.
+        "ssm_conv" => vec![ssm_conv(3, 1, 96), ssm_conv(2, 5, 200)],
+        // Mamba-2 shaped (P 8, N 16, two groups) and Mamba-1 shaped (P 1, N 16), the
+        // second with a partial workgroup.
+        "ssm_scan" => vec![ssm_scan(3, 2, 4, 8, 16, 2), ssm_scan(2, 3, 100, 1, 16, 1)],
+        "copy_rows" => vec![copy_rows()],
         "copy_words" => vec![Case::new("5000 words", [5, 1, 1])
             .buffer("src", 5000, Fill::Ints { lo: 0, hi: u32::MAX as i64 })
             .buffer("dst", 5000, Fill::Zeros)

@@ -7,6 +7,7 @@ pub mod attention;
 pub mod cases;
 pub mod copy;
 pub mod kvquant;
+pub mod linear;
 pub mod norm;
 pub mod softmax;
 

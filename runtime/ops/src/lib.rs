@@ -9,7 +9,9 @@
 //!   determinism grid.
 //! * [`kvquant`]: the KV-cache quantization formats (TBQ, QJL, Polar): encoders, score
 //!   kernels, fused attention, their host codecs.
-//! * [`fixture`] and [`kvquant::fixture`]: external fixture files run against their
+//! * [`linear`]: linear attention (gated delta net, short convolution, selective scan)
+//!   with the recurrent state in a slot cache, and their float64 references.
+//! * [`fixture`], [`kvquant::fixture`] and [`linear::fixture`]: external fixture files run against their
 //!   float64 references.
 
 pub mod attention;
@@ -17,5 +19,6 @@ mod device;
 pub mod fixture;
 mod json;
 pub mod kvquant;
+pub mod linear;
 
 pub use device::{Device, Timing};

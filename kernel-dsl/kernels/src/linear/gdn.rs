@@ -1,0 +1,137 @@
+//! The gated delta net (ggml `GATED_DELTA_NET`).
+
+use onekernel_macros::kernel;
+
+/// The gated delta rule, token by token, for each sequence `b` and value head `h`:
+/// decay the state `S ← exp(g)·S` (with `kda`, row `i` by `exp(g[i])`),
+/// `δ[j] = (v[j] − Σᵢ S[i][j]·k[i])·β`, `S[i][j] += k[i]·δ[j]`,
+/// `out[j] = (Σᵢ S[i][j]·q[i]) / √S`. Value head `h` reads q/k head `h % n_k_heads`
+/// (ggml's broadcast).
+///
+/// Layouts (row-major): `q`, `k` `[B][T][Hk][S]`; `v`, `out` `[B][T][H][S]`; `g`
+/// `[B][T][H]` (with `kda` `[B][T][H][S]`); `beta` `[B][T][H]`; states `[H][S][S]` per
+/// sequence, transposed as ggml stores them (`state[h][j][i] = S[i][j]`).
+///
+/// * `raw_gates`: `beta` and `g` are the projections' raw values: `β = σ(beta)`,
+///   `g ← a[h]·softplus(g + dt_bias)` with `dt_bias` `[H]` (with `kda` `[H][S]`).
+/// * `gather`: sequence `b` reads its state from slot `slots[b]` of the state cache
+///   `state` (else from `state[b]`).
+/// * `write_back`: the new state overwrites the state it was read from (else it goes to
+///   `state_out[b]` and `state` is only read).
+///
+/// Grid `[S/16, H, B]` (workgroups past column S do nothing): a workgroup owns 16 state columns `j` of one head; eight
+/// invocations share a column, invocation `p` holding rows `i = p + 8r` in registers,
+/// so a warp's loads are 32-byte runs of four state rows. The two sums per token are
+/// each invocation's `fma` chain over its rows in order of `r`, then the eight partial
+/// sums added in order of `p` through shared memory: a fixed order whatever the device's
+/// subgroup size, so every backend gives the interpreter's bits, and a sequence's bits do
+/// not depend on the batch, its slot or the number of tokens per call.
+#[kernel(
+    workgroup = 128,
+    variants(s_v = [16u32, 32, 64, 128], kda = [false, true], raw_gates = [false, true], gather = [false, true], write_back = [false, true])
+)]
+pub fn gated_delta_net(
+    #[len(num_groups().z * n_tokens * n_k_heads * s_v)] q: &[f32],
+    #[len(num_groups().z * n_tokens * n_k_heads * s_v)] k: &[f32],
+    #[len(num_groups().z * n_tokens * num_groups().y * s_v)] v: &[f32],
+    #[len(num_groups().z * n_tokens * num_groups().y * select(kda, s_v, 1))] g: &[f32],
+    #[len(num_groups().z * n_tokens * num_groups().y)] beta: &[f32],
+    #[len(select(raw_gates, num_groups().y, 1))] a: &[f32],
+    #[len(select(raw_gates, num_groups().y * select(kda, s_v, 1), 1))] dt_bias: &[f32],
+    #[len(select(gather, num_groups().z, 1))] slots: &[i32],
+    #[len(select(gather, 1, num_groups().z) * num_groups().y * s_v * s_v)] state: &mut [f32],
+    #[len(num_groups().z * n_tokens * num_groups().y * s_v)] out: &mut [f32],
+    #[len(select(write_back, 1, num_groups().z * num_groups().y * s_v * s_v))] state_out: &mut [f32],
+    #[push] n_k_heads: u32,
+    #[push] n_tokens: u32,
+) {
+    // Columns past S: a grid sized for a larger head (validation runs every head size
+    // on one grid) leaves those workgroups idle.
+    if group_id().x * 16 >= s_v {
+        return;
+    }
+    let n_heads = num_groups().y;
+    let h = group_id().y;
+    let b = group_id().z;
+    let hk = h % n_k_heads;
+    let col = local_id().x / 8;
+    let part = local_id().x % 8;
+    let j = group_id().x * 16 + col;
+    // Partial sums [16 columns][8 parts]: δ's in `red_k`, the output's in `red_q`, so a
+    // token needs two barriers (the next token's first write follows the second).
+    let red_k = shared::<f32, 128>();
+    let red_q = shared::<f32, 128>();
+    let mut slot = b;
+    if gather {
+        slot = slots[b] as u32;
+    }
+    let src = ((slot * n_heads + h) * s_v + j) * s_v;
+    // Rows i = part + 8r of column j.
+    let mut st = [0.0; 16];
+    for r in 0..s_v / 8 {
+        st[r] = state[src + part + 8 * r];
+    }
+    let inv_sqrt = 1.0 / sqrt(s_v as f32);
+    for t in 0..n_tokens {
+        let qk = ((b * n_tokens + t) * n_k_heads + hk) * s_v;
+        let th = (b * n_tokens + t) * n_heads + h;
+        let mut bt = beta[th];
+        if raw_gates {
+            bt = sigmoid(bt);
+        }
+        if kda {
+            for r in 0..s_v / 8 {
+                let i = part + 8 * r;
+                let mut gi = g[th * s_v + i];
+                if raw_gates {
+                    gi = a[h] * softplus(gi + dt_bias[h * s_v + i]);
+                }
+                st[r] = st[r] * exp(gi);
+            }
+        } else {
+            let mut gh = g[th];
+            if raw_gates {
+                gh = a[h] * softplus(gh + dt_bias[h]);
+            }
+            let decay = exp(gh);
+            for r in 0..s_v / 8 {
+                st[r] = st[r] * decay;
+            }
+        }
+        let mut sk = 0.0;
+        for r in 0..s_v / 8 {
+            sk = fma(st[r], k[qk + part + 8 * r], sk);
+        }
+        red_k[local_id().x] = sk;
+        barrier();
+        let mut kv = 0.0;
+        for p in 0..8u32 {
+            kv = kv + red_k[col * 8 + p];
+        }
+        let delta = (v[th * s_v + j] - kv) * bt;
+        let mut sq = 0.0;
+        for r in 0..s_v / 8 {
+            st[r] = fma(k[qk + part + 8 * r], delta, st[r]);
+            sq = fma(st[r], q[qk + part + 8 * r], sq);
+        }
+        red_q[local_id().x] = sq;
+        barrier();
+        if part == 0 {
+            let mut o = 0.0;
+            for p in 0..8u32 {
+                o = o + red_q[col * 8 + p];
+            }
+            out[th * s_v + j] = o * inv_sqrt;
+        }
+    }
+    if write_back {
+        for r in 0..s_v / 8 {
+            state[src + part + 8 * r] = st[r];
+        }
+    } else {
+        let dst = ((b * n_heads + h) * s_v + j) * s_v;
+        for r in 0..s_v / 8 {
+            state_out[dst + part + 8 * r] = st[r];
+        }
+    }
+}
