@@ -12,9 +12,11 @@
 #   validate  every kernel, variant and case bitwise against the interpreter (CUDA, Vulkan)
 #   fixtures  the decode-attention and KV-quant fixtures of tests/fixtures (CUDA, Vulkan)
 #   suites    the integration tests of the GPU launch paths (decode step, timed layers,
-#             preludes, CUDA backend, KV-quant formats, tensor cores)
+#             preludes, CUDA backend, KV-quant formats, tensor cores, linear attention)
 #   bench     `onekernel bench` (decode attention over the anchor shapes, with tensor cores)
 #   kvquant   `onekernel bench-kvquant` (KV-quant score kernels at L = 16384 and 65536)
+#   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
+#             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
 #
 # Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
@@ -30,7 +32,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 out=${EVIDENCE_DIR:-evidence/${gpu:-gpu}}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant anchors)
+[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear anchors)
 if [ -z "${ONEKERNEL:-}" ]; then
     echo "== building (cargo test --workspace --no-run)"
     cargo test --workspace --locked --no-run || exit 1
@@ -52,7 +54,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores linear_attention; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
@@ -60,9 +62,15 @@ for part in "${parts[@]}"; do
                   tail -n 2 "$out/bench.log" ;;
         kvquant)  "$ONEKERNEL" bench-kvquant --backend cuda,vulkan --evidence "$out" > "$out/bench-kvquant.md" 2> "$out/bench-kvquant.log" || status=1
                   tail -n 2 "$out/bench-kvquant.log" ;;
+        linear)   "$ONEKERNEL" bench-linear --backend cuda,vulkan --evidence "$out" > "$out/bench-linear.md" 2> "$out/bench-linear.log" || status=1
+                  tail -n 8 "$out/bench-linear.md"
+                  anchor=$(mktemp -d)/gdn_ggml
+                  nvcc -O3 -arch=native -o "$anchor" cli/anchors/gdn_ggml.cu > "$out/bench-gdn-ggml.log" 2>&1 \
+                      && "$anchor" 50 > "$out/bench-gdn-ggml.json" 2>> "$out/bench-gdn-ggml.log" || status=1
+                  grep -o '"form": "[a-z_]*", "n_seqs": [0-9]*, "n_heads": [0-9]*, "n_k_heads": [0-9]*\|"max_abs[^,]*\|"per_layer": {[^}]*}' "$out/bench-gdn-ggml.json" | paste - - - ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant anchors"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"

@@ -10,12 +10,14 @@
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
 //!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
+//! onekernel bench-linear [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
 
 mod bench;
 mod bench_kvquant;
+mod bench_linear;
 mod common;
 mod fixture;
 mod grid;
@@ -45,7 +47,7 @@ struct Options {
 }
 
 pub(crate) const USAGE: &str =
-    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -75,9 +77,12 @@ pub(crate) const USAGE: &str =
          measured in the same run and a bare read of the same bytes (the bound on any
          kernel), each as one dispatch and per layer of 32 launched back to back, and the
          launch floor (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
+  bench-linear  the gated delta net's decode step (S 128, H 32, Hk 16 and 32, B 1, 16,
+         64) with the fused state gather and write-back, one dispatch and per layer of 16,
+         against the driver copy of the same run (GPU machine; --quick: B 16)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
-  fixture   run external fixture files (decode-attention or elizaOS KV-quant schema) on the backends (comma list)
+  fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
          GPU backend present) against the reference interpreter, bitwise for exact kernels;
@@ -299,6 +304,7 @@ fn main() {
         Some("attention-grid") => grid::grid_cmd(&args[1..]),
         Some("bench") => bench::bench_cmd(&args[1..]),
         Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
+        Some("bench-linear") => bench_linear::bench_linear_cmd(&args[1..]),
         Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

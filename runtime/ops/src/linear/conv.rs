@@ -29,7 +29,7 @@ impl ConvInputs {
     /// Checks the counts and the weights; names the argument at fault.
     pub fn check(&self) -> Result<(), LinearError> {
         require(K, "d_conv", (2..=4).contains(&self.d_conv), || format!("window {} is not supported: it takes 2, 3 or 4", self.d_conv))?;
-        require(K, "channels", self.channels >= 1 && self.channels <= 1 << 24, || format!("is {}; it must be 1 … 2^24", self.channels))?;
+        require(K, "channels", (1..=1 << 24).contains(&self.channels), || format!("is {}; it must be 1 … 2^24", self.channels))?;
         check_count(K, "n_seqs", self.n_seqs)?;
         require(K, "n_tokens", self.n_tokens >= 1, || "is 0; a call takes at least one token".into())?;
         let values = self.n_seqs as u64 * self.channels as u64 * (self.d_conv as u64 - 1 + self.n_tokens as u64);

@@ -57,13 +57,14 @@ impl ScanInputs {
     pub fn check(&self) -> Result<(), LinearError> {
         check_count(K, "n_seqs", self.n_seqs)?;
         for (name, n) in [("n_heads", self.n_heads), ("head_dim", self.head_dim), ("d_state", self.d_state), ("n_groups", self.n_groups)] {
-            require(K, name, n >= 1 && n <= 1 << 16, || format!("is {n}; it must be 1 … 65536"))?;
+            require(K, name, (1..=1 << 16).contains(&n), || format!("is {n}; it must be 1 … 65536"))?;
         }
         require(K, "n_groups", self.n_groups.is_power_of_two(), || format!("{} is not a power of two (ggml's rule)", self.n_groups))?;
         require(K, "n_tokens", self.n_tokens >= 1, || "is 0; a call takes at least one token".into())?;
         let (b, t, h, p, n, g) =
             (self.n_seqs as u64, self.n_tokens as u64, self.n_heads as u64, self.head_dim as u64, self.d_state as u64, self.n_groups as u64);
-        let big = b * t * h * p > u32::MAX as u64 / 2 || b * h * p * n > u32::MAX as u64 / 2 || b * t * g * n > u32::MAX as u64 / 2;
+        // The grid has ⌈H·P/64⌉ workgroups along x.
+        let big = b * t * h * p > u32::MAX as u64 / 2 || b * h * p * n > u32::MAX as u64 / 2 || b * t * g * n > u32::MAX as u64 / 2 || h * p > 65_535 * 64;
         require(K, "n_tokens", !big, || "the buffers would pass 2^31 values".into())?;
         let u = |x: u64| x as usize;
         require_len(K, "x", self.x.len(), u(b * t * h * p))?;

@@ -1,0 +1,177 @@
+//! `onekernel bench-linear`: the decode step of a gated-delta-net layer (T = 1, S = 128,
+//! H = 32 value heads, Hk ∈ {16, 32} q/k heads, B ∈ {1, 16, 64} sequences) with the fused
+//! state gather and in-place write-back, against the driver copy measured in the same
+//! run. The state dominates the bytes (2 MiB read + 2 MiB written per sequence); the
+//! figure counts every byte the kernel must move (states, q, k, v, gates, output).
+//!
+//! Each shape is timed as one dispatch (median of N after 3 warm-ups, L2 flushed before
+//! each by `read_words` over 128 MiB) and as `LAYERS` layers back to back, each over its
+//! own state cache, L2 flushed before the unit (a decode step's recurrent layers); the
+//! per-layer figure is the unit's median / `LAYERS`. The cache holds B + 8 slots and the
+//! sequences read a shuffled subset, as a serving engine's recurrent cache would. The
+//! backends take turns on each shape after 20 copies each (clocks stay up). The ggml-
+//! style CUDA anchor runs beside this program (`cli/anchors/gdn_ggml.cu`, same shapes,
+//! same flush and timing method; `scripts/gpu-evidence.sh`, part `linear`).
+
+use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use anyhow::{bail, Context, Result};
+use onekernel_cli::harness::{
+    after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
+};
+use onekernel_ops::attention::batch::SeqRng;
+use onekernel_ops::linear::{GdnInputs, LinearError};
+use onekernel_ops::{Device, Timing};
+use onekernel_runtime::Prelude;
+
+/// Layers of the per-layer timing (a hybrid model's recurrent layers of one step; 16
+/// keeps B = 64's caches, 144 MiB each, within 2.3 GB).
+const LAYERS: u32 = 16;
+/// Value heads and head size (Qwen3-Next's).
+const HEADS: u32 = 32;
+const HEAD_SIZE: u32 = 128;
+/// Slots beyond the batch in the state cache.
+const SPARE_SLOTS: u32 = 8;
+/// The target: share of the device copy at B = 16 and 64.
+const GOAL: f64 = 0.85;
+
+/// A decode step of `b` sequences over `hk` q/k heads, its cache and slot table.
+struct Shape {
+    x: GdnInputs,
+    cache: Vec<f32>,
+    slots: Vec<i32>,
+}
+
+impl Shape {
+    fn new(b: u32, hk: u32, r: &mut SeqRng) -> Shape {
+        let (s, h) = (HEAD_SIZE, HEADS);
+        let mut vals = |n: u32, lo: f64, hi: f64| -> Vec<f32> { (0..n).map(|_| r.range(lo, hi) as f32).collect() };
+        let x = GdnInputs {
+            s_v: s,
+            n_heads: h,
+            n_k_heads: hk,
+            n_tokens: 1,
+            n_seqs: b,
+            kda: false,
+            q: vals(b * hk * s, -0.1, 0.1),
+            k: vals(b * hk * s, -0.1, 0.1),
+            v: vals(b * h * s, -1.0, 1.0),
+            g: vals(b * h, -0.1, 0.0),
+            beta: vals(b * h, 0.0, 1.0),
+            raw_gates: None,
+        };
+        let n_slots = b + SPARE_SLOTS;
+        let cache = vals(n_slots * h * s * s, -0.5, 0.5);
+        // A shuffled subset of the slots.
+        let mut pool: Vec<i32> = (0..n_slots as i32).collect();
+        for i in (1..pool.len()).rev() {
+            pool.swap(i, r.below(i as u32 + 1) as usize);
+        }
+        pool.truncate(b as usize);
+        Shape { x, cache, slots: pool }
+    }
+
+    /// Bytes the kernel must move: each state read and written, the inputs read, the
+    /// output written.
+    fn bytes(&self) -> usize {
+        let x = &self.x;
+        4 * (2 * x.n_seqs as usize * x.state_len() + x.q.len() + x.k.len() + x.v.len() + x.g.len() + x.beta.len() + x.v.len() + x.n_seqs as usize)
+    }
+}
+
+/// Times the fused step `runs` + [`WARMUP`] times as `layers` layers; the median unit's
+/// device time per layer in ns.
+fn time<'a>(dev: &mut Device<'a>, shape: &Shape, runs: usize, layers: u32, flush: &'a Prelude<'a>) -> Result<f64> {
+    dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
+    let mut cache = shape.cache.clone();
+    let ran: Result<_, LinearError> = dev.gated_delta_net_cached(&shape.x, &mut cache, Some(&shape.slots), true);
+    dev.set_timing(None);
+    ran?;
+    let ns: Vec<f64> = dev.last_times().first().map(|t| after_warmup(t).to_vec()).unwrap_or_default();
+    let m = median(&ns);
+    if !m.is_finite() {
+        bail!("{} does not measure device time", dev.backend().name());
+    }
+    Ok(m / layers as f64)
+}
+
+/// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
+pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
+    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+        BenchOptions::parse(args, true)?;
+    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
+        bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+    }
+    let runs = runs as usize;
+    let manifest = read_manifest(&out)?;
+    let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
+    let mut opened = open_list(&backends)?;
+    let driver_bytes = driver_copy_bytes(quick);
+    let mut driver = Vec::new();
+    for b in opened.iter_mut() {
+        let gbs = driver_copy_gbs(b.as_mut(), driver_bytes, Some(&flush))?.unwrap_or(f64::NAN);
+        eprintln!("{}: driver copy ({} MiB, read + write) {gbs:.1} GB/s", b.name(), driver_bytes >> 20);
+        driver.push(gbs);
+    }
+    let device_gbs = driver.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
+    let batches: &[u32] = if quick { &[16] } else { &[1, 16, 64] };
+    let mut r = SeqRng::new(0x6d7);
+    let warm: Vec<u32> = (0..24u32 << 20).collect();
+    let mut rows = String::new();
+    let mut records = Vec::new();
+    for &b in batches {
+        for hk in [16u32, 32] {
+            let shape = Shape::new(b, hk, &mut r);
+            let bytes = shape.bytes();
+            for be in opened.iter_mut() {
+                let name = be.name();
+                let mut dev = Device::new(be.as_mut(), &manifest, &out);
+                dev.set_timing(Some(Timing { runs: 20, layers: 1, apart: false, prelude: None }));
+                dev.copy_words(&warm).context("clock warm-up")?;
+                dev.set_timing(None);
+                let one = time(&mut dev, &shape, runs, 1, &flush)?;
+                let layer = time(&mut dev, &shape, runs.min(20), LAYERS, &flush)?;
+                let (g1, gl) = (bytes as f64 / one, bytes as f64 / layer);
+                let row = format!(
+                    "| {name} | {b} | 32 / {hk} | {bytes} | {:.2} | {g1:.1} | {:.1} % | {:.2} | {gl:.1} | {:.1} % |",
+                    one / 1e3,
+                    100.0 * g1 / device_gbs,
+                    layer / 1e3,
+                    100.0 * gl / device_gbs
+                );
+                eprintln!("{row}");
+                rows += &(row + "\n");
+                records.push(serde_json::json!({
+                    "backend": name, "device": dev.backend().info(), "n_seqs": b, "n_heads": HEADS, "n_k_heads": hk, "head_size": HEAD_SIZE,
+                    "n_tokens": 1, "cache_slots": b + SPARE_SLOTS, "bytes_moved": bytes,
+                    "one_dispatch": {"median_ns": one, "gb_per_s": g1, "fraction_of_device_copy": g1 / device_gbs},
+                    "per_layer": {"layers": LAYERS, "ns": layer, "gb_per_s": gl, "fraction_of_device_copy": gl / device_gbs},
+                }));
+            }
+        }
+    }
+    println!("device copy (the fastest driver copy of the run, read + write): {device_gbs:.1} GB/s; target at B = 16 and 64: {:.0} %", 100.0 * GOAL);
+    println!(
+        "| backend | B | H / Hk | bytes moved | one dispatch µs | GB/s | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    print!("{rows}");
+    if let Some(dir) = evidence {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let copies: Vec<_> = opened
+            .iter()
+            .zip(&driver)
+            .map(|(b, g)| serde_json::json!({"backend": b.name(), "api": driver_copy_api(b.name()), "bytes": driver_bytes, "gb_per_s": g}))
+            .collect();
+        let doc = serde_json::json!({
+            "command": command_line(), "unix_time": unix_time(), "runs": runs, "warmup": WARMUP,
+            "kernel": "gated_delta_net, fused state gather and in-place write-back (slots shuffled, B + 8 cache slots), T = 1, S = 128, H = 32",
+            "driver_copies": copies, "device_copy_gb_per_s": device_gbs, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
+            "goal": {"fraction_of_device_copy": GOAL, "at_batches": [16, 64]},
+            "results": records,
+        });
+        let p = dir.join("bench-linear.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+        eprintln!("evidence written to {}", p.display());
+    }
+    Ok(true)
+}
