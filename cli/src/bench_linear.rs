@@ -9,7 +9,10 @@
 //! own state cache, L2 flushed before the unit (a decode step's recurrent layers); the
 //! per-layer figure is the unit's median / `LAYERS`. The cache holds B + 8 slots and the
 //! sequences read a shuffled subset, as a serving engine's recurrent cache would. The
-//! backends take turns on each shape after 20 copies each (clocks stay up). The ggml-
+//! backends take turns on each shape after 20 copies each (clocks stay up). Beside each
+//! shape the generated `copy_words` copies the states' bytes (read + write), timed the
+//! same two ways: what a generated kernel moving those bytes with 4-byte accesses gets
+//! from the memory system on that backend. The ggml-
 //! style CUDA anchor runs beside this program (`cli/anchors/gdn_ggml.cu`, same shapes,
 //! same flush and timing method; `scripts/gpu-evidence.sh`, part `linear`).
 
@@ -78,12 +81,17 @@ impl Shape {
     }
 }
 
-/// Times the fused step `runs` + [`WARMUP`] times as `layers` layers; the median unit's
+/// Times `f`'s launch `runs` + [`WARMUP`] times as `layers` layers; the median unit's
 /// device time per layer in ns.
-fn time<'a>(dev: &mut Device<'a>, shape: &Shape, runs: usize, layers: u32, flush: &'a Prelude<'a>) -> Result<f64> {
+fn time<'a, E: std::error::Error + Send + Sync + 'static>(
+    dev: &mut Device<'a>,
+    runs: usize,
+    layers: u32,
+    flush: &'a Prelude<'a>,
+    f: impl FnOnce(&mut Device) -> Result<(), E>,
+) -> Result<f64> {
     dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
-    let mut cache = shape.cache.clone();
-    let ran: Result<_, LinearError> = dev.gated_delta_net_cached(&shape.x, &mut cache, Some(&shape.slots), true);
+    let ran = f(dev);
     dev.set_timing(None);
     ran?;
     let ns: Vec<f64> = dev.last_times().first().map(|t| after_warmup(t).to_vec()).unwrap_or_default();
@@ -92,6 +100,12 @@ fn time<'a>(dev: &mut Device<'a>, shape: &Shape, runs: usize, layers: u32, flush
         bail!("{} does not measure device time", dev.backend().name());
     }
     Ok(m / layers as f64)
+}
+
+/// The fused step of `shape` (gather and write-back through the shuffled slots).
+fn step(dev: &mut Device, shape: &Shape) -> Result<(), LinearError> {
+    let mut cache = shape.cache.clone();
+    dev.gated_delta_net_cached(&shape.x, &mut cache, Some(&shape.slots), true).map(|_| ())
 }
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
@@ -115,7 +129,9 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     let device_gbs = driver.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
     let batches: &[u32] = if quick { &[16] } else { &[1, 16, 64] };
     let mut r = SeqRng::new(0x6d7);
-    let warm: Vec<u32> = (0..24u32 << 20).collect();
+    // The clock warm-up's copy and the states' same-bytes copy (B = 64: 128 MiB).
+    let words: Vec<u32> = (0..batches.iter().max().copied().unwrap_or(1) * HEADS * HEAD_SIZE * HEAD_SIZE).collect();
+    let warm = &words[..words.len().min(24 << 20)];
     let mut rows = String::new();
     let mut records = Vec::new();
     for &b in batches {
@@ -126,17 +142,25 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
                 let name = be.name();
                 let mut dev = Device::new(be.as_mut(), &manifest, &out);
                 dev.set_timing(Some(Timing { runs: 20, layers: 1, apart: false, prelude: None }));
-                dev.copy_words(&warm).context("clock warm-up")?;
+                dev.copy_words(warm).context("clock warm-up")?;
                 dev.set_timing(None);
-                let one = time(&mut dev, &shape, runs, 1, &flush)?;
-                let layer = time(&mut dev, &shape, runs.min(20), LAYERS, &flush)?;
+                let one = time(&mut dev, runs, 1, &flush, |d| step(d, &shape))?;
+                let layer = time(&mut dev, runs.min(20), LAYERS, &flush, |d| step(d, &shape))?;
+                // The generated copy of the states' bytes (read + write), timed alike.
+                let state_words = &words[..b as usize * shape.x.state_len()];
+                let copy_one = time(&mut dev, runs, 1, &flush, |d| d.copy_words(state_words).map(|_| ()))?;
+                let copy_layer = time(&mut dev, runs.min(20), LAYERS, &flush, |d| d.copy_words(state_words).map(|_| ()))?;
                 let (g1, gl) = (bytes as f64 / one, bytes as f64 / layer);
+                let copy_bytes = 8.0 * state_words.len() as f64;
+                let (c1, cl) = (copy_bytes / copy_one, copy_bytes / copy_layer);
                 let row = format!(
-                    "| {name} | {b} | 32 / {hk} | {bytes} | {:.2} | {g1:.1} | {:.1} % | {:.2} | {gl:.1} | {:.1} % |",
+                    "| {name} | {b} | 32 / {hk} | {bytes} | {:.2} | {g1:.1} | {:.1} % | {:.2} | {gl:.1} | {:.1} % | {:.1} % / {:.1} % |",
                     one / 1e3,
                     100.0 * g1 / device_gbs,
                     layer / 1e3,
-                    100.0 * gl / device_gbs
+                    100.0 * gl / device_gbs,
+                    100.0 * c1 / device_gbs,
+                    100.0 * cl / device_gbs
                 );
                 eprintln!("{row}");
                 rows += &(row + "\n");
@@ -145,6 +169,9 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
                     "n_tokens": 1, "cache_slots": b + SPARE_SLOTS, "bytes_moved": bytes,
                     "one_dispatch": {"median_ns": one, "gb_per_s": g1, "fraction_of_device_copy": g1 / device_gbs},
                     "per_layer": {"layers": LAYERS, "ns": layer, "gb_per_s": gl, "fraction_of_device_copy": gl / device_gbs},
+                    "same_bytes_copy": {"kernel": "copy_words", "bytes": copy_bytes,
+                        "one_dispatch_ns": copy_one, "one_dispatch_fraction_of_device_copy": c1 / device_gbs,
+                        "per_layer_ns": copy_layer, "per_layer_fraction_of_device_copy": cl / device_gbs},
                 }));
             }
         }
@@ -153,7 +180,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     println!(
         "| backend | B | H / Hk | bytes moved | one dispatch µs | GB/s | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     print!("{rows}");
     if let Some(dir) = evidence {
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -19,13 +19,14 @@ use onekernel_macros::kernel;
 /// * `write_back`: the new state overwrites the state it was read from (else it goes to
 ///   `state_out[b]` and `state` is only read).
 ///
-/// Grid `[S/16, H, B]` (workgroups past column S do nothing): a workgroup owns 16 state columns `j` of one head; eight
-/// invocations share a column, invocation `p` holding rows `i = p + 8r` in registers,
-/// so a warp's loads are 32-byte runs of four state rows. The two sums per token are
-/// each invocation's `fma` chain over its rows in order of `r`, then the eight partial
-/// sums added in order of `p` through shared memory: a fixed order whatever the device's
-/// subgroup size, so every backend gives the interpreter's bits, and a sequence's bits do
-/// not depend on the batch, its slot or the number of tokens per call.
+/// Grid `[S·L/128, H, B]` with `L = min(S, 32)` lanes per column (workgroups past column
+/// S do nothing): a workgroup of 128 invocations owns `128/L` state columns `j` of one
+/// head; lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
+/// store of a warp covers whole rows, as many full 128-byte lines as a warp can. The two
+/// sums per token are each lane's `fma` chain over its rows in order of `r`, then the
+/// `L` lane sums added in lane order through shared memory: a fixed order whatever the
+/// device's subgroup size, so every backend gives the interpreter's bits, and a
+/// sequence's bits do not depend on the batch, its slot or the number of tokens per call.
 #[kernel(
     workgroup = 128,
     variants(s_v = [16u32, 32, 64, 128], kda = [false, true], raw_gates = [false, true], gather = [false, true], write_back = [false, true])
@@ -45,20 +46,23 @@ pub fn gated_delta_net(
     #[push] n_k_heads: u32,
     #[push] n_tokens: u32,
 ) {
+    // Lanes per column and columns per workgroup.
+    let lanes = min(s_v, 32u32);
+    let cols = 128 / lanes;
     // Columns past S: a grid sized for a larger head (validation runs every head size
     // on one grid) leaves those workgroups idle.
-    if group_id().x * 16 >= s_v {
+    if group_id().x * cols >= s_v {
         return;
     }
     let n_heads = num_groups().y;
     let h = group_id().y;
     let b = group_id().z;
     let hk = h % n_k_heads;
-    let col = local_id().x / 8;
-    let part = local_id().x % 8;
-    let j = group_id().x * 16 + col;
-    // Partial sums [16 columns][8 parts]: δ's in `red_k`, the output's in `red_q`, so a
-    // token needs two barriers (the next token's first write follows the second).
+    let col = local_id().x / lanes;
+    let lane = local_id().x % lanes;
+    let j = group_id().x * cols + col;
+    // Lane sums [columns][lanes]: δ's in `red_k`, the output's in `red_q`, so a token
+    // needs two barriers (the next token's first write follows the second).
     let red_k = shared::<f32, 128>();
     let red_q = shared::<f32, 128>();
     let mut slot = b;
@@ -66,10 +70,10 @@ pub fn gated_delta_net(
         slot = slots[b] as u32;
     }
     let src = ((slot * n_heads + h) * s_v + j) * s_v;
-    // Rows i = part + 8r of column j.
-    let mut st = [0.0; 16];
-    for r in 0..s_v / 8 {
-        st[r] = state[src + part + 8 * r];
+    // Rows i = lane + lanes·r of column j.
+    let mut st = [0.0; 4];
+    for r in 0..s_v / lanes {
+        st[r] = state[src + lane + lanes * r];
     }
     let inv_sqrt = 1.0 / sqrt(s_v as f32);
     for t in 0..n_tokens {
@@ -80,8 +84,8 @@ pub fn gated_delta_net(
             bt = sigmoid(bt);
         }
         if kda {
-            for r in 0..s_v / 8 {
-                let i = part + 8 * r;
+            for r in 0..s_v / lanes {
+                let i = lane + lanes * r;
                 let mut gi = g[th * s_v + i];
                 if raw_gates {
                     gi = a[h] * softplus(gi + dt_bias[h * s_v + i]);
@@ -94,44 +98,44 @@ pub fn gated_delta_net(
                 gh = a[h] * softplus(gh + dt_bias[h]);
             }
             let decay = exp(gh);
-            for r in 0..s_v / 8 {
+            for r in 0..s_v / lanes {
                 st[r] = st[r] * decay;
             }
         }
         let mut sk = 0.0;
-        for r in 0..s_v / 8 {
-            sk = fma(st[r], k[qk + part + 8 * r], sk);
+        for r in 0..s_v / lanes {
+            sk = fma(st[r], k[qk + lane + lanes * r], sk);
         }
         red_k[local_id().x] = sk;
         barrier();
         let mut kv = 0.0;
-        for p in 0..8u32 {
-            kv = kv + red_k[col * 8 + p];
+        for p in 0..lanes {
+            kv = kv + red_k[col * lanes + p];
         }
         let delta = (v[th * s_v + j] - kv) * bt;
         let mut sq = 0.0;
-        for r in 0..s_v / 8 {
-            st[r] = fma(k[qk + part + 8 * r], delta, st[r]);
-            sq = fma(st[r], q[qk + part + 8 * r], sq);
+        for r in 0..s_v / lanes {
+            st[r] = fma(k[qk + lane + lanes * r], delta, st[r]);
+            sq = fma(st[r], q[qk + lane + lanes * r], sq);
         }
         red_q[local_id().x] = sq;
         barrier();
-        if part == 0 {
+        if lane == 0 {
             let mut o = 0.0;
-            for p in 0..8u32 {
-                o = o + red_q[col * 8 + p];
+            for p in 0..lanes {
+                o = o + red_q[col * lanes + p];
             }
             out[th * s_v + j] = o * inv_sqrt;
         }
     }
     if write_back {
-        for r in 0..s_v / 8 {
-            state[src + part + 8 * r] = st[r];
+        for r in 0..s_v / lanes {
+            state[src + lane + lanes * r] = st[r];
         }
     } else {
         let dst = ((b * n_heads + h) * s_v + j) * s_v;
-        for r in 0..s_v / 8 {
-            state_out[dst + part + 8 * r] = st[r];
+        for r in 0..s_v / lanes {
+            state_out[dst + lane + lanes * r] = st[r];
         }
     }
 }

@@ -64,7 +64,8 @@ impl ScanInputs {
         let (b, t, h, p, n, g) =
             (self.n_seqs as u64, self.n_tokens as u64, self.n_heads as u64, self.head_dim as u64, self.d_state as u64, self.n_groups as u64);
         // The grid has ⌈H·P/64⌉ workgroups along x.
-        let big = b * t * h * p > u32::MAX as u64 / 2 || b * h * p * n > u32::MAX as u64 / 2 || b * t * g * n > u32::MAX as u64 / 2 || h * p > 65_535 * 64;
+        let big =
+            b * t * h * p > u32::MAX as u64 / 2 || b * h * p * n > u32::MAX as u64 / 2 || b * t * g * n > u32::MAX as u64 / 2 || h * p > 65_535 * 64;
         require(K, "n_tokens", !big, || "the buffers would pass 2^31 values".into())?;
         let u = |x: u64| x as usize;
         require_len(K, "x", self.x.len(), u(b * t * h * p))?;
