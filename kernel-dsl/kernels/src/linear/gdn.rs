@@ -22,9 +22,11 @@ use onekernel_macros::kernel;
 /// Grid `[S·L/128, H, B]` with `L = min(S, 32)` lanes per column (workgroups past column
 /// S do nothing): a workgroup of 128 invocations owns `128/L` state columns `j` of one
 /// head; lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
-/// store of a warp covers whole rows, as many full 128-byte lines as a warp can. The two
-/// sums per token are each lane's `fma` chain over its rows in order of `r`, then the
-/// `L` lane sums added in lane order through shared memory: a fixed order whatever the
+/// store of a warp covers whole rows, as many full 128-byte lines as a warp can. The
+/// token's gates are computed once per workgroup (one invocation per decay) and shared.
+/// The two sums per token are each lane's `fma` chain over its rows in order of `r`, then
+/// the `L` lane sums added through shared memory in a fixed tree (four quarters, each
+/// summed in lane order, then the quarters in order): a fixed order whatever the
 /// device's subgroup size, so every backend gives the interpreter's bits, and a
 /// sequence's bits do not depend on the batch, its slot or the number of tokens per call.
 #[kernel(
@@ -61,10 +63,16 @@ pub fn gated_delta_net(
     let col = local_id().x / lanes;
     let lane = local_id().x % lanes;
     let j = group_id().x * cols + col;
-    // Lane sums [columns][lanes]: δ's in `red_k`, the output's in `red_q`, so a token
-    // needs two barriers (the next token's first write follows the second).
+    // Lane sums [columns][lanes], then quarter sums [columns][4]: δ's in the `_k`
+    // arrays, the output's in the `_q` ones (each array's next write is two barriers
+    // after its last read).
     let red_k = shared::<f32, 128>();
     let red_q = shared::<f32, 128>();
+    let quarter_k = shared::<f32, 32>();
+    let quarter_q = shared::<f32, 32>();
+    // The token's gates, computed once per workgroup: [0, S) the row decays (one with
+    // the scalar gate), [128] β, [129] 1/√S.
+    let gates = shared::<f32, 130>();
     let mut slot = b;
     if gather {
         slot = slots[b] as u32;
@@ -75,57 +83,65 @@ pub fn gated_delta_net(
     for r in 0..s_v / lanes {
         st[r] = state[src + lane + lanes * r];
     }
-    let inv_sqrt = 1.0 / sqrt(s_v as f32);
+    if local_id().x == 0 {
+        gates[129] = 1.0 / sqrt(s_v as f32);
+    }
+    let me = local_id().x;
     for t in 0..n_tokens {
         let qk = ((b * n_tokens + t) * n_k_heads + hk) * s_v;
         let th = (b * n_tokens + t) * n_heads + h;
-        let mut bt = beta[th];
-        if raw_gates {
-            bt = sigmoid(bt);
-        }
-        if kda {
-            for r in 0..s_v / lanes {
-                let i = lane + lanes * r;
-                let mut gi = g[th * s_v + i];
-                if raw_gates {
-                    gi = a[h] * softplus(gi + dt_bias[h * s_v + i]);
-                }
-                st[r] = st[r] * exp(gi);
-            }
-        } else {
-            let mut gh = g[th];
+        // The exponentials (and the raw gates' sigmoid and softplus), once per row and
+        // workgroup rather than once per invocation.
+        if me < select(kda, s_v, 1) {
+            let mut gi = g[th * select(kda, s_v, 1) + me];
             if raw_gates {
-                gh = a[h] * softplus(gh + dt_bias[h]);
+                gi = a[h] * softplus(gi + dt_bias[h * select(kda, s_v, 1) + me]);
             }
-            let decay = exp(gh);
-            for r in 0..s_v / lanes {
-                st[r] = st[r] * decay;
-            }
+            gates[me] = exp(gi);
         }
+        if me == 0 {
+            let mut bt = beta[th];
+            if raw_gates {
+                bt = sigmoid(bt);
+            }
+            gates[128] = bt;
+        }
+        barrier();
         let mut sk = 0.0;
         for r in 0..s_v / lanes {
+            st[r] = st[r] * gates[select(kda, lane + lanes * r, 0)];
             sk = fma(st[r], k[qk + lane + lanes * r], sk);
         }
-        red_k[local_id().x] = sk;
+        red_k[me] = sk;
         barrier();
-        let mut kv = 0.0;
-        for p in 0..lanes {
-            kv = kv + red_k[col * lanes + p];
+        if lane < 4 {
+            let mut part = 0.0;
+            for m in 0..lanes / 4 {
+                part = part + red_k[col * lanes + lane * (lanes / 4) + m];
+            }
+            quarter_k[col * 4 + lane] = part;
         }
-        let delta = (v[th * s_v + j] - kv) * bt;
+        barrier();
+        let kv = ((quarter_k[col * 4] + quarter_k[col * 4 + 1]) + quarter_k[col * 4 + 2]) + quarter_k[col * 4 + 3];
+        let delta = (v[th * s_v + j] - kv) * gates[128];
         let mut sq = 0.0;
         for r in 0..s_v / lanes {
             st[r] = fma(k[qk + lane + lanes * r], delta, st[r]);
             sq = fma(st[r], q[qk + lane + lanes * r], sq);
         }
-        red_q[local_id().x] = sq;
+        red_q[me] = sq;
+        barrier();
+        if lane < 4 {
+            let mut part = 0.0;
+            for m in 0..lanes / 4 {
+                part = part + red_q[col * lanes + lane * (lanes / 4) + m];
+            }
+            quarter_q[col * 4 + lane] = part;
+        }
         barrier();
         if lane == 0 {
-            let mut o = 0.0;
-            for p in 0..lanes {
-                o = o + red_q[col * lanes + p];
-            }
-            out[th * s_v + j] = o * inv_sqrt;
+            let o = ((quarter_q[col * 4] + quarter_q[col * 4 + 1]) + quarter_q[col * 4 + 2]) + quarter_q[col * 4 + 3];
+            out[th * s_v + j] = o * gates[129];
         }
     }
     if write_back {
