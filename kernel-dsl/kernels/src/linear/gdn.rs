@@ -19,9 +19,9 @@ use onekernel_macros::kernel;
 /// * `write_back`: the new state overwrites the state it was read from (else it goes to
 ///   `state_out[b]` and `state` is only read).
 ///
-/// Grid `[S·L/128, H, B]` with `L = min(S, 32)` lanes per column (workgroups past column
-/// S do nothing): a workgroup of 128 invocations owns `128/L` state columns `j` of one
-/// head; lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
+/// Grid `[S·L/256, H, B]` with `L = min(S, 32)` lanes per column (workgroups past column
+/// S do nothing): a workgroup of 128 invocations owns `256/L` state columns `j` of one
+/// head, two per invocation; lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
 /// store of a warp covers whole rows, as many full 128-byte lines as a warp can. The
 /// token's gates are computed once per workgroup (one invocation per decay) and shared.
 /// The two sums per token are each lane's `fma` chain over its rows in order of `r`, then
@@ -48,28 +48,32 @@ pub fn gated_delta_net(
     #[push] n_k_heads: u32,
     #[push] n_tokens: u32,
 ) {
-    // Lanes per column and columns per workgroup.
+    // Lanes per column; each invocation serves two columns, `cols` apart (twice the
+    // loads in flight per invocation: the registers the kernel needs bound how many
+    // workgroups an SM holds, so a warp must keep more bytes in flight than one column).
     let lanes = min(s_v, 32u32);
     let cols = 128 / lanes;
     // Columns past S: a grid sized for a larger head (validation runs every head size
     // on one grid) leaves those workgroups idle.
-    if group_id().x * cols >= s_v {
+    if group_id().x * 2 * cols >= s_v {
         return;
     }
     let n_heads = num_groups().y;
     let h = group_id().y;
     let b = group_id().z;
     let hk = h % n_k_heads;
-    let col = local_id().x / lanes;
-    let lane = local_id().x % lanes;
-    let j = group_id().x * cols + col;
-    // Lane sums [columns][lanes], then quarter sums [columns][4]: δ's in the `_k`
+    let me = local_id().x;
+    let col = me / lanes;
+    let lane = me % lanes;
+    // Column c of this invocation: j0 + c·cols.
+    let j0 = group_id().x * 2 * cols + col;
+    // Lane sums [2][columns][lanes], then quarter sums [2][columns][4]: δ's in the `_k`
     // arrays, the output's in the `_q` ones (each array's next write is two barriers
     // after its last read).
-    let red_k = shared::<f32, 128>();
-    let red_q = shared::<f32, 128>();
-    let quarter_k = shared::<f32, 32>();
-    let quarter_q = shared::<f32, 32>();
+    let red_k = shared::<f32, 256>();
+    let red_q = shared::<f32, 256>();
+    let quarter_k = shared::<f32, 64>();
+    let quarter_q = shared::<f32, 64>();
     // The token's gates, computed once per workgroup: [0, S) the row decays (one with
     // the scalar gate), [128] β, [129] 1/√S.
     let gates = shared::<f32, 130>();
@@ -77,16 +81,17 @@ pub fn gated_delta_net(
     if gather {
         slot = slots[b] as u32;
     }
-    let src = ((slot * n_heads + h) * s_v + j) * s_v;
-    // Rows i = lane + lanes·r of column j.
-    let mut st = [0.0; 4];
-    for r in 0..s_v / lanes {
-        st[r] = state[src + lane + lanes * r];
+    let head = (slot * n_heads + h) * s_v;
+    // st[4c + r]: row i = lane + lanes·r of column j0 + c·cols.
+    let mut st = [0.0; 8];
+    for c in 0..2u32 {
+        for r in 0..s_v / lanes {
+            st[4 * c + r] = state[(head + j0 + c * cols) * s_v + lane + lanes * r];
+        }
     }
-    if local_id().x == 0 {
+    if me == 0 {
         gates[129] = 1.0 / sqrt(s_v as f32);
     }
-    let me = local_id().x;
     for t in 0..n_tokens {
         let qk = ((b * n_tokens + t) * n_k_heads + hk) * s_v;
         let th = (b * n_tokens + t) * n_heads + h;
@@ -107,51 +112,70 @@ pub fn gated_delta_net(
             gates[128] = bt;
         }
         barrier();
-        let mut sk = 0.0;
+        let mut kr = [0.0; 4];
+        let mut qr = [0.0; 4];
         for r in 0..s_v / lanes {
-            st[r] = st[r] * gates[select(kda, lane + lanes * r, 0)];
-            sk = fma(st[r], k[qk + lane + lanes * r], sk);
+            kr[r] = k[qk + lane + lanes * r];
+            qr[r] = q[qk + lane + lanes * r];
         }
-        red_k[me] = sk;
+        for c in 0..2u32 {
+            let mut sk = 0.0;
+            for r in 0..s_v / lanes {
+                st[4 * c + r] = st[4 * c + r] * gates[select(kda, lane + lanes * r, 0)];
+                sk = fma(st[4 * c + r], kr[r], sk);
+            }
+            red_k[128 * c + me] = sk;
+        }
         barrier();
         if lane < 4 {
-            let mut part = 0.0;
-            for m in 0..lanes / 4 {
-                part = part + red_k[col * lanes + lane * (lanes / 4) + m];
+            for c in 0..2u32 {
+                let mut part = 0.0;
+                for m in 0..lanes / 4 {
+                    part = part + red_k[128 * c + col * lanes + lane * (lanes / 4) + m];
+                }
+                quarter_k[32 * c + col * 4 + lane] = part;
             }
-            quarter_k[col * 4 + lane] = part;
         }
         barrier();
-        let kv = ((quarter_k[col * 4] + quarter_k[col * 4 + 1]) + quarter_k[col * 4 + 2]) + quarter_k[col * 4 + 3];
-        let delta = (v[th * s_v + j] - kv) * gates[128];
-        let mut sq = 0.0;
-        for r in 0..s_v / lanes {
-            st[r] = fma(k[qk + lane + lanes * r], delta, st[r]);
-            sq = fma(st[r], q[qk + lane + lanes * r], sq);
+        for c in 0..2u32 {
+            let at = 32 * c + col * 4;
+            let kv = ((quarter_k[at] + quarter_k[at + 1]) + quarter_k[at + 2]) + quarter_k[at + 3];
+            let delta = (v[th * s_v + j0 + c * cols] - kv) * gates[128];
+            let mut sq = 0.0;
+            for r in 0..s_v / lanes {
+                st[4 * c + r] = fma(kr[r], delta, st[4 * c + r]);
+                sq = fma(st[4 * c + r], qr[r], sq);
+            }
+            red_q[128 * c + me] = sq;
         }
-        red_q[me] = sq;
         barrier();
         if lane < 4 {
-            let mut part = 0.0;
-            for m in 0..lanes / 4 {
-                part = part + red_q[col * lanes + lane * (lanes / 4) + m];
+            for c in 0..2u32 {
+                let mut part = 0.0;
+                for m in 0..lanes / 4 {
+                    part = part + red_q[128 * c + col * lanes + lane * (lanes / 4) + m];
+                }
+                quarter_q[32 * c + col * 4 + lane] = part;
             }
-            quarter_q[col * 4 + lane] = part;
         }
         barrier();
         if lane == 0 {
-            let o = ((quarter_q[col * 4] + quarter_q[col * 4 + 1]) + quarter_q[col * 4 + 2]) + quarter_q[col * 4 + 3];
-            out[th * s_v + j] = o * gates[129];
+            for c in 0..2u32 {
+                let at = 32 * c + col * 4;
+                let o = ((quarter_q[at] + quarter_q[at + 1]) + quarter_q[at + 2]) + quarter_q[at + 3];
+                out[th * s_v + j0 + c * cols] = o * gates[129];
+            }
         }
     }
-    if write_back {
+    let dst = (b * n_heads + h) * s_v;
+    for c in 0..2u32 {
         for r in 0..s_v / lanes {
-            state[src + lane + lanes * r] = st[r];
-        }
-    } else {
-        let dst = ((b * n_heads + h) * s_v + j) * s_v;
-        for r in 0..s_v / lanes {
-            state_out[dst + lane + lanes * r] = st[r];
+            let i = lane + lanes * r;
+            if write_back {
+                state[(head + j0 + c * cols) * s_v + i] = st[4 * c + r];
+            } else {
+                state_out[(dst + j0 + c * cols) * s_v + i] = st[4 * c + r];
+            }
         }
     }
 }

@@ -124,8 +124,8 @@ impl GdnInputs {
     }
 
     fn groups(&self) -> [u32; 3] {
-        // `128 / min(S, 32)` columns per workgroup.
-        [self.s_v * self.s_v.min(32) / 128, self.n_heads, self.n_seqs]
+        // `256 / min(S, 32)` columns per workgroup.
+        [self.s_v * self.s_v.min(32) / 256, self.n_heads, self.n_seqs]
     }
 }
 
