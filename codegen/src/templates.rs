@@ -87,6 +87,11 @@ fn min_resident_workgroups(invocations: u64) -> u64 {
     (MIN_RESIDENT_INVOCATIONS / invocations.max(1)).max(1)
 }
 
+/// The kernel's `resident = N`, else the default for its workgroup size.
+fn min_blocks(k: &Kernel) -> u64 {
+    k.resident.map_or_else(|| min_resident_workgroups(k.workgroup_invocations()), u64::from)
+}
+
 /// Renders the source of one backend from the kernel and its analysis.
 pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, CodegenError> {
     let mut ctx = Context::new();
@@ -98,7 +103,7 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("doc", &k.doc.lines().collect::<Vec<_>>());
     ctx.insert("workgroup", &k.workgroup);
     ctx.insert("invocations", &k.workgroup_invocations());
-    ctx.insert("min_blocks", &min_resident_workgroups(k.workgroup_invocations()));
+    ctx.insert("min_blocks", &min_blocks(k));
     let (buffers, push, specs) = parameters(k, d);
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()

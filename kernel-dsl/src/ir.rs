@@ -177,6 +177,12 @@ pub struct Kernel {
     pub workgroup: [u32; 3],
     /// Determinism class.
     pub class: Determinism,
+    /// `resident = N`: workgroups the CUDA compiler is asked to keep resident per
+    /// multiprocessor (`__launch_bounds__`' minimum, which caps the registers per
+    /// invocation at 64 Ki / (N · invocations)); `None` for the default of 512
+    /// invocations. A hint for latency-bound kernels; other backends ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident: Option<u32>,
     /// Parameters in declaration order.
     pub params: Vec<Param>,
     /// Workgroup-shared arrays.

@@ -290,7 +290,7 @@ fn gated_delta_net(b: u32, t: u32, h: u32, hk: u32) -> Case {
     let s = 128usize;
     let (bu, tu, hu, hku) = (b as usize, t as usize, h as usize, hk as usize);
     let slots = b + 2;
-    Case::new(format!("B={b} T={t} H={h} Hk={hk}, {slots} state slots"), [16, h, b])
+    Case::new(format!("B={b} T={t} H={h} Hk={hk}, {slots} state slots"), [8, h, b])
         .buffer("q", bu * tu * hku * s, Fill::Uniform { lo: -0.5, hi: 0.5 })
         .buffer("k", bu * tu * hku * s, Fill::Uniform { lo: -0.5, hi: 0.5 })
         .buffer("v", bu * tu * hu * s, Fill::Uniform { lo: -1.0, hi: 1.0 })

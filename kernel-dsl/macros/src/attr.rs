@@ -1,5 +1,5 @@
 //! Parsing of the attribute arguments: `#[kernel(workgroup = …, exact | fast,
-//! variants(axis = [v, …], …))]`.
+//! resident = N, variants(axis = [v, …], …))]`.
 
 use onekernel_dsl::ir::Determinism;
 use onekernel_dsl::types::{Literal, StorageType};
@@ -21,16 +21,18 @@ pub enum Axis {
 pub struct KernelAttr {
     pub workgroup: [u32; 3],
     pub class: Determinism,
+    pub resident: Option<u32>,
     pub axes: Vec<Axis>,
 }
 
 const USAGE: &str = "expected `#[kernel(workgroup = N | (X, Y) | (X, Y, Z), exact | fast, \
-                     variants(axis = [values…], …))]`";
+                     resident = N, variants(axis = [values…], …))]`";
 
 pub fn parse(attr: proc_macro2::TokenStream) -> syn::Result<KernelAttr> {
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(attr)?;
-    let mut out = KernelAttr { workgroup: [0; 3], class: Determinism::Exact, axes: Vec::new() };
+    let mut out = KernelAttr { workgroup: [0; 3], class: Determinism::Exact, resident: None, axes: Vec::new() };
     let mut have_workgroup = false;
+    let mut resident_span = Span::call_site();
     let mut have_class = false;
     for m in metas {
         let key = m.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
@@ -46,6 +48,14 @@ pub fn parse(attr: proc_macro2::TokenStream) -> syn::Result<KernelAttr> {
                 have_class = true;
                 out.class = if key == "exact" { Determinism::Exact } else { Determinism::Fast };
             }
+            ("resident", Meta::NameValue(nv)) => {
+                let n = int_lit(&nv.value)?;
+                if n == 0 || n > 32 {
+                    return Err(syn::Error::new(nv.value.span(), "`resident` takes 1 … 32 workgroups per multiprocessor"));
+                }
+                out.resident = Some(n);
+                resident_span = nv.value.span();
+            }
             ("variants", Meta::List(list)) => {
                 let axes = Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated.parse2(list.tokens.clone())?;
                 for a in axes {
@@ -59,6 +69,15 @@ pub fn parse(attr: proc_macro2::TokenStream) -> syn::Result<KernelAttr> {
     }
     if !have_workgroup {
         return Err(syn::Error::new(Span::call_site(), format!("missing `workgroup = …`; {USAGE}")));
+    }
+    if let Some(n) = out.resident {
+        let invocations: u32 = out.workgroup.iter().product();
+        if n * invocations > 2048 {
+            return Err(syn::Error::new(
+                resident_span,
+                format!("`resident = {n}` workgroups of {invocations} invocations exceed the 2048 a multiprocessor holds"),
+            ));
+        }
     }
     Ok(out)
 }

@@ -177,6 +177,7 @@ fn build(func: &syn::ItemFn, attr: &KernelAttr, name: &str, type_args: &HashMap<
         doc,
         workgroup: attr.workgroup,
         class: attr.class,
+        resident: attr.resident,
         params: lw.params.clone(),
         shared: lw.shared.clone(),
         locals: lw.locals.clone(),

@@ -157,6 +157,7 @@ mod tests {
             doc: String::new(),
             workgroup: [1, 1, 1],
             class: crate::ir::Determinism::Exact,
+            resident: None,
             params: vec![],
             shared: vec![],
             locals: vec![],

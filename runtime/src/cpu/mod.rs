@@ -163,6 +163,7 @@ pub fn eval_function(name: &str, inputs: &[&[f32]]) -> Result<Vec<f32>, InterpEr
         doc: String::new(),
         workgroup: [lanes_n as u32, 1, 1],
         class: Determinism::Exact,
+        resident: None,
         params: vec![],
         shared: vec![],
         locals: f

@@ -19,9 +19,9 @@ use onekernel_macros::kernel;
 /// * `write_back`: the new state overwrites the state it was read from (else it goes to
 ///   `state_out[b]` and `state` is only read).
 ///
-/// Grid `[S·L/256, H, B]` with `L = min(S, 32)` lanes per column (workgroups past column
-/// S do nothing): a workgroup of 128 invocations owns `256/L` state columns `j` of one
-/// head, two per invocation; lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
+/// Grid `[max(S·L/512, 1), H, B]` with `L = min(S, 32)` lanes per column (workgroups past
+/// column S do nothing): a workgroup of 128 invocations owns `512/L` state columns `j` of
+/// one head (16 at S = 16), four per invocation (two at S = 16); lane `l` of a column holds rows `i = l + L·r` in registers, so each load and
 /// store of a warp covers whole rows, as many full 128-byte lines as a warp can. The
 /// token's gates are computed once per workgroup (one invocation per decay) and shared.
 /// The two sums per token are each lane's `fma` chain over its rows in order of `r`, then
@@ -29,8 +29,14 @@ use onekernel_macros::kernel;
 /// summed in lane order, then the quarters in order): a fixed order whatever the
 /// device's subgroup size, so every backend gives the interpreter's bits, and a
 /// sequence's bits do not depend on the batch, its slot or the number of tokens per call.
+///
+/// `resident = 10`: the kernel is bound by the latency of its state loads, each
+/// workgroup resident on an SM keeping 16 KiB of them in flight; at the default register
+/// budget nvcc gives it more registers and fewer workgroups per SM (docs/PERFORMANCE.md,
+/// "Linear attention").
 #[kernel(
     workgroup = 128,
+    resident = 10,
     variants(s_v = [16u32, 32, 64, 128], kda = [false, true], raw_gates = [false, true], gather = [false, true], write_back = [false, true])
 )]
 pub fn gated_delta_net(
@@ -48,14 +54,15 @@ pub fn gated_delta_net(
     #[push] n_k_heads: u32,
     #[push] n_tokens: u32,
 ) {
-    // Lanes per column; each invocation serves two columns, `cols` apart (twice the
-    // loads in flight per invocation: the registers the kernel needs bound how many
-    // workgroups an SM holds, so a warp must keep more bytes in flight than one column).
+    // Lanes per column; each invocation serves four columns `cols` apart (two at S = 16,
+    // whose 16 columns are then one workgroup's): the registers the kernel needs bound
+    // how many workgroups an SM holds, so a warp must keep more bytes in flight than one
+    // column's (docs/PERFORMANCE.md, "Linear attention").
     let lanes = min(s_v, 32u32);
     let cols = 128 / lanes;
     // Columns past S: a grid sized for a larger head (validation runs every head size
     // on one grid) leaves those workgroups idle.
-    if group_id().x * 2 * cols >= s_v {
+    if group_id().x * select(s_v == 16, 2u32, 4u32) * cols >= s_v {
         return;
     }
     let n_heads = num_groups().y;
@@ -66,14 +73,14 @@ pub fn gated_delta_net(
     let col = me / lanes;
     let lane = me % lanes;
     // Column c of this invocation: j0 + c·cols.
-    let j0 = group_id().x * 2 * cols + col;
-    // Lane sums [2][columns][lanes], then quarter sums [2][columns][4]: δ's in the `_k`
+    let j0 = group_id().x * select(s_v == 16, 2u32, 4u32) * cols + col;
+    // Lane sums [4][columns][lanes], then quarter sums [4][columns][4]: δ's in the `_k`
     // arrays, the output's in the `_q` ones (each array's next write is two barriers
     // after its last read).
-    let red_k = shared::<f32, 256>();
-    let red_q = shared::<f32, 256>();
-    let quarter_k = shared::<f32, 64>();
-    let quarter_q = shared::<f32, 64>();
+    let red_k = shared::<f32, 512>();
+    let red_q = shared::<f32, 512>();
+    let quarter_k = shared::<f32, 128>();
+    let quarter_q = shared::<f32, 128>();
     // The token's gates, computed once per workgroup: [0, S) the row decays (one with
     // the scalar gate), [128] β, [129] 1/√S.
     let gates = shared::<f32, 130>();
@@ -83,8 +90,8 @@ pub fn gated_delta_net(
     }
     let head = (slot * n_heads + h) * s_v;
     // st[4c + r]: row i = lane + lanes·r of column j0 + c·cols.
-    let mut st = [0.0; 8];
-    for c in 0..2u32 {
+    let mut st = [0.0; 16];
+    for c in 0..select(s_v == 16, 2u32, 4u32) {
         for r in 0..s_v / lanes {
             st[4 * c + r] = state[(head + j0 + c * cols) * s_v + lane + lanes * r];
         }
@@ -118,7 +125,7 @@ pub fn gated_delta_net(
             kr[r] = k[qk + lane + lanes * r];
             qr[r] = q[qk + lane + lanes * r];
         }
-        for c in 0..2u32 {
+        for c in 0..select(s_v == 16, 2u32, 4u32) {
             let mut sk = 0.0;
             for r in 0..s_v / lanes {
                 st[4 * c + r] = st[4 * c + r] * gates[select(kda, lane + lanes * r, 0)];
@@ -128,7 +135,7 @@ pub fn gated_delta_net(
         }
         barrier();
         if lane < 4 {
-            for c in 0..2u32 {
+            for c in 0..select(s_v == 16, 2u32, 4u32) {
                 let mut part = 0.0;
                 for m in 0..lanes / 4 {
                     part = part + red_k[128 * c + col * lanes + lane * (lanes / 4) + m];
@@ -137,7 +144,7 @@ pub fn gated_delta_net(
             }
         }
         barrier();
-        for c in 0..2u32 {
+        for c in 0..select(s_v == 16, 2u32, 4u32) {
             let at = 32 * c + col * 4;
             let kv = ((quarter_k[at] + quarter_k[at + 1]) + quarter_k[at + 2]) + quarter_k[at + 3];
             let delta = (v[th * s_v + j0 + c * cols] - kv) * gates[128];
@@ -150,7 +157,7 @@ pub fn gated_delta_net(
         }
         barrier();
         if lane < 4 {
-            for c in 0..2u32 {
+            for c in 0..select(s_v == 16, 2u32, 4u32) {
                 let mut part = 0.0;
                 for m in 0..lanes / 4 {
                     part = part + red_q[128 * c + col * lanes + lane * (lanes / 4) + m];
@@ -160,7 +167,7 @@ pub fn gated_delta_net(
         }
         barrier();
         if lane == 0 {
-            for c in 0..2u32 {
+            for c in 0..select(s_v == 16, 2u32, 4u32) {
                 let at = 32 * c + col * 4;
                 let o = ((quarter_q[at] + quarter_q[at + 1]) + quarter_q[at + 2]) + quarter_q[at + 3];
                 out[th * s_v + j0 + c * cols] = o * gates[129];
@@ -168,7 +175,7 @@ pub fn gated_delta_net(
         }
     }
     let dst = (b * n_heads + h) * s_v;
-    for c in 0..2u32 {
+    for c in 0..select(s_v == 16, 2u32, 4u32) {
         for r in 0..s_v / lanes {
             let i = lane + lanes * r;
             if write_back {

@@ -124,8 +124,8 @@ impl GdnInputs {
     }
 
     fn groups(&self) -> [u32; 3] {
-        // `256 / min(S, 32)` columns per workgroup.
-        [self.s_v * self.s_v.min(32) / 256, self.n_heads, self.n_seqs]
+        // `512 / min(S, 32)` columns per workgroup, all 16 at S = 16.
+        [(self.s_v * self.s_v.min(32) / 512).max(1), self.n_heads, self.n_seqs]
     }
 }
 
