@@ -178,7 +178,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     }
     println!("device copy (the fastest driver copy of the run, read + write): {device_gbs:.1} GB/s; target at B = 16 and 64: {:.0} %", 100.0 * GOAL);
     println!(
-        "| backend | B | H / Hk | bytes moved | one dispatch µs | GB/s | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy |"
+        "| backend | B | H / Hk | bytes moved | one dispatch µs | GB/s | of device copy | per layer µs ({LAYERS} layers) | GB/s | of device copy | copy_words of the states' bytes: of device copy, one / per layer |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     print!("{rows}");
