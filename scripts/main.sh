@@ -2,7 +2,8 @@
 # The main job: regenerate every kernel for every backend (CUDA, GLSL -> SPIR-V validated
 # with spirv-val and cross-checked by reflection, MSL), check that generated/ is up to
 # date, and validate every kernel, variant and case bitwise against the reference
-# interpreter on the backends present (Vulkan: lavapipe or a GPU; CUDA: an NVIDIA GPU),
+# interpreter on the backends present (Vulkan: lavapipe or a GPU; CUDA: an NVIDIA GPU;
+# msl-emu: the generated MSL compiled as C++ and run on the CPU),
 # writing evidence JSON to target/evidence. Installs (or checks) the system packages
 # it needs first.
 #
@@ -20,5 +21,5 @@ echo "== onekernel gen"
 "$onekernel" gen
 echo "== onekernel check"
 "$onekernel" check
-echo "== onekernel validate --backend all"
-"$onekernel" validate --backend all --evidence "${CARGO_TARGET_DIR:-target}/evidence"
+echo "== onekernel validate --backend all,msl-emu"
+"$onekernel" validate --backend all,msl-emu --evidence "${CARGO_TARGET_DIR:-target}/evidence"

@@ -81,7 +81,8 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
             "cpu" => &["cpu"],
             "vulkan" => &["vulkan"],
             "cuda" => &["cuda"],
-            other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda or all, or a comma list of them"),
+            "msl-emu" => &["msl-emu"],
+            other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda, msl-emu or all, or a comma list of them"),
         };
         for n in these {
             if !names.contains(n) {
@@ -94,6 +95,7 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
         let opened: Result<Box<dyn Backend>, BackendError> = match n {
             "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
             "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
+            "msl-emu" => onekernel_runtime::msl_emu::MslEmu::new().map(|v| Box::new(v) as Box<dyn Backend>),
             _ => onekernel_runtime::cuda::Cuda::new().map(|v| Box::new(v) as Box<dyn Backend>),
         };
         match opened {

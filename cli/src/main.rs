@@ -4,7 +4,7 @@
 //! onekernel gen   [--out DIR] [--kernel NAME]… [--threads N]
 //! onekernel check [--out DIR] [--threads N]
 //! onekernel list  [--kernel NAME]…
-//! onekernel validate [--backend cpu|vulkan|cuda|all] [--kernel NAME]… [--variant LABEL]
+//! onekernel validate [--backend cpu|vulkan|cuda|msl-emu|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
@@ -48,13 +48,14 @@ struct Options {
 
 pub(crate) const USAGE: &str =
     "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
-                 [--backend cpu|vulkan|cuda|all] [--variant LABEL] [--seed N] [--evidence DIR]
+                 [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
          into DIR, with the manifest
 
   Without --out, DIR is ./generated when it holds a manifest, else the generated/ of the
-  checkout this binary was built from. --backend takes cpu, vulkan, cuda, all or a comma list.
+  checkout this binary was built from. --backend takes cpu, vulkan, cuda, msl-emu (the
+  generated MSL run on the CPU), all (every GPU backend present) or a comma list.
 
   check  regenerate in memory and compare with DIR; exit 1 and list what differs
   list   kernels, their variants and backends

@@ -219,3 +219,39 @@ fn cli_runs_a_fixture_from_another_directory_and_says_where_the_kernels_are_miss
     let (_, _, help) = onekernel(&["--help"]);
     assert!(!help.to_lowercase().contains("issue") && !help.contains(".md"), "{help}");
 }
+
+/// The MSL emulator from the command line: `validate --backend msl-emu` on one kernel
+/// family, and every shared fixture with `fixture --backend msl-emu` (the whole catalogue
+/// runs on msl-emu in `tests/tests/msl_emu.rs`).
+#[test]
+fn cli_validates_and_runs_every_fixture_on_msl_emu() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let (code, out, err) = onekernel(&["validate", "--backend", "msl-emu", "--kernel", "ssm_conv", "--out", gen]);
+    if err.contains("msl-emu: skipped") {
+        assert!(std::env::var("CI").is_err(), "msl-emu (clang++) is required in CI: {err}");
+        println!("SKIPPED on msl-emu: {err}");
+        return;
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("msl-emu") && l.contains(" ok ")).count(), 24 * 2, "{out}");
+    let fixtures = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures"));
+    let mut files: Vec<String> = Vec::new();
+    for family in std::fs::read_dir(fixtures).unwrap() {
+        let family = family.unwrap().path();
+        if family.is_dir() {
+            for f in std::fs::read_dir(&family).unwrap() {
+                let p = f.unwrap().path();
+                if p.extension().is_some_and(|e| e == "json") {
+                    files.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(files.len() >= 14, "{files:?}");
+    let mut args: Vec<&str> = vec!["fixture"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--backend", "msl-emu", "--out", gen]);
+    let (code, out, err) = onekernel(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.lines().filter(|l| l.contains(" msl-emu ") && l.ends_with(" ok")).count(), files.len(), "{out}");
+}

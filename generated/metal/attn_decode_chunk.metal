@@ -85,16 +85,19 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint head_dim [[function_constant(0)]];
-constant uint head_dim_v = is_function_constant_defined(head_dim) ? head_dim : 128u;
-constant bool paged [[function_constant(1)]];
-constant bool paged_v = is_function_constant_defined(paged) ? paged : false;
-constant bool deterministic [[function_constant(2)]];
-constant bool deterministic_v = is_function_constant_defined(deterministic) ? deterministic : false;
-constant bool async_k [[function_constant(3)]];
-constant bool async_k_v = is_function_constant_defined(async_k) ? async_k : false;
-constant bool long_pairs [[function_constant(4)]];
-constant bool long_pairs_v = is_function_constant_defined(long_pairs) ? long_pairs : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, head_dim, 0, 128u)
+OK_FUNCTION_CONSTANT(bool, paged, 1, false)
+OK_FUNCTION_CONSTANT(bool, deterministic, 2, false)
+OK_FUNCTION_CONSTANT(bool, async_k, 3, false)
+OK_FUNCTION_CONSTANT(bool, long_pairs, 4, false)
 struct ok_push_attn_decode_chunk {
     uint n_heads; // offset 0
     uint n_kv_heads; // offset 4

@@ -81,10 +81,16 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant bool paged [[function_constant(0)]];
-constant bool paged_v = is_function_constant_defined(paged) ? paged : false;
-constant bool stages3 [[function_constant(1)]];
-constant bool stages3_v = is_function_constant_defined(stages3) ? stages3 : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(bool, paged, 0, false)
+OK_FUNCTION_CONSTANT(bool, stages3, 1, false)
 struct ok_push_attn_decode_chunk_mma {
     uint n_heads; // offset 0
     uint n_kv_heads; // offset 4

@@ -74,12 +74,17 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint head_dim [[function_constant(0)]];
-constant uint head_dim_v = is_function_constant_defined(head_dim) ? head_dim : 128u;
-constant bool deterministic [[function_constant(1)]];
-constant bool deterministic_v = is_function_constant_defined(deterministic) ? deterministic : false;
-constant bool early_loads [[function_constant(2)]];
-constant bool early_loads_v = is_function_constant_defined(early_loads) ? early_loads : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, head_dim, 0, 128u)
+OK_FUNCTION_CONSTANT(bool, deterministic, 1, false)
+OK_FUNCTION_CONSTANT(bool, early_loads, 2, false)
 struct ok_push_attn_decode_combine {
     uint n_heads; // offset 0
     uint n_chunks; // offset 4

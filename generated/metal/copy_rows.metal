@@ -68,8 +68,15 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint table [[function_constant(0)]];
-constant uint table_v = is_function_constant_defined(table) ? table : 0u;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, table, 0, 0u)
 struct ok_push_copy_rows {
     uint row_len; // offset 0
     uint per_entry; // offset 4

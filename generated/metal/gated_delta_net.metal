@@ -93,16 +93,19 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint s_v [[function_constant(0)]];
-constant uint s_v_v = is_function_constant_defined(s_v) ? s_v : 16u;
-constant bool kda [[function_constant(1)]];
-constant bool kda_v = is_function_constant_defined(kda) ? kda : false;
-constant bool raw_gates [[function_constant(2)]];
-constant bool raw_gates_v = is_function_constant_defined(raw_gates) ? raw_gates : false;
-constant bool gather [[function_constant(3)]];
-constant bool gather_v = is_function_constant_defined(gather) ? gather : false;
-constant bool write_back [[function_constant(4)]];
-constant bool write_back_v = is_function_constant_defined(write_back) ? write_back : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, s_v, 0, 16u)
+OK_FUNCTION_CONSTANT(bool, kda, 1, false)
+OK_FUNCTION_CONSTANT(bool, raw_gates, 2, false)
+OK_FUNCTION_CONSTANT(bool, gather, 3, false)
+OK_FUNCTION_CONSTANT(bool, write_back, 4, false)
 struct ok_push_gated_delta_net {
     uint n_k_heads; // offset 0
     uint n_tokens; // offset 4

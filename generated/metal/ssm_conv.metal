@@ -71,14 +71,18 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint d_conv [[function_constant(0)]];
-constant uint d_conv_v = is_function_constant_defined(d_conv) ? d_conv : 2u;
-constant bool silu [[function_constant(1)]];
-constant bool silu_v = is_function_constant_defined(silu) ? silu : false;
-constant bool in_place [[function_constant(2)]];
-constant bool in_place_v = is_function_constant_defined(in_place) ? in_place : false;
-constant bool gather [[function_constant(3)]];
-constant bool gather_v = is_function_constant_defined(gather) ? gather : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, d_conv, 0, 2u)
+OK_FUNCTION_CONSTANT(bool, silu, 1, false)
+OK_FUNCTION_CONSTANT(bool, in_place, 2, false)
+OK_FUNCTION_CONSTANT(bool, gather, 3, false)
 struct ok_push_ssm_conv {
     uint channels; // offset 0
     uint n_tokens; // offset 4

@@ -72,8 +72,15 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant bool mamba2 [[function_constant(0)]];
-constant bool mamba2_v = is_function_constant_defined(mamba2) ? mamba2 : false;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(bool, mamba2, 0, false)
 struct ok_push_ssm_scan {
     uint n_heads; // offset 0
     uint head_dim; // offset 4

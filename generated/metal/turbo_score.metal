@@ -73,8 +73,15 @@ static inline uint ok_f32_to_f16(float f) {
     return sign | h;
 }
 
-constant uint format [[function_constant(0)]];
-constant uint format_v = is_function_constant_defined(format) ? format : 0u;
+// Function constants: `name_v` is the value the pipeline set, else the default. Through
+// a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
+// its value at compile time.
+#ifndef OK_FUNCTION_CONSTANT
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    constant T name [[function_constant(id)]]; \
+    constant T name##_v = is_function_constant_defined(name) ? name : dflt;
+#endif
+OK_FUNCTION_CONSTANT(uint, format, 0, 0u)
 struct ok_push_turbo_score {
     uint n_heads; // offset 0
     uint n_kv_heads; // offset 4

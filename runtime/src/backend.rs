@@ -12,7 +12,7 @@ use thiserror::Error;
 /// What a backend runs on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DeviceInfo {
-    /// `cpu`, `vulkan` or `cuda`.
+    /// `cpu`, `vulkan`, `cuda` or `msl-emu`.
     pub backend: String,
     /// Device name as the driver reports it.
     pub device: String,
@@ -134,7 +134,7 @@ pub enum BackendError {
 
 /// A device that runs generated kernels.
 pub trait Backend {
-    /// `cpu`, `vulkan` or `cuda`.
+    /// `cpu`, `vulkan`, `cuda` or `msl-emu`.
     fn name(&self) -> &'static str;
     /// The device.
     fn info(&self) -> &DeviceInfo;

@@ -2,9 +2,9 @@
 //!
 //! Runs generated kernels and proves them against the reference interpreter. One
 //! [`Backend`] trait (name, device, launch, and one timed primitive, [`Backend::time`])
-//! with three implementations: [`cpu`], the reference interpreter whose results define
-//! what every GPU backend must reproduce bit for bit; [`vulkan`] (ash); [`cuda`] (cudarc
-//! and NVRTC). [`validate`] runs every kernel, variant and validation case on a backend
+//! with four implementations: [`cpu`], the reference interpreter whose results define
+//! what every other backend must reproduce bit for bit; [`vulkan`] (ash); [`cuda`]
+//! (cudarc and NVRTC); [`msl_emu`], the generated MSL compiled as C++ and run on the CPU. [`validate`] runs every kernel, variant and validation case on a backend
 //! and compares it with the interpreter.
 //!
 //! The applications built on it (decode attention, KV-cache quantization, external
@@ -15,6 +15,7 @@ pub mod backend;
 pub mod buffer;
 pub mod cpu;
 pub mod cuda;
+pub mod msl_emu;
 pub mod validate;
 pub mod vulkan;
 

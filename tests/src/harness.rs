@@ -4,6 +4,7 @@
 use onekernel_dsl::manifest::Manifest;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::cuda::Cuda;
+use onekernel_runtime::msl_emu::MslEmu;
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::Backend;
 use std::path::PathBuf;
@@ -50,6 +51,29 @@ pub fn gpu_backends() -> Vec<Box<dyn Backend>> {
     match Cuda::new() {
         Ok(c) => v.push(Box::new(c)),
         Err(e) => println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
+    }
+    v
+}
+
+/// The msl-emu backend (the generated MSL run on the CPU), or `None` after a SKIPPED line
+/// where there is no `clang++` (never in CI, which installs it).
+pub fn msl_emu_or_skip() -> Option<MslEmu> {
+    match MslEmu::new() {
+        Ok(e) => Some(e),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "msl-emu (clang++) is required in CI: {e}");
+            println!("SKIPPED on msl-emu: {e}");
+            None
+        }
+    }
+}
+
+/// [`all_backends`], then msl-emu: where the fixtures and the kernel families' own
+/// tests run.
+pub fn all_backends_and_msl_emu() -> Vec<Box<dyn Backend>> {
+    let mut v = all_backends();
+    if let Some(e) = msl_emu_or_skip() {
+        v.push(Box::new(e));
     }
     v
 }

@@ -5,7 +5,7 @@
 //! (truncated blocks, wrong counts, unknown kernels or layouts) are errors before launch.
 
 use onekernel_ops::kvquant::fixture::run_eliza;
-use onekernel_tests::harness::{all_backends, cpu, manifest, root};
+use onekernel_tests::harness::{all_backends_and_msl_emu, cpu, manifest, root};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> Value {
@@ -19,7 +19,7 @@ const FILES: [&str; 5] =
 #[test]
 fn every_eliza_fixture_passes_on_every_backend() {
     let m = manifest();
-    for mut b in all_backends() {
+    for mut b in all_backends_and_msl_emu() {
         for name in FILES {
             let r = run_eliza(&fixture(name), &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
                 .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));

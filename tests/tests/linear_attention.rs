@@ -21,7 +21,7 @@ use onekernel_ops::linear::{reference, ConvInputs, GdnInputs, LinearError, RawGa
 use onekernel_ops::Device;
 use onekernel_runtime::validate::splitmix;
 use onekernel_runtime::Backend;
-use onekernel_tests::harness::{all_backends, manifest, root};
+use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
 use std::path::PathBuf;
 
 fn generated() -> PathBuf {
@@ -64,7 +64,7 @@ fn gdn(seed: u64, s: u32, h: u32, hk: u32, t: u32, b: u32, kda: bool, raw: bool)
 fn each_backend(mut f: impl FnMut(&mut Device, &str)) {
     let m: Manifest = manifest();
     let artifacts = generated();
-    for mut b in all_backends() {
+    for mut b in all_backends_and_msl_emu() {
         let name = b.name().to_string();
         let backend: &mut dyn Backend = b.as_mut();
         f(&mut Device::new(backend, &m, &artifacts), &name);

@@ -1,0 +1,171 @@
+// onekernel msl-emu: the subset of the Metal Shading Language that onekernel's generated
+// MSL uses, as C++17, so a generated .metal file compiles with clang on Linux and runs on
+// the CPU. What each piece means under Metal's rules, and what only Apple hardware can
+// prove, is in docs/RUNTIME.md ("msl-emu").
+//
+// * Address spaces: `device` is ordinary memory, `constant` is `const`, and a
+//   `threadgroup` array declared in a kernel is a function-local `static`: every
+//   invocation of a threadgroup runs the same function on its own fiber, so the array is
+//   shared by them; threadgroups run one after another, never at once.
+// * Invocations are fibers (ucontext). `threadgroup_barrier` suspends the calling fiber
+//   until every invocation of its threadgroup has reached a barrier, `simdgroup_barrier`
+//   until every invocation of its SIMD group (32 consecutive invocations, Apple GPUs'
+//   width) has reached one; between barriers
+//   fibers run one at a time in invocation order, so a missing barrier shows up as an
+//   invocation reading what another has not written yet. A threadgroup in which some
+//   invocations finish while others wait at a barrier is reported as an error.
+// * Function constants come through `OK_FUNCTION_CONSTANT`, given their values at
+//   compile time (`-DOK_FC_DEFINED_<id>=0|1 -DOK_FC_VALUE_<id>=v`), as a Metal pipeline
+//   specializes them.
+// * Arithmetic is IEEE-754 binary32 with round-to-nearest-even, compiled without
+//   contraction (-ffp-contract=off) and without fast math; `fma` is the correctly
+//   rounded fused multiply-add; subnormals are kept.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ucontext.h>
+
+#define device
+#define kernel
+#define constant const
+#define threadgroup static
+
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned char uchar;
+
+namespace metal {
+struct uint2 { uint x, y; };
+struct uint3 { uint x, y, z; };
+struct alignas(16) uint4 { uint x, y, z, w; };
+struct int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+enum class mem_flags { mem_none, mem_device, mem_threadgroup };
+
+template <typename T, typename U> inline T as_type(U u) {
+    static_assert(sizeof(T) == sizeof(U), "as_type needs equal sizes");
+    T t;
+    std::memcpy(&t, &u, sizeof(T));
+    return t;
+}
+inline float fma(float a, float b, float c) { return std::fmaf(a, b, c); }
+inline uint popcount(uint x) { return (uint)__builtin_popcount(x); }
+inline int popcount(int x) { return __builtin_popcount((uint)x); }
+namespace fast {
+// The hardware exponential of a `fast` kernel: an approximation on Apple GPUs; here the
+// C library's, validated like every `fast` result by its NMSE bound.
+inline float exp(float x) { return std::exp(x); }
+}  // namespace fast
+void threadgroup_barrier(mem_flags);
+void simdgroup_barrier(mem_flags);
+}  // namespace metal
+
+#define is_function_constant_defined(x) false
+#define OK_FUNCTION_CONSTANT(T, name, id, dflt) \
+    static const T name##_v = (OK_FC_DEFINED_##id) ? (T)(OK_FC_VALUE_##id) : (T)(dflt);
+
+namespace ok_emu {
+enum State { RUNNABLE, AT_BARRIER, AT_SIMD_BARRIER, DONE };
+// Invocations per SIMD group.
+static const int SIMD = 32;
+struct Fiber {
+    ucontext_t ctx;
+    State state;
+};
+static ucontext_t scheduler;
+static Fiber* fibers = nullptr;
+static char* stacks = nullptr;
+static int capacity = 0;
+static int current = 0;
+static void (*body)(int) = nullptr;
+// Bytes of stack per invocation: kernels keep arrays of up to a few hundred words.
+static const size_t STACK = 128 * 1024;
+
+static void entry() {
+    body(current);
+    fibers[current].state = DONE;
+    swapcontext(&fibers[current].ctx, &scheduler);
+}
+
+inline void wait(State s) {
+    fibers[current].state = s;
+    swapcontext(&fibers[current].ctx, &scheduler);
+}
+
+// Runs one threadgroup of `n` invocations of `f` to completion. 0 on success; 1 when some
+// invocations finished or waited at other barriers while others waited at a barrier (no
+// invocation could go on); 2 when memory ran out.
+static int run_group(int n, void (*f)(int)) {
+    if (n > capacity) {
+        std::free(fibers);
+        std::free(stacks);
+        fibers = (Fiber*)std::calloc((size_t)n, sizeof(Fiber));
+        stacks = (char*)std::malloc((size_t)n * STACK);
+        if (!fibers || !stacks) {
+            capacity = 0;
+            return 2;
+        }
+        capacity = n;
+    }
+    body = f;
+    for (int i = 0; i < n; i++) {
+        getcontext(&fibers[i].ctx);
+        fibers[i].ctx.uc_stack.ss_sp = stacks + (size_t)i * STACK;
+        fibers[i].ctx.uc_stack.ss_size = STACK;
+        fibers[i].ctx.uc_link = &scheduler;
+        makecontext(&fibers[i].ctx, entry, 0);
+        fibers[i].state = RUNNABLE;
+    }
+    for (;;) {
+        for (int i = 0; i < n; i++) {
+            if (fibers[i].state == RUNNABLE) {
+                current = i;
+                swapcontext(&scheduler, &fibers[i].ctx);
+            }
+        }
+        int done = 0, at_group = 0;
+        for (int i = 0; i < n; i++) {
+            done += fibers[i].state == DONE;
+            at_group += fibers[i].state == AT_BARRIER;
+        }
+        if (done == n) return 0;
+        bool released = false;
+        // A SIMD group whose invocations all wait at a SIMD-group barrier goes on.
+        for (int s0 = 0; s0 < n; s0 += SIMD) {
+            int end = s0 + SIMD < n ? s0 + SIMD : n;
+            bool all = true;
+            for (int i = s0; i < end; i++) all = all && fibers[i].state == AT_SIMD_BARRIER;
+            if (all) {
+                for (int i = s0; i < end; i++) fibers[i].state = RUNNABLE;
+                released = true;
+            }
+        }
+        if (released) continue;
+        if (at_group == n) {
+            for (int i = 0; i < n; i++) fibers[i].state = RUNNABLE;
+            continue;
+        }
+        // Some invocations finished or wait at another kind of barrier: none can go on.
+        return 1;
+    }
+}
+
+// A buffer argument: converts to whatever pointer type the kernel's parameter has.
+struct Ptr {
+    void* p;
+    template <typename T> operator T*() const { return static_cast<T*>(p); }
+};
+// The push-constant block: converts to a reference to the kernel's push struct.
+struct Ref {
+    const void* p;
+    template <typename T> operator const T&() const { return *static_cast<const T*>(p); }
+};
+}  // namespace ok_emu
+
+inline void metal::threadgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_BARRIER); }
+inline void metal::simdgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_SIMD_BARRIER); }
