@@ -42,8 +42,36 @@ pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
     Ok(out)
 }
 
-/// `DIR/manifest.json`.
+/// `DIR/manifest.json`, refused where it is stale for this build: a catalogue kernel
+/// whose source hash differs from the one the manifest was generated from (the kernel
+/// was edited after `onekernel gen`), which would run old artifacts against the new
+/// interpreter. Kernels of the manifest that this build does not have are not compared
+/// (a downstream crate's generated directory).
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let m = read_any_manifest(dir)?;
+    let mut stale = Vec::new();
+    for e in onekernel_kernels::all() {
+        let k = e.load()?;
+        if let Some(km) = m.kernel(&k.name) {
+            if km.source.hash != k.source.hash {
+                stale.push(format!("`{}` (generated from source hash {}, this build's is {})", k.name, km.source.hash, k.source.hash));
+            }
+        }
+    }
+    if !stale.is_empty() {
+        bail!(
+            "{} is out of date: {} kernel(s) changed since it was generated: {}.\nRun `onekernel gen --out {}` (and commit the result), then run this command again.",
+            dir.display(),
+            stale.len(),
+            stale.join(", "),
+            dir.display()
+        );
+    }
+    Ok(m)
+}
+
+/// `DIR/manifest.json` as it is.
+fn read_any_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join("manifest.json");
     let bytes =
         std::fs::read(&path).with_context(|| format!("cannot read {} (pass --out DIR, the directory `onekernel gen` wrote)", path.display()))?;

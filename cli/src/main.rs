@@ -197,6 +197,11 @@ fn check(o: &Options) -> Result<bool> {
 }
 
 fn list(o: &Options) -> Result<()> {
+    // The kernels listed are this build's; where a generated directory is at hand it must
+    // be current, as for every command that runs its artifacts.
+    if o.out.join("manifest.json").is_file() {
+        read_manifest(&o.out)?;
+    }
     for k in load_kernels(&o.kernels)? {
         let variants = onekernel_codegen::KernelInfo::of(&k).instances;
         println!("{}  [{}]  workgroup {:?}  {:?}", k.name, k.source.file, k.workgroup, k.class);

@@ -255,3 +255,40 @@ fn cli_validates_and_runs_every_fixture_on_msl_emu() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(out.lines().filter(|l| l.contains(" msl-emu ") && l.ends_with(" ok")).count(), files.len(), "{out}");
 }
+
+/// Artifacts generated from an older source of a kernel are refused by every command
+/// that runs them, with the `gen` command to run; `check` reports them; after `gen` the
+/// same commands run.
+#[test]
+fn cli_refuses_stale_artifacts_with_the_gen_command() {
+    let dir = std::env::temp_dir().join(format!("onekernel-stale-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = onekernel(&["gen", "--out", d, "--kernel", "rms_norm_f32", "--kernel", "read_words"]);
+    assert_eq!(code, 0, "{err}");
+    // The manifest as an earlier source of rms_norm_f32 would have left it.
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for k in m["kernels"].as_array_mut().unwrap() {
+        if k["name"] == "rms_norm_f32" {
+            k["source"]["hash"] = serde_json::json!("0123456789abcdef");
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/gdn/conv4_c96_decode_b3.json");
+    for args in [
+        vec!["validate", "--backend", "cpu", "--kernel", "rms_norm_f32", "--out", d],
+        vec!["fixture", fixture, "--backend", "cpu", "--out", d],
+        vec!["list", "--out", d],
+        vec!["bench-linear", "--backend", "cpu", "--quick", "--runs", "1", "--out", d],
+    ] {
+        let (code, out, err) = onekernel(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains("is out of date") && err.contains("`rms_norm_f32` (generated from source hash 0123456789abcdef"), "{args:?}: {err}");
+        assert!(err.contains(&format!("Run `onekernel gen --out {d}`")), "{args:?}: {err}");
+    }
+    let (code, _, err) = onekernel(&["gen", "--out", d, "--kernel", "rms_norm_f32"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = onekernel(&["validate", "--backend", "cpu", "--kernel", "rms_norm_f32", "--out", d]);
+    assert_eq!(code, 0, "{out}{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
