@@ -263,6 +263,12 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                         }
                         r => r.with_context(|| format!("kernel `{}` variant `{}` case `{}` on {}", k.name, v.label, case.label, backend.name()))?,
                     };
+                    if let Some(fault) = &verdict.reference_fault {
+                        println!("{:<8} {:<24} {:<22} {:<28} FAULT    {fault}", backend.name(), k.name, v.label, case.label);
+                        all_passed = false;
+                        verdicts.push(verdict);
+                        continue;
+                    }
                     let status = if verdict.passed { "ok" } else { "MISMATCH" };
                     let time = verdict.device_ns.map(|ns| format!("{:.1} us", ns / 1e3)).unwrap_or_default();
                     println!(

@@ -46,6 +46,11 @@ pub struct Verdict {
     pub nmse: f64,
     /// Device time of the backend's dispatch, where measured.
     pub device_ns: Option<f64>,
+    /// Where the reference interpreter faulted on this case (a data race, an index out
+    /// of bounds, a read of uninitialized shared memory …): the DSL source itself is
+    /// wrong, nothing was compared, and the case failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_fault: Option<String>,
 }
 
 /// SplitMix64: the generator behind every seeded input (fixed forever).
@@ -139,7 +144,27 @@ pub fn validate(
     let args = inputs(k, case, seed).map_err(|message| BackendError::Arguments { kernel: k.name.clone(), backend: "validator", message })?;
     let launch = Launch { kernel: k, artifacts, spec: &variant.spec, groups: case.groups };
     let mut want = args.clone();
-    reference.launch(&launch, &mut want)?;
+    // A fault of the reference is the kernel's own (its DSL source is wrong): that case
+    // fails with the interpreter's message, and the caller goes on with the next one.
+    if let Err(e) = reference.launch(&launch, &mut want) {
+        return Ok(Verdict {
+            kernel: k.name.clone(),
+            variant: variant.label.clone(),
+            case: case.label.clone(),
+            backend: backend.name().to_string(),
+            seed,
+            groups: case.groups,
+            shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
+            class: k.class,
+            passed: false,
+            mismatches: 0,
+            first_mismatch: None,
+            max_ulp: 0.0,
+            nmse: 0.0,
+            device_ns: None,
+            reference_fault: Some(format!("the reference interpreter ({}) faulted: {e}", reference.name())),
+        });
+    }
     let mut got = args;
     if opts.perturb_input {
         if let Some(b) = k.buffers.iter().find(|b| b.access == Access::ReadOnly) {
@@ -198,6 +223,7 @@ pub fn validate(
         max_ulp,
         nmse,
         device_ns: stats.device_ns,
+        reference_fault: None,
     })
 }
 
