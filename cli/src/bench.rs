@@ -160,7 +160,7 @@ fn modes(o: &BenchOptions, p: &DecodeProblem, paged: bool) -> Vec<(&'static str,
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
-    let o = BenchOptions::parse(args, true)?;
+    let o = BenchOptions::parse("bench", args, true)?;
     let shapes: Vec<(u32, u32)> = if o.quick {
         QUICK.to_vec()
     } else if o.shapes.is_empty() {

@@ -246,7 +246,7 @@ impl Report<'_> {
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
-        BenchOptions::parse(args, true)?;
+        BenchOptions::parse("bench-kvquant", args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
         bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
     }

@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::CodegenError;
+use onekernel_dsl::types::StorageType;
 use onekernel_dsl::Kernel;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::vulkan::Vulkan;
@@ -25,17 +26,38 @@ pub fn default_generated() -> PathBuf {
     here
 }
 
-/// The named catalogue kernels (all when `names` is empty).
-pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
+/// The catalogue kernels `names` select: a kernel's own name, or a family's — the name
+/// of a function with a type axis selects each of its instances (`rms_norm` selects
+/// `rms_norm_f32` and `rms_norm_f16`). An unknown name is an error listing the known ones.
+pub fn kernel_names(names: &[String]) -> Result<Vec<String>> {
     let entries = onekernel_kernels::all();
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
     for n in names {
-        if !entries.iter().any(|e| e.name == n) {
+        let exact: Vec<&str> = entries.iter().filter(|e| e.name == n).map(|e| e.name).collect();
+        let family: Vec<&str> = entries
+            .iter()
+            .filter(|e| e.name.strip_prefix(n.as_str()).and_then(|rest| rest.strip_prefix('_')).is_some_and(|ty| StorageType::parse(ty).is_some()))
+            .map(|e| e.name)
+            .collect();
+        let chosen = if exact.is_empty() { family } else { exact };
+        if chosen.is_empty() {
             return Err(CodegenError::UnknownKernel { name: n.clone(), known: entries.iter().map(|e| e.name.to_string()).collect() }.into());
         }
+        for c in chosen {
+            if !out.iter().any(|o| o == c) {
+                out.push(c.to_string());
+            }
+        }
     }
-    for e in entries {
-        if names.is_empty() || names.iter().any(|n| n == e.name) {
+    Ok(out)
+}
+
+/// The catalogue kernels `names` select ([`kernel_names`]; all when `names` is empty).
+pub fn load_kernels(names: &[String]) -> Result<Vec<Kernel>> {
+    let wanted = kernel_names(names)?;
+    let mut out = Vec::new();
+    for e in onekernel_kernels::all() {
+        if wanted.is_empty() || wanted.iter().any(|n| n == e.name) {
             out.push(e.load()?);
         }
     }
@@ -197,72 +219,48 @@ impl TensorCoreMode {
 
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
-    pub fn parse(args: &[String], quick_allowed: bool) -> Result<Self> {
+    pub fn parse(cmd: &str, args: &[String], quick_allowed: bool) -> Result<Self> {
+        use crate::flags::{list, one, switch};
+        let mut allowed = vec![list("backend"), one("runs"), one("out"), one("evidence")];
+        if quick_allowed {
+            allowed.extend([switch("quick"), list("tensor-cores"), list("shape"), one("fast-chunk"), one("det-chunks"), one("det-long-after")]);
+        }
+        let p = crate::flags::parse(cmd, args, &allowed, false)?;
+        let backends = p.list("backend");
         let mut o = BenchOptions {
-            backends: "cuda,vulkan".into(),
-            runs: 50,
-            out: crate::common::default_generated(),
-            evidence: None,
-            quick: false,
+            backends: if backends.is_empty() { "cuda,vulkan".into() } else { backends.join(",") },
+            runs: p.parsed("runs", "a number", |v| v.parse().ok())?.unwrap_or(50),
+            out: p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated),
+            evidence: p.one("evidence").map(PathBuf::from),
+            quick: p.has("quick"),
             shapes: Vec::new(),
             fast_chunk: None,
             det_chunks: None,
             det_long_after: None,
             tensor_cores: Vec::new(),
         };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow::anyhow!("{flag} needs a value"));
-            match a.as_str() {
-                "--backend" => o.backends = value("--backend")?,
-                "--runs" => o.runs = value("--runs")?.parse().context("--runs takes a number")?,
-                "--out" => o.out = PathBuf::from(value("--out")?),
-                "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
-                "--quick" if quick_allowed => o.quick = true,
-                "--tensor-cores" if quick_allowed => {
-                    let v = value("--tensor-cores")?;
-                    for s in v.split(',') {
-                        match s.parse::<u32>() {
-                            Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
-                            _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
-                            _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{v}`)"),
-                        }
-                    }
-                }
-                "--shape" if quick_allowed => {
-                    let v = value("--shape")?;
-                    let parsed = v.split_once('x').and_then(|(b, l)| Some((b.parse::<u32>().ok()?, l.parse::<u32>().ok()?)));
-                    match parsed {
-                        Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
-                        _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
-                    }
-                }
-                "--fast-chunk" if quick_allowed => {
-                    let v = value("--fast-chunk")?;
-                    match v.parse::<u32>() {
-                        Ok(n) if (1..=512).contains(&n) => o.fast_chunk = Some(n),
-                        _ => bail!(
-                            "--fast-chunk takes a chunk length of 1 … 512 tokens (got `{v}`; more than 256 needs a backend with asynchronous copies)"
-                        ),
-                    }
-                }
-                "--det-chunks" if quick_allowed => {
-                    let v = value("--det-chunks")?;
-                    match v.parse::<u32>() {
-                        Ok(n) if (1..=2).contains(&n) => o.det_chunks = Some(n),
-                        _ => bail!("--det-chunks takes 1 or 2 deterministic chunks per workgroup (got `{v}`)"),
-                    }
-                }
-                "--det-long-after" if quick_allowed => {
-                    let v = value("--det-long-after")?;
-                    match v.parse::<u32>() {
-                        Ok(n) if n > 0 => o.det_long_after = Some(n),
-                        _ => bail!("--det-long-after takes a sequence length of at least 1 token (got `{v}`)"),
-                    }
-                }
-                other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),
+        let modes = p.list("tensor-cores");
+        for s in &modes {
+            match s.parse::<u32>() {
+                Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
+                _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
+                _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{}`)", modes.join(",")),
             }
         }
+        for v in p.list("shape") {
+            let parsed = v.split_once('x').and_then(|(b, l)| Some((b.parse::<u32>().ok()?, l.parse::<u32>().ok()?)));
+            match parsed {
+                Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
+                _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
+            }
+        }
+        o.fast_chunk =
+            p.parsed("fast-chunk", "a chunk length of 1 … 512 tokens (more than 256 needs a backend with asynchronous copies)", |v| {
+                v.parse::<u32>().ok().filter(|n| (1..=512).contains(n))
+            })?;
+        o.det_chunks =
+            p.parsed("det-chunks", "1 or 2 deterministic chunks per workgroup", |v| v.parse::<u32>().ok().filter(|n| (1..=2).contains(n)))?;
+        o.det_long_after = p.parsed("det-long-after", "a sequence length of at least 1 token", |v| v.parse::<u32>().ok().filter(|&n| n > 0))?;
         if o.runs == 0 {
             bail!("--runs must be at least 1");
         }

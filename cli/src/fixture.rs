@@ -3,25 +3,17 @@
 
 use crate::common::{command_line, open_list, read_manifest, unix_time};
 use crate::USAGE;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
 /// Runs the fixture files named in `args`; `Ok(false)` when any fails.
 pub fn fixture_cmd(args: &[String]) -> Result<bool> {
-    let mut files = Vec::new();
-    let mut backends = "cpu,vulkan,cuda".to_string();
-    let mut out = crate::common::default_generated();
-    let mut evidence: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--backend" => backends = it.next().cloned().ok_or_else(|| anyhow!("--backend needs a value"))?,
-            "--out" => out = PathBuf::from(it.next().ok_or_else(|| anyhow!("--out needs a value"))?),
-            "--evidence" => evidence = Some(PathBuf::from(it.next().ok_or_else(|| anyhow!("--evidence needs a value"))?)),
-            f if f.starts_with("--") => bail!("unknown argument `{f}`\n\n{USAGE}"),
-            f => files.push(PathBuf::from(f)),
-        }
-    }
+    use crate::flags::{list, one};
+    let p = crate::flags::parse("fixture", args, &[list("backend"), one("out"), one("evidence")], true)?;
+    let files: Vec<PathBuf> = p.positional.iter().map(PathBuf::from).collect();
+    let backends = if p.has("backend") { p.list("backend").join(",") } else { "cpu,vulkan,cuda".to_string() };
+    let out = p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated);
+    let evidence = p.one("evidence").map(PathBuf::from);
     if files.is_empty() {
         bail!("`fixture` needs at least one FILE.json\n\n{USAGE}");
     }

@@ -2,29 +2,20 @@
 //! (`onekernel_ops::attention::grid`), with per-point progress and evidence JSON.
 
 use crate::common::{command_line, open_list, read_manifest, unix_time};
-use crate::USAGE;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use onekernel_ops::attention::grid::{ci_grid, full_grid, run_point};
 use std::path::PathBuf;
 use std::time::Instant;
 
 /// Runs the grid; `Ok(false)` unless every point holds and the control fired.
 pub fn grid_cmd(args: &[String]) -> Result<bool> {
-    let (mut backends, mut which, mut out, mut evidence) =
-        ("vulkan,cuda".to_string(), "full".to_string(), crate::common::default_generated(), None::<PathBuf>);
-    let mut first: Option<usize> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
-        match a.as_str() {
-            "--backend" => backends = value("--backend")?,
-            "--grid" => which = value("--grid")?,
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
-            "--first" => first = Some(value("--first")?.parse().context("--first takes a number")?),
-            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
-        }
-    }
+    use crate::flags::{list, one};
+    let p = crate::flags::parse("attention-grid", args, &[list("backend"), one("grid"), one("out"), one("evidence"), one("first")], false)?;
+    let backends = if p.has("backend") { p.list("backend").join(",") } else { "vulkan,cuda".to_string() };
+    let which = p.one("grid").unwrap_or("full").to_string();
+    let out = p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated);
+    let evidence = p.one("evidence").map(PathBuf::from);
+    let first: Option<usize> = p.parsed("first", "a number of points", |v| v.parse().ok())?;
     let points = match which.as_str() {
         "full" => full_grid(),
         "ci" => ci_grid(),

@@ -20,6 +20,7 @@ mod bench_kvquant;
 mod bench_linear;
 mod common;
 mod fixture;
+mod flags;
 mod grid;
 mod vk_stats;
 
@@ -89,31 +90,26 @@ pub(crate) const USAGE: &str =
          GPU backend present) against the reference interpreter, bitwise for exact kernels;
          write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
 
-fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options {
-        out: crate::common::default_generated(),
-        kernels: Vec::new(),
-        threads: None,
-        backend: "all".into(),
-        variant: None,
-        seed: 1,
-        evidence: None,
+/// The options of `gen`, `check`, `list` and `validate` (each takes its own subset).
+fn parse(cmd: &str, args: &[String]) -> Result<Options> {
+    use flags::{list, one};
+    let allowed: &[flags::Flag] = match cmd {
+        "gen" => &[one("out"), list("kernel"), one("threads")],
+        "check" => &[one("out"), one("threads")],
+        "list" => &[one("out"), list("kernel")],
+        _ => &[one("out"), list("kernel"), list("backend"), one("variant"), one("seed"), one("evidence")],
     };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value\n\n{USAGE}"));
-        match a.as_str() {
-            "--out" => o.out = PathBuf::from(value("--out")?),
-            "--kernel" => o.kernels.push(value("--kernel")?),
-            "--threads" => o.threads = Some(value("--threads")?.parse().context("--threads takes a number")?),
-            "--backend" => o.backend = value("--backend")?,
-            "--variant" => o.variant = Some(value("--variant")?),
-            "--seed" => o.seed = value("--seed")?.parse().context("--seed takes a number")?,
-            "--evidence" => o.evidence = Some(PathBuf::from(value("--evidence")?)),
-            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
-        }
-    }
-    Ok(o)
+    let p = flags::parse(cmd, args, allowed, false)?;
+    let backends = p.list("backend");
+    Ok(Options {
+        out: p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated),
+        kernels: p.list("kernel"),
+        threads: p.parsed("threads", "a number of threads", |v| v.parse().ok())?,
+        backend: if backends.is_empty() { "all".into() } else { backends.join(",") },
+        variant: p.one("variant").map(String::from),
+        seed: p.parsed("seed", "a number", |v| v.parse().ok())?.unwrap_or(1),
+        evidence: p.one("evidence").map(PathBuf::from),
+    })
 }
 
 fn builder(kernels: Vec<Kernel>, o: &Options) -> Builder {
@@ -308,10 +304,10 @@ fn validate_cmd(o: &Options) -> Result<bool> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(|s| s.as_str()) {
-        Some("gen") => parse(&args[1..]).and_then(|o| gen(&o)).map(|_| true),
-        Some("check") => parse(&args[1..]).and_then(|o| check(&o)),
-        Some("list") => parse(&args[1..]).and_then(|o| list(&o)).map(|_| true),
-        Some("validate") => parse(&args[1..]).and_then(|o| validate_cmd(&o)),
+        Some("gen") => parse("gen", &args[1..]).and_then(|o| gen(&o)).map(|_| true),
+        Some("check") => parse("check", &args[1..]).and_then(|o| check(&o)),
+        Some("list") => parse("list", &args[1..]).and_then(|o| list(&o)).map(|_| true),
+        Some("validate") => parse("validate", &args[1..]).and_then(|o| validate_cmd(&o)),
         Some("fixture") => fixture::fixture_cmd(&args[1..]),
         Some("attention-grid") => grid::grid_cmd(&args[1..]),
         Some("bench") => bench::bench_cmd(&args[1..]),

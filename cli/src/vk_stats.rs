@@ -5,24 +5,18 @@
 //! `--evidence DIR` it also writes `vk-stats-<device>.json`.
 
 use crate::common::{command_line, read_manifest, unix_time};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use onekernel_runtime::vulkan::Vulkan;
 use onekernel_runtime::{Backend, Launch};
 use std::path::PathBuf;
 
 /// Runs the command; `Ok(true)` when every requested pipeline reported.
 pub fn vk_stats_cmd(args: &[String]) -> Result<bool> {
-    let (mut out, mut kernels, mut evidence) = (crate::common::default_generated(), Vec::<String>::new(), None::<PathBuf>);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| anyhow!("{flag} needs a value"));
-        match a.as_str() {
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--kernel" => kernels.push(value("--kernel")?),
-            "--evidence" => evidence = Some(PathBuf::from(value("--evidence")?)),
-            other => bail!("unknown argument `{other}`\n\n{}", crate::USAGE),
-        }
-    }
+    use crate::flags::{list, one};
+    let p = crate::flags::parse("vk-stats", args, &[one("out"), list("kernel"), one("evidence")], false)?;
+    let out = p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated);
+    let kernels = crate::common::kernel_names(&p.list("kernel"))?;
+    let evidence = p.one("evidence").map(PathBuf::from);
     let manifest = read_manifest(&out)?;
     for n in &kernels {
         if manifest.kernel(n).is_none() {

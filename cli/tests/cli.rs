@@ -129,7 +129,7 @@ fn cli_vk_stats_reports_statistics_or_says_why_not() {
     let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
     let (code, _, err) = onekernel(&["vk-stats", "--kernel", "no_such_kernel", "--out", gen]);
     assert_eq!(code, 2);
-    assert!(err.contains("no kernel `no_such_kernel`"), "{err}");
+    assert!(err.contains("no kernel named `no_such_kernel`"), "{err}");
     let (code, out, err) = onekernel(&["vk-stats", "--kernel", "copy_words", "--out", gen]);
     if code == 0 {
         assert!(out.contains("copy_words") && out.contains("defaults") && out.contains("(subgroup "), "{out}{err}");
@@ -291,4 +291,45 @@ fn cli_refuses_stale_artifacts_with_the_gen_command() {
     let (code, out, err) = onekernel(&["validate", "--backend", "cpu", "--kernel", "rms_norm_f32", "--out", d]);
     assert_eq!(code, 0, "{out}{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One grammar for every subcommand: list flags take commas and repetition alike, a
+/// family name selects its type instances, a one-value flag twice and an unknown flag
+/// are errors that name the flag and the subcommand.
+#[test]
+fn cli_has_one_grammar_for_every_subcommand() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let verdicts = |out: &str, backend: &str| out.lines().filter(|l| l.starts_with(backend) && l.contains(" ok ")).count();
+    // A comma list, and the same list by repetition.
+    let (code, out, err) = onekernel(&["validate", "--backend", "cpu,msl-emu", "--kernel", "softmax_rows", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    let emu = if err.contains("msl-emu: skipped") { 0 } else { 3 };
+    assert_eq!((verdicts(&out, "cpu"), verdicts(&out, "msl-emu")), (3, emu), "{out}");
+    let (code, out2, err) = onekernel(&["validate", "--backend", "cpu", "--backend", "msl-emu", "--kernel", "softmax_rows", "--out", gen]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!((verdicts(&out2, "cpu"), verdicts(&out2, "msl-emu")), (3, emu), "{out2}");
+    // A family name selects every type instance.
+    let (code, out, err) = onekernel(&["validate", "--backend", "cpu", "--kernel", "rms_norm", "--out", gen]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rms_norm_f32") && out.contains("rms_norm_f16"), "{out}");
+    let (code, out, _) = onekernel(&["list", "--kernel=rms_norm,softmax_rows", "--out", gen]);
+    assert_eq!(code, 0);
+    assert!(out.contains("rms_norm_f32") && out.contains("rms_norm_f16") && out.contains("softmax_rows") && !out.contains("copy_words"), "{out}");
+    // Errors: a one-value flag twice, an unknown flag, a missing value, for several subcommands.
+    for (args, needle) in [
+        (vec!["validate", "--out", gen, "--out", gen], "--out is given twice"),
+        (vec!["fixture", "x.json", "--evidence", "a", "--evidence", "b"], "--evidence is given twice"),
+        (vec!["bench-linear", "--runs", "1", "--runs", "2"], "--runs is given twice"),
+        (vec!["bench", "--quick", "--quick"], "--quick is given twice"),
+        (vec!["gen", "--backend", "cpu"], "`gen` has no option `--backend`"),
+        (vec!["attention-grid", "--kernel", "x"], "`attention-grid` has no option `--kernel`"),
+        (vec!["vk-stats", "--frobnicate"], "`vk-stats` has no option `--frobnicate`"),
+        (vec!["validate", "--seed"], "--seed needs a value"),
+        (vec!["validate", "--seed", "x"], "--seed takes a number (got `x`)"),
+        (vec!["list", "stray"], "`list` takes no argument `stray`"),
+    ] {
+        let (code, out, err) = onekernel(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
 }
