@@ -77,7 +77,7 @@ pub fn everything(
             + tanh(bias).clamp(-0.5, 0.5);
         counts[group_id().x] = low + -(i32::MIN + 1) % 7 - (k << 2) + (-8 >> 1);
         halves[g] = many & 0xffff;
-        out_t[g] = sigmoid(gelu(softplus(log(log2(exp2(log1p(rsqrt(recip(bias + 2.0)))))))));
+        out_t[g] = sigmoid(gelu_tanh(gelu_erf(erf(softplus(log(log2(exp2(log1p(rsqrt(recip(bias + 2.0)))))))))));
         return;
     }
     {

@@ -61,7 +61,9 @@ pub const BOUNDS: &[Bound] = &[
     Bound { name: "tanh", arity: 1, domain: Domain::Uniform(-10.0, 10.0), max_ulp: 2.0 },
     Bound { name: "sigmoid", arity: 1, domain: Domain::Uniform(-87.0, 88.0), max_ulp: 2.5 },
     Bound { name: "softplus", arity: 1, domain: Domain::Uniform(-87.0, 88.0), max_ulp: 2.0 },
-    Bound { name: "gelu", arity: 1, domain: Domain::Uniform(-4.0, 10.0), max_ulp: 32.0 },
+    Bound { name: "gelu_tanh", arity: 1, domain: Domain::Uniform(-4.0, 10.0), max_ulp: 32.0 },
+    Bound { name: "erf", arity: 1, domain: Domain::Uniform(-5.0, 5.0), max_ulp: 2.5 },
+    Bound { name: "gelu_erf", arity: 1, domain: Domain::Uniform(-13.0, 10.0), max_ulp: 5.0 },
 ];
 
 /// Every library function, callees before callers.
@@ -80,8 +82,10 @@ pub fn library() -> &'static [Function] {
         let tanh = activation::tanh(&exp, &recip);
         let sigmoid = activation::sigmoid(&exp, &recip);
         let softplus = activation::softplus(&exp, &log1p);
-        let gelu = activation::gelu(&exp, &recip);
-        vec![exp2, exp, recip, div, rsqrt, sqrt, log, log2, log1p, tanh, sigmoid, softplus, gelu]
+        let gelu_tanh = activation::gelu_tanh(&exp, &recip);
+        let erf = activation::erf(&exp, &recip);
+        let gelu_erf = activation::gelu_erf(&exp, &recip);
+        vec![exp2, exp, recip, div, rsqrt, sqrt, log, log2, log1p, tanh, sigmoid, softplus, gelu_tanh, erf, gelu_erf]
     })
 }
 
