@@ -18,6 +18,7 @@ pub mod builder;
 pub mod dialect;
 pub mod error;
 pub mod generate;
+pub mod helpers;
 pub mod manifest;
 pub mod output;
 pub mod print;

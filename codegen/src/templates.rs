@@ -144,6 +144,11 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     let err = |message: String| CodegenError::Template { kernel: k.name.clone(), backend, template: template.into(), message };
     let t = tera().map_err(err)?;
     let mut text = t.render(template, &ctx).map_err(|e| err(chain(&e)))?;
+    // Only the helpers the file calls (crate::helpers).
+    let dialect_dir = template.split('/').next().unwrap_or_default();
+    if let Some((_, helpers)) = TEMPLATES.iter().find(|(p, _)| p.starts_with(&format!("{dialect_dir}/helpers"))) {
+        text = crate::helpers::prune(&text, helpers);
+    }
     if !text.ends_with('\n') {
         text.push('\n');
     }

@@ -35,17 +35,8 @@ static __device__ __forceinline__ int ok_max_i32(int a, int b) { return a > b ? 
 static __device__ __forceinline__ unsigned int ok_max_u32(unsigned int a, unsigned int b) { return a > b ? a : b; }
 static __device__ __forceinline__ float ok_clamp_f32(float x, float lo, float hi) { return ok_min_f32(ok_max_f32(x, lo), hi); }
 static __device__ __forceinline__ int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), hi); }
-static __device__ __forceinline__ unsigned int ok_clamp_u32(unsigned int x, unsigned int lo, unsigned int hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
 static __device__ __forceinline__ float ok_abs_f32(float x) { return __uint_as_float(__float_as_uint(x) & 0x7fffffffu); }
-static __device__ __forceinline__ int ok_abs_i32(int x) { return x < 0 ? (int)(0u - (unsigned int)x) : x; }
 static __device__ __forceinline__ float ok_fma_f32(float a, float b, float c) { return fmaf(a, b, c); }
-static __device__ __forceinline__ unsigned int ok_funnel_shr_u32(unsigned int lo, unsigned int hi, unsigned int s) { return __funnelshift_r(lo, hi, s); }
-static __device__ __forceinline__ float ok_bf16_to_f32(unsigned int h) { return __uint_as_float((h & 0xffffu) << 16); }
-static __device__ __forceinline__ unsigned int ok_f32_to_bf16(float f) {
-    unsigned int b = __float_as_uint(f);
-    if ((b & 0x7fffffffu) > 0x7f800000u) { return ((b >> 16) | 0x40u) & 0xffffu; }
-    return ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16) & 0xffffu;
-}
 static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     // The hardware conversion is exact for every finite half and for infinities: one
     // instruction instead of a dozen (NaN payloads are outside the contract, docs/DSL.md).
@@ -88,29 +79,6 @@ static __device__ __forceinline__ void ok_grid_dependency_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-}
-static __device__ __forceinline__ unsigned int ok_f32_to_f16(float f) {
-    unsigned int b = __float_as_uint(f);
-    unsigned int sign = (b >> 16) & 0x8000u;
-    unsigned int e = (b >> 23) & 0xffu;
-    unsigned int m = b & 0x7fffffu;
-    if (e == 0xffu) { return sign | (m != 0u ? 0x7e00u : 0x7c00u); }
-    int he = (int)e - 112;
-    if (he >= 31) { return sign | 0x7c00u; }
-    if (he <= 0) {
-        if (he < -10) { return sign; }
-        unsigned int mm = m | 0x800000u;
-        unsigned int shift = (unsigned int)(14 - he);
-        unsigned int h = mm >> shift;
-        unsigned int rem = mm & ((1u << shift) - 1u);
-        unsigned int mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (h & 1u) == 1u)) { h += 1u; }
-        return sign | h;
-    }
-    unsigned int h = ((unsigned int)he << 10) | (m >> 13);
-    unsigned int rem = m & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) == 1u)) { h += 1u; }
-    return sign | h;
 }
 
 struct ok_push_attn_decode_chunk {

@@ -18,25 +18,9 @@
 using namespace metal;
 
 // onekernel helpers: each spells out the DSL meaning exactly (see docs/CODEGEN.md).
-static inline float ok_min_f32(float a, float b) { return a < b ? a : b; }
-static inline int ok_min_i32(int a, int b) { return a < b ? a : b; }
 static inline uint ok_min_u32(uint a, uint b) { return a < b ? a : b; }
-static inline float ok_max_f32(float a, float b) { return a > b ? a : b; }
-static inline int ok_max_i32(int a, int b) { return a > b ? a : b; }
-static inline uint ok_max_u32(uint a, uint b) { return a > b ? a : b; }
-static inline float ok_clamp_f32(float x, float lo, float hi) { return ok_min_f32(ok_max_f32(x, lo), hi); }
-static inline int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), hi); }
-static inline uint ok_clamp_u32(uint x, uint lo, uint hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
-static inline float ok_abs_f32(float x) { return as_type<float>(as_type<uint>(x) & 0x7fffffffu); }
-static inline int ok_abs_i32(int x) { return x < 0 ? int(0u - uint(x)) : x; }
 static inline uint ok_funnel_shr_u32(uint lo, uint hi, uint s) { uint k = s & 31u; return k == 0u ? lo : (lo >> k) | (hi << (32u - k)); }
 static inline float ok_fma_f32(float a, float b, float c) { return metal::fma(a, b, c); }
-static inline float ok_bf16_to_f32(uint h) { return as_type<float>((h & 0xffffu) << 16); }
-static inline uint ok_f32_to_bf16(float f) {
-    uint b = as_type<uint>(f);
-    if ((b & 0x7fffffffu) > 0x7f800000u) { return ((b >> 16) | 0x40u) & 0xffffu; }
-    return ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16) & 0xffffu;
-}
 static inline float ok_f16_to_f32(uint h) {
     uint sign = (h & 0x8000u) << 16;
     uint e = (h >> 10) & 0x1fu;
@@ -47,30 +31,6 @@ static inline float ok_f16_to_f32(uint h) {
     }
     if (e == 31u) { return as_type<float>(sign | (m != 0u ? (0x7fc00000u | (m << 13)) : 0x7f800000u)); }
     return as_type<float>(sign | ((e + 112u) << 23) | (m << 13));
-}
-static inline float ok_f16_hi_to_f32(uint w) { return ok_f16_to_f32(w >> 16); }
-static inline uint ok_f32_to_f16(float f) {
-    uint b = as_type<uint>(f);
-    uint sign = (b >> 16) & 0x8000u;
-    uint e = (b >> 23) & 0xffu;
-    uint m = b & 0x7fffffu;
-    if (e == 0xffu) { return sign | (m != 0u ? 0x7e00u : 0x7c00u); }
-    int he = int(e) - 112;
-    if (he >= 31) { return sign | 0x7c00u; }
-    if (he <= 0) {
-        if (he < -10) { return sign; }
-        uint mm = m | 0x800000u;
-        uint shift = uint(14 - he);
-        uint h = mm >> shift;
-        uint rem = mm & ((1u << shift) - 1u);
-        uint mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (h & 1u) == 1u)) { h += 1u; }
-        return sign | h;
-    }
-    uint h = (uint(he) << 10) | (m >> 13);
-    uint rem = m & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) == 1u)) { h += 1u; }
-    return sign | h;
 }
 
 // Function constants: `name_v` is the value the pipeline set, else the default. Through

@@ -44,24 +44,8 @@ shared float sh_dsh[256];
 // false builds subnormal halves by hand.
 layout(constant_id = 1001) const bool ok_f16_unpack_exact = false;
 // onekernel helpers: each spells out the DSL meaning exactly (see docs/CODEGEN.md).
-float ok_min_f32(float a, float b) { return a < b ? a : b; }
-int ok_min_i32(int a, int b) { return a < b ? a : b; }
 uint ok_min_u32(uint a, uint b) { return a < b ? a : b; }
-float ok_max_f32(float a, float b) { return a > b ? a : b; }
-int ok_max_i32(int a, int b) { return a > b ? a : b; }
-uint ok_max_u32(uint a, uint b) { return a > b ? a : b; }
-float ok_clamp_f32(float x, float lo, float hi) { return ok_min_f32(ok_max_f32(x, lo), hi); }
-int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), hi); }
-uint ok_clamp_u32(uint x, uint lo, uint hi) { return ok_min_u32(ok_max_u32(x, lo), hi); }
-float ok_abs_f32(float x) { return uintBitsToFloat(floatBitsToUint(x) & 0x7fffffffu); }
-int ok_abs_i32(int x) { return x < 0 ? -x : x; }
 uint ok_funnel_shr_u32(uint lo, uint hi, uint s) { uint k = s & 31u; return k == 0u ? lo : (lo >> k) | (hi << (32u - k)); }
-float ok_bf16_to_f32(uint h) { return uintBitsToFloat((h & 0xffffu) << 16); }
-uint ok_f32_to_bf16(float f) {
-    uint b = floatBitsToUint(f);
-    if ((b & 0x7fffffffu) > 0x7f800000u) { return ((b >> 16) | 0x40u) & 0xffffu; }
-    return ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16) & 0xffffu;
-}
 float ok_f16_to_f32(uint h) {
     // Subnormal halves by hand (m * 2^-24 is exact and normal in f32) unless the device's
     // conversion is known to be exact, since a driver that flushes denormals may flush
@@ -71,36 +55,6 @@ float ok_f16_to_f32(uint h) {
         return uintBitsToFloat(floatBitsToUint(float(h & 0x3ffu) * 5.9604644775390625e-8) | ((h & 0x8000u) << 16));
     }
     return unpackHalf2x16(h & 0xffffu).x;
-}
-float ok_f16_hi_to_f32(uint w) {
-    // ok_f16_to_f32(w >> 16), reading the high half in place.
-    if (!ok_f16_unpack_exact && (w & 0x7c000000u) == 0u) {
-        return uintBitsToFloat(floatBitsToUint(float((w >> 16) & 0x3ffu) * 5.9604644775390625e-8) | (w & 0x80000000u));
-    }
-    return unpackHalf2x16(w).y;
-}
-uint ok_f32_to_f16(float f) {
-    uint b = floatBitsToUint(f);
-    uint sign = (b >> 16) & 0x8000u;
-    uint e = (b >> 23) & 0xffu;
-    uint m = b & 0x7fffffu;
-    if (e == 0xffu) { return sign | (m != 0u ? 0x7e00u : 0x7c00u); }
-    int he = int(e) - 112;
-    if (he >= 31) { return sign | 0x7c00u; }
-    if (he <= 0) {
-        if (he < -10) { return sign; }
-        uint mm = m | 0x800000u;
-        uint shift = uint(14 - he);
-        uint h = mm >> shift;
-        uint rem = mm & ((1u << shift) - 1u);
-        uint mid = 1u << (shift - 1u);
-        if (rem > mid || (rem == mid && (h & 1u) == 1u)) { h += 1u; }
-        return sign | h;
-    }
-    uint h = (uint(he) << 10) | (m >> 13);
-    uint rem = m & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) == 1u)) { h += 1u; }
-    return sign | h;
 }
 
 // Vulkan does not require GLSL fma() to be fused (llvmpipe computes a*b then +c). The

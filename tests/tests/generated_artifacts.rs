@@ -113,3 +113,49 @@ fn parse_checks_reject_a_broken_template_output() {
     assert!(clang::check_cuda(&broken, "sm_70").is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every helper a generated file defines is called in it: the helper files' functions
+/// (`templates/*/helpers.*`) appear only where the kernel needs them. A helper's name
+/// occurs at least twice — its definition and a use (the copies of a macro-built family
+/// such as `ok_async_copy##BYTES` count as one name). The negative control: before pruning, an
+/// f32-only kernel (`rms_norm_f32`) carried bf16, f16 and funnel-shift helpers.
+#[test]
+fn every_generated_file_carries_only_the_helpers_it_calls() {
+    let templates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates");
+    let mut checked = 0;
+    for (sub, ext, helpers) in [("cuda", "cu", "cuda/helpers.cuh"), ("vulkan", "comp", "glsl/helpers.glsl"), ("metal", "metal", "msl/helpers.metal")]
+    {
+        let helper_text = std::fs::read_to_string(templates.join(helpers)).unwrap();
+        // The names the helper file defines: an `ok_` identifier before a `(` on a line
+        // that is not a comment.
+        let mut defined: Vec<String> = Vec::new();
+        for line in helper_text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            let Some(at) = line.find('(') else { continue };
+            if let Some(start) = line[..at].rfind("ok_") {
+                let name = line[start..at].trim_end_matches("##BYTES").to_string();
+                // The copies of one macro-built family (`ok_async_copy4/8/16`, defined
+                // together before sm_80) count as one name.
+                let family = name.split("##").next().unwrap_or_default().trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+                if family.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !defined.contains(&family) {
+                    defined.push(family);
+                }
+            }
+        }
+        assert!(defined.len() >= 10, "{helpers}: {defined:?}");
+        for f in files_with_ext(sub, ext) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for name in &defined {
+                let n = text.matches(name.as_str()).count();
+                assert!(n != 1, "{}: helper `{name}` is defined but never called", f.display());
+            }
+            checked += 1;
+        }
+        if sub == "cuda" {
+            let f32_only = std::fs::read_to_string(generated_dir().join("cuda/rms_norm_f32.cu")).unwrap();
+            for unused in ["ok_bf16_to_f32", "ok_f16_to_f32", "ok_funnel_shr_u32", "ok_f32_to_f16", "ok_async_commit"] {
+                assert!(!f32_only.contains(unused), "rms_norm_f32.cu still carries {unused}");
+            }
+        }
+    }
+    assert!(checked >= 60, "{checked}");
+}
