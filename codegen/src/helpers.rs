@@ -115,9 +115,10 @@ fn definitions(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines().filter(|l| !l.starts_with("//")) {
         if !line.starts_with(' ') {
+            // The identifier right before the first `(`: the function's name.
             if let Some(at) = line.find('(') {
-                if let Some(name) = names(&line[..at]).into_iter().last() {
-                    out.push(name);
+                if let Some(start) = line[..at].rfind("ok_") {
+                    out.extend(names(&line[start..at]));
                 }
             }
         }

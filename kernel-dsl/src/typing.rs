@@ -27,7 +27,9 @@ pub fn binary_type(op: BinaryOp, l: Scalar, r: Scalar) -> Result<Scalar, String>
                 });
             }
             if l != r || !l.is_int() {
-                return Err(mismatch(sym, l, r, "two i32 or two u32 values"));
+                // f32 `/` is valid (the library's `div`), f32 `%` is not.
+                let allowed = if op == Div { "two f32, two i32 or two u32 values" } else { "two i32 or two u32 values" };
+                return Err(mismatch(sym, l, r, allowed));
             }
             Ok(l)
         }

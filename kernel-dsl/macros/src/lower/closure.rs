@@ -68,7 +68,11 @@ impl Lowerer {
                 "cannot find value `{name}` in closure `{}`: a kernel closure sees its parameters and the kernel's parameters only; pass `{name}` as an argument",
                 self.closures[i].name
             ),
-            None => format!("cannot find value `{name}` in this kernel"),
+            None => format!(
+                "cannot find value `{name}` in this kernel. A kernel body sees its parameters and its own `let`s only, \
+                 no items outside it (a `const`, a `static`, a function): write a constant in the body \
+                 (`let {name} = 0.125;`) or pass it as a `#[push]` or `#[spec]` parameter"
+            ),
         }
     }
 

@@ -255,8 +255,29 @@ impl Lowerer {
         if op == BinaryOp::Div && a.ty == Scalar::F32 && b.ty == Scalar::F32 {
             return Ok(self.library_call("div", vec![a, b], span));
         }
-        let ty = typing::binary_type(op, a.ty, b.ty).map_err(|m| err(op_span, m))?;
+        let ty = typing::binary_type(op, a.ty, b.ty).map_err(|m| self.literal_typed_hint(&a, &b).unwrap_or_else(|| err(op_span, m)))?;
         Ok(self.mk(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty, span))
+    }
+
+    /// Where an operand is a local typed by an integer literal alone (`let mut s = 0;`)
+    /// and the other is an f32: the error at the literal, with the fix.
+    fn literal_typed_hint(&self, a: &Expr, b: &Expr) -> Option<syn::Error> {
+        for (x, y) in [(a, b), (b, a)] {
+            if let (ExprKind::Var(v), Scalar::F32) = (&x.kind, y.ty) {
+                if let Some(&lit) = self.int_literal_locals.get(&v.0) {
+                    let name = &self.locals[v.0 as usize].name;
+                    return Some(err(
+                        lit,
+                        format!(
+                            "`{name}` is {} because its initial value is an integer literal, and it is used with an f32 \
+                             later; write the literal with a decimal point (`0.0`) to make `{name}` an f32",
+                            x.ty
+                        ),
+                    ));
+                }
+            }
+        }
+        None
     }
 
     fn library_call(&mut self, name: &str, args: Vec<Expr>, span: Span) -> Expr {
@@ -399,7 +420,9 @@ impl Lowerer {
             c.func.span(),
             format!(
                 "`{name}` is not a DSL function. Available: local_id, group_id, global_id, num_groups, select, \
-                 barrier, workgroup_sum/max/min, {}, and the math library: {}",
+                 barrier, workgroup_sum/max/min, {}, and the math library: {}. A kernel body sees no items \
+                 outside it: a helper `fn` is written as a closure at the top of the body, \
+                 `let {name} = |x: f32| -> f32 {{ … }};` (docs/DSL.md, \"Kernel closures\")",
                 Intrinsic::ALL.iter().map(|i| i.dsl_name()).collect::<Vec<_>>().join(", "),
                 mathlib::names().join(", ")
             ),

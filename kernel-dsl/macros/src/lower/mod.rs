@@ -47,6 +47,11 @@ pub struct Lowerer {
     loop_depth: u32,
     /// Arguments of expression closures being inlined.
     substitutions: Vec<onekernel_dsl::ir::Expr>,
+    /// Names whose `let` failed to lower: their later uses are not reported again.
+    failed_lets: Vec<String>,
+    /// Locals typed by an unsuffixed integer literal with nothing else to go by
+    /// (`let mut s = 0;`): the literal's span, for the hint when such a local meets an f32.
+    pub(crate) int_literal_locals: HashMap<u32, Span>,
 }
 
 pub fn err(span: Span, msg: impl std::fmt::Display) -> syn::Error {
@@ -68,6 +73,8 @@ impl Lowerer {
             inlining: Vec::new(),
             loop_depth: 0,
             substitutions: Vec::new(),
+            failed_lets: Vec::new(),
+            int_literal_locals: HashMap::new(),
         }
     }
 
@@ -129,11 +136,45 @@ impl Lowerer {
         self.stmts(stmts)
     }
 
+    /// Lowers statements in order, going on after one that fails so that a compile
+    /// reports every error of the kernel; a `let` that failed leaves its name undeclared,
+    /// and its later uses are not reported again.
     fn stmts(&mut self, stmts: &[syn::Stmt]) -> syn::Result<Vec<onekernel_dsl::ir::Stmt>> {
         let mut out = Vec::new();
+        let mut errors: Option<syn::Error> = None;
         for s in stmts {
-            self.stmt(s, &mut out)?;
+            let Err(e) = self.stmt(s, &mut out) else { continue };
+            if let syn::Stmt::Local(l) = s {
+                if let Some(name) = let_name(l) {
+                    self.failed_lets.push(name);
+                }
+            }
+            for part in e {
+                let msg = part.to_string();
+                if self.failed_lets.iter().any(|n| msg.contains(&format!("cannot find value `{n}`"))) {
+                    continue;
+                }
+                match &mut errors {
+                    Some(all) => all.combine(part),
+                    None => errors = Some(part),
+                }
+            }
         }
-        Ok(out)
+        match errors {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}
+
+/// The name a `let` binds, if it binds one.
+fn let_name(l: &syn::Local) -> Option<String> {
+    match &l.pat {
+        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+        syn::Pat::Type(pt) => match &*pt.pat {
+            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -158,6 +158,11 @@ impl Lowerer {
                 let ty = VarType::Scalar(v.ty);
                 self.check_declared(declared, ty, value.span())?;
                 let var = self.declare_local(&name, ty, mutable);
+                // `let mut s = 0;`: typed by the literal alone (remembered for the hint
+                // where `s` then meets an f32).
+                if declared.is_none() && is_untyped_literal(value) && v.ty != Scalar::F32 {
+                    self.int_literal_locals.insert(var.0, value.span());
+                }
                 self.push(out, StmtKind::Let { var, init: Some(Init::Value(v)) }, span);
             }
         }
