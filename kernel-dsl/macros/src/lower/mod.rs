@@ -151,7 +151,7 @@ impl Lowerer {
             }
             for part in e {
                 let msg = part.to_string();
-                if self.failed_lets.iter().any(|n| msg.contains(&format!("cannot find value `{n}`"))) {
+                if msg.contains("cannot find") && self.failed_lets.iter().any(|n| msg.contains(&format!("`{n}` in"))) {
                     continue;
                 }
                 match &mut errors {
