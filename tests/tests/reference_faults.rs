@@ -13,12 +13,15 @@ use onekernel_runtime::validate::{validate, ValidateOptions};
 mod racy {
     use onekernel_macros::kernel;
 
-    /// Reverses each workgroup's values through shared memory, without the barrier.
+    /// Rotates and reverses each workgroup's values through shared memory, without the
+    /// barrier. (Storing at `(t + 1) % 64`, not at `t`, is beyond the compile-time
+    /// missing-barrier check, which decides only own-element stores: the interpreter
+    /// finds it at run time.)
     #[kernel(workgroup = 64)]
     pub fn reverse(#[len(num_groups().x * 64)] x: &[f32], #[len(num_groups().x * 64)] y: &mut [f32]) {
         let s = shared::<f32, 64>();
         let t = local_id().x;
-        s[t] = x[global_id().x];
+        s[(t + 1) % 64] = x[global_id().x];
         y[global_id().x] = s[63 - t];
     }
 }
@@ -26,12 +29,12 @@ mod racy {
 mod fenced {
     use onekernel_macros::kernel;
 
-    /// Reverses each workgroup's values through shared memory.
+    /// Rotates and reverses each workgroup's values through shared memory.
     #[kernel(workgroup = 64)]
     pub fn reverse(#[len(num_groups().x * 64)] x: &[f32], #[len(num_groups().x * 64)] y: &mut [f32]) {
         let s = shared::<f32, 64>();
         let t = local_id().x;
-        s[t] = x[global_id().x];
+        s[(t + 1) % 64] = x[global_id().x];
         barrier();
         y[global_id().x] = s[63 - t];
     }

@@ -7,6 +7,7 @@
 //! built by hand or deserialized is held to the same rules.
 
 mod assigned;
+mod barriers;
 mod limits;
 mod typecheck;
 mod uniformity;
@@ -35,6 +36,9 @@ pub enum ErrorKind {
     SpecDefault,
     /// A construct the DSL does not support (in this position).
     Unsupported,
+    /// A shared element read where another invocation's write is not yet ordered by a
+    /// barrier (the plain pattern the validator decides; `validate/barriers.rs`).
+    MissingBarrier,
 }
 
 /// A rule the kernel breaks.
@@ -88,6 +92,7 @@ pub fn validate_with(kernel: &Kernel, limits: &Limits) -> Result<(), Vec<Validat
     if types_ok {
         assigned::check(kernel, &mut diag);
         uniformity::check(kernel, &mut diag);
+        barriers::check(kernel, &mut diag);
     }
     if diag.errors.is_empty() {
         Ok(())
