@@ -120,3 +120,48 @@ fn the_interpreter_checks_declared_buffer_lengths() {
         "kernel `softmax_rows`: buffer `y` has 299 elements but the kernel declares at least (num_groups().x * n_cols) = 300 for this launch"
     );
 }
+
+fn layer_norm_f64(x: &[f32], w: &[f32], b: &[f32], cols: usize, eps: f32) -> Vec<f64> {
+    x.chunks(cols)
+        .flat_map(|row| {
+            let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+            let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+            let s = 1.0 / (var + eps as f64).sqrt();
+            row.iter().zip(w).zip(b).map(move |((&v, &g), &c)| (v as f64 - mean) * s * g as f64 + c as f64).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn layer_norm_matches_f64_in_both_types() {
+    let kernels = onekernel_kernels::norm::layer_norm().unwrap();
+    let mut rng = Rng::new(9);
+    for (ty, bound) in [("f32", 2e-5), ("f16", 4e-3)] {
+        let k = kernels.iter().find(|k| k.name == format!("layer_norm_{ty}")).unwrap();
+        for (rows, cols) in [(1usize, 1usize), (3, 100), (2, 257), (1, 4096)] {
+            let mut x = rng.f32_vec(rows * cols, -3.0, 5.0);
+            if ty == "f16" {
+                x = x.into_iter().map(|v| f16_to_f32(f32_to_f16(v))).collect();
+            }
+            let (w, b) = (rng.f32_vec(cols, 0.5, 1.5), rng.f32_vec(cols, -0.5, 0.5));
+            let (xb, elem) = if ty == "f16" {
+                (HostBuffer::f16_from_f32(&x), onekernel_dsl::types::StorageType::F16)
+            } else {
+                (HostBuffer::from_f32(&x), onekernel_dsl::types::StorageType::F32)
+            };
+            let mut args = Args::new()
+                .buffer("x", xb)
+                .buffer("w", HostBuffer::from_f32(&w))
+                .buffer("b", HostBuffer::from_f32(&b))
+                .buffer("y", HostBuffer::zeros(elem, rows * cols))
+                .scalar("n_cols", cols as u32)
+                .scalar("eps", 1e-5f32);
+            cpu::run(k, &mut args, [rows as u32, 1, 1]).unwrap();
+            let y = args.get_buffer("y").unwrap().to_f32();
+            let want = layer_norm_f64(&x, &w, &b, cols, 1e-5);
+            // Absolute error against the output scale (outputs cross zero).
+            let worst = y.iter().zip(&want).map(|(&g, &r)| ((g as f64) - r).abs()).fold(0.0, f64::max);
+            assert!(worst < bound, "{ty} {rows}x{cols}: max |err| {worst:e}");
+        }
+    }
+}

@@ -1,6 +1,14 @@
-//! A downstream crate that defines its own kernel (`scale_in_place`, in `build.rs`)
-//! and embeds what onekernel generated for it: the manifest and every backend's
-//! artifact, ready to hand to a runtime.
+//! A downstream crate that defines its own kernels (`src/kernels.rs`: `scale_in_place`,
+//! and the type-axis family `add_bias`), generates them from `build.rs`, embeds what
+//! onekernel generated (the manifest and every backend's artifact, ready to hand to a
+//! runtime), and validates them against the interpreter on the backends present
+//! (`tests/validate.rs`).
+
+pub mod kernels;
+
+/// The directory `build.rs` generated into (manifest and artifacts), for a runtime that
+/// loads artifacts from files.
+pub const GENERATED_DIR: &str = concat!(env!("OUT_DIR"), "/onekernel");
 
 /// The manifest of this crate's kernels (`docs/MANIFEST.md` in onekernel).
 pub const MANIFEST: &str = include_str!(concat!(env!("OUT_DIR"), "/onekernel/manifest.json"));

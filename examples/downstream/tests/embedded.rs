@@ -10,8 +10,10 @@ fn hex(bytes: &[u8]) -> String {
 #[test]
 fn manifest_describes_the_embedded_kernel() {
     let m: serde_json::Value = serde_json::from_str(MANIFEST).unwrap();
-    let k = &m["kernels"][0];
-    assert_eq!(k["name"], "scale_in_place");
+    // By name: the manifest holds every kernel of the crate, sorted by name.
+    let k = m["kernels"].as_array().unwrap().iter().find(|k| k["name"] == "scale_in_place").expect("scale_in_place in the manifest");
+    let names: Vec<&str> = m["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["add_bias_f16", "add_bias_f32", "scale_in_place"]);
     assert_eq!(k["workgroup"], serde_json::json!([128, 1, 1]));
     assert_eq!(k["push_constant_bytes"], 8);
     assert_eq!(k["vulkan"]["spirv"]["sha256"], hex(SCALE_IN_PLACE_SPIRV));

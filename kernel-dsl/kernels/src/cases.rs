@@ -14,6 +14,17 @@ fn rms_norm(rows: u32, cols: u32) -> Case {
         .scalar("eps", Literal::f32(1e-6))
 }
 
+fn layer_norm(rows: u32, cols: u32) -> Case {
+    let n = (rows * cols) as usize;
+    Case::new(format!("{rows} rows x {cols}"), [rows, 1, 1])
+        .buffer("x", n, Fill::Uniform { lo: -3.0, hi: 5.0 })
+        .buffer("w", cols as usize, Fill::Uniform { lo: 0.5, hi: 1.5 })
+        .buffer("b", cols as usize, Fill::Uniform { lo: -0.5, hi: 0.5 })
+        .buffer("y", n, Fill::Zeros)
+        .scalar("n_cols", Literal::U32(cols))
+        .scalar("eps", Literal::f32(1e-5))
+}
+
 fn softmax(rows: u32, cols: u32, scale: f32) -> Case {
     let n = (rows * cols) as usize;
     Case::new(format!("{rows} rows x {cols}, scale {scale}"), [rows, 1, 1])
@@ -364,6 +375,7 @@ fn copy_rows() -> Case {
 pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
     Some(match kernel {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
+        "layer_norm_f32" | "layer_norm_f16" => vec![layer_norm(1, 7), layer_norm(4, 1000), layer_norm(3, 4096)],
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
         "attn_decode_combine" => vec![
             attention_combine(8, 5, (1, 300), true),
