@@ -3,7 +3,7 @@
 //! the manifest, so no backend derives a fact about the kernel on its own.
 
 use crate::dialect::{Cuda, Dialect};
-use crate::print::reduction_types;
+use crate::print::{has_pair_reduction, reduction_types};
 use onekernel_dsl::ir::{Kernel, ParamId, ParamKind};
 use onekernel_dsl::types::{Literal, Scalar};
 use serde::Serialize;
@@ -23,6 +23,9 @@ pub struct KernelInfo {
     pub word_views: BTreeSet<(ParamId, u32)>,
     /// Value types it reduces, each with a scratch array of one value per invocation.
     pub reduction_types: Vec<Scalar>,
+    /// Whether a reduction carries indices (`workgroup_argmax` / `argmin`): one more u32
+    /// scratch array, `ok_red_index`.
+    pub pair_reductions: bool,
     /// Words of GLSL's `mma_f16` scratch arrays (`ok_mma_c`, `ok_mma_b`), zero without
     /// `mma_f16`.
     pub mma_scratch_words: (u32, u32),
@@ -46,13 +49,16 @@ impl KernelInfo {
         let groups = if uses_mma { k.workgroup_invocations() as u32 / 32 } else { 0 };
         let mma_scratch_words = (MMA_SCRATCH_WORDS.0 * groups, MMA_SCRATCH_WORDS.1 * groups);
         let reduction_types = reduction_types(k);
-        let scratch_bytes = reduction_types.len() as u32 * 4 * k.workgroup_invocations() as u32 + 4 * (mma_scratch_words.0 + mma_scratch_words.1);
+        let pair_reductions = has_pair_reduction(k);
+        let scratch_arrays = reduction_types.len() as u32 + pair_reductions as u32;
+        let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32 + 4 * (mma_scratch_words.0 + mma_scratch_words.1);
         KernelInfo {
             uses_fma: uses_fma(k),
             uses_mma,
             word_views: word_views(k),
-            cuda_dynamic_shared: cuda_dynamic_shared(k, &reduction_types),
+            cuda_dynamic_shared: cuda_dynamic_shared(k, scratch_arrays),
             reduction_types,
+            pair_reductions,
             mma_scratch_words,
             scratch_bytes,
             instances: instances(k),
@@ -201,8 +207,8 @@ pub const CUDA_STATIC_SHARED_BYTES: u64 = 48 * 1024;
 /// memory: the largest first, until the rest (and the reductions' scratch) fit CUDA's
 /// static limit. Empty for kernels within it, whose code is unchanged. The others stay
 /// separate static arrays, so the compiler still knows they do not alias.
-fn cuda_dynamic_shared(k: &Kernel, reduction_types: &[Scalar]) -> Vec<usize> {
-    let scratch = reduction_types.len() as u64 * 4 * k.workgroup_invocations();
+fn cuda_dynamic_shared(k: &Kernel, scratch_arrays: u32) -> Vec<usize> {
+    let scratch = scratch_arrays as u64 * 4 * k.workgroup_invocations();
     let mut total: u64 = k.shared.iter().map(|s| 4 * s.len as u64).sum::<u64>() + scratch;
     let mut order: Vec<usize> = (0..k.shared.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(k.shared[i].len));

@@ -6,7 +6,7 @@
 use crate::analysis::{literal, KernelInfo, F16_SPEC_ID, FMA_SPEC_ID, MIN_RESIDENT_INVOCATIONS};
 use crate::dialect::{Cuda, Dialect, Glsl, Msl, SignatureBuffer};
 use crate::error::CodegenError;
-use crate::print::{ident, scratch_name, shared_name, Printer};
+use crate::print::{ident, scratch_name, shared_name, Printer, PAIR_INDEX_SCRATCH};
 use onekernel_dsl::ir::{Access, Kernel, ParamKind};
 use onekernel_dsl::types::{Scalar, StorageType};
 use serde::Serialize;
@@ -204,6 +204,9 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
     }
     for &ty in &info.reduction_types {
         shared.push(d.shared_decl(ty, &scratch_name(ty), &k.workgroup_invocations().to_string()));
+    }
+    if info.pair_reductions {
+        shared.push(d.shared_decl(Scalar::U32, PAIR_INDEX_SCRATCH, &k.workgroup_invocations().to_string()));
     }
     (shared, (!dynamic.is_empty()).then_some(offset))
 }

@@ -291,6 +291,15 @@ impl ReduceOp {
             ReduceOp::Min => "workgroup_min",
         }
     }
+
+    /// The DSL name of the pair reduction with this operator.
+    pub fn dsl_arg_name(self) -> &'static str {
+        match self {
+            ReduceOp::Max => "workgroup_argmax",
+            ReduceOp::Min => "workgroup_argmin",
+            ReduceOp::Sum => "workgroup_sum",
+        }
+    }
 }
 
 /// Statement kinds.
@@ -414,7 +423,11 @@ pub enum StmtKind {
     /// declared `fast`.
     Mma(Box<Mma>),
     /// `var = workgroup_sum(value);` (or max / min): every invocation gets the result
-    /// of the fixed stride-halving tree over the local linear index.
+    /// of the fixed stride-halving tree over the local linear index. With `arg`
+    /// (`let (v, i) = workgroup_argmax(value, index);`, max or min only) the tree carries
+    /// (value, index) pairs: a pair replaces the one it meets when its value is larger
+    /// (smaller), or equal with a smaller index; a NaN never replaces and is never
+    /// replaced — `var` gets the winning value, `arg.var` its index.
     Reduce {
         /// Receives the result (scalar local).
         var: VarId,
@@ -422,7 +435,19 @@ pub enum StmtKind {
         op: ReduceOp,
         /// Each invocation's contribution.
         value: Expr,
+        /// The index carried with each value, for argmax / argmin.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arg: Option<Box<ReduceArg>>,
     },
+}
+
+/// The index half of a pair reduction ([`StmtKind::Reduce`]).
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+pub struct ReduceArg {
+    /// Receives the winning index (u32 local).
+    pub var: VarId,
+    /// Each invocation's index (u32).
+    pub index: Expr,
 }
 
 /// The operands of [`StmtKind::Mma`]: `acc[i][j] += Σ_kk A[i][kk] · B[kk][j]` for

@@ -30,7 +30,10 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::Store { index, value, .. } => vec![index, value],
         StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => vec![cond],
         StmtKind::For { start, end, step, .. } => vec![start, end, step],
-        StmtKind::Reduce { value, .. } => vec![value],
+        StmtKind::Reduce { value, arg, .. } => match arg {
+            Some(a) => vec![value, &a.index],
+            None => vec![value],
+        },
         StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
         StmtKind::Mma(m) => m.exprs().to_vec(),
         StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => vec![],

@@ -154,7 +154,8 @@ impl<'a> Printer<'a> {
             StmtKind::Continue => self.line("continue;"),
             StmtKind::Return => self.line("return;"),
             StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
-            StmtKind::Reduce { var, op, value } => self.reduce(*var, *op, value),
+            StmtKind::Reduce { var, op, value, arg: None } => self.reduce(*var, *op, value),
+            StmtKind::Reduce { var, op, value, arg: Some(a) } => self.reduce_pair(*var, *op, value, a),
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
@@ -362,6 +363,38 @@ impl<'a> Printer<'a> {
         self.line(&barrier);
     }
 
+    /// The pair tree of `workgroup_argmax` / `argmin` (the interpreter's
+    /// `reduce_pair_tree`): values in the type's scratch, indices in `ok_red_index`.
+    fn reduce_pair(&mut self, var: VarId, op: ReduceOp, value: &Expr, arg: &onekernel_dsl::ir::ReduceArg) {
+        let ty = value.ty;
+        let (scratch, index) = (scratch_name(ty), PAIR_INDEX_SCRATCH);
+        let (v, ix) = (self.expr(value), self.expr(&arg.index));
+        let n = self.k.workgroup_invocations();
+        let barrier = format!("{};", self.d.barrier());
+        let (u, t) = (self.d.scalar(Scalar::U32), self.d.scalar(ty));
+        let cmp = if op == ReduceOp::Min { "<" } else { ">" };
+        self.line(&format!("// {}: stride-halving tree over {n} invocations of (value, index) pairs", op.dsl_arg_name()));
+        self.line(&format!("{scratch}[ok_lindex] = {v};"));
+        self.line(&format!("{index}[ok_lindex] = {ix};"));
+        self.line(&barrier);
+        self.line(&format!("for ({u} ok_s = {}u; ok_s > 0u; ok_s >>= 1u) {{", n / 2));
+        self.line("    if (ok_lindex < ok_s) {");
+        self.line(&format!("        {t} ok_va = {scratch}[ok_lindex];"));
+        self.line(&format!("        {t} ok_vb = {scratch}[ok_lindex + ok_s];"));
+        self.line(&format!("        {u} ok_ib = {index}[ok_lindex + ok_s];"));
+        self.line(&format!("        if ((ok_vb {cmp} ok_va) || (ok_vb == ok_va && ok_ib < {index}[ok_lindex])) {{"));
+        self.line(&format!("            {scratch}[ok_lindex] = ok_vb;"));
+        self.line(&format!("            {index}[ok_lindex] = ok_ib;"));
+        self.line("        }");
+        self.line("    }");
+        self.line(&format!("    {barrier}"));
+        self.line("}");
+        let (name, iname) = (self.local(var), self.local(arg.var));
+        self.line(&format!("{name} = {scratch}[0];"));
+        self.line(&format!("{iname} = {index}[0];"));
+        self.line(&barrier);
+    }
+
     fn combine(&self, op: ReduceOp, ty: Scalar, a: &str, b: &str) -> String {
         match op {
             ReduceOp::Sum if ty == Scalar::I32 => self.d.wrapping_i32("+", a, Some(b)),
@@ -527,6 +560,20 @@ pub fn shared_name(name: &str) -> String {
 }
 
 /// The scratch array a reduction of type `ty` uses.
+/// The u32 scratch array of the indices a pair reduction carries.
+pub const PAIR_INDEX_SCRATCH: &str = "ok_red_index";
+
+/// Whether the kernel has a pair reduction (`workgroup_argmax` / `argmin`).
+pub fn has_pair_reduction(k: &Kernel) -> bool {
+    let mut found = false;
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::Reduce { arg: Some(_), .. } = &s.kind {
+            found = true;
+        }
+    });
+    found
+}
+
 pub fn scratch_name(ty: Scalar) -> String {
     format!("ok_red_{}", ty.name())
 }

@@ -376,6 +376,18 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
     Some(match kernel {
         "rms_norm_f32" | "rms_norm_f16" => vec![rms_norm(1, 100), rms_norm(4, 1000), rms_norm(3, 4096)],
         "layer_norm_f32" | "layer_norm_f16" => vec![layer_norm(1, 7), layer_norm(4, 1000), layer_norm(3, 4096)],
+        // Rows shorter than, as long as and longer than a workgroup (ties and NaNs:
+        // tests/tests/argmax.rs, with chosen values).
+        "argmax_rows" => [(1u32, 5u32), (4, 1000), (3, 4096), (2, 256)]
+            .into_iter()
+            .map(|(rows, cols)| {
+                Case::new(format!("{rows} rows x {cols}"), [rows, 1, 1])
+                    .buffer("x", (rows * cols) as usize, Fill::Uniform { lo: -100.0, hi: 100.0 })
+                    .buffer("value", rows as usize, Fill::Zeros)
+                    .buffer("index", rows as usize, Fill::Zeros)
+                    .scalar("n_cols", Literal::U32(cols))
+            })
+            .collect(),
         "softmax_rows" => vec![softmax(1, 5, 1.0), softmax(4, 1000, 0.125), softmax(2, 4096, 2.0)],
         "attn_decode_combine" => vec![
             attention_combine(8, 5, (1, 300), true),

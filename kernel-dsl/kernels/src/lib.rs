@@ -3,6 +3,7 @@
 //! The kernel catalogue, written once in the onekernel DSL: one module per kernel
 //! family. Every kernel here registers itself; [`all`] lists them.
 
+pub mod argmax;
 pub mod attention;
 pub mod cases;
 pub mod copy;

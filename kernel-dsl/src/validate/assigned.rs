@@ -64,7 +64,13 @@ fn stmt(locals: &[LocalDecl], s: &Stmt, st: State, d: &mut Diagnostics) -> State
     check_reads(locals, &stmt_exprs(s), &a, d);
     match &s.kind {
         StmtKind::Let { var, init } => a[var.0 as usize] = init.is_some(),
-        StmtKind::Assign { var, .. } | StmtKind::Reduce { var, .. } => a[var.0 as usize] = true,
+        StmtKind::Assign { var, .. } => a[var.0 as usize] = true,
+        StmtKind::Reduce { var, arg, .. } => {
+            a[var.0 as usize] = true;
+            if let Some(x) = arg {
+                a[x.var.0 as usize] = true;
+            }
+        }
         StmtKind::Store { .. }
         | StmtKind::LoadWords { .. }
         | StmtKind::Barrier

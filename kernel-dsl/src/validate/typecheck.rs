@@ -194,8 +194,23 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
                 d.error(s.span, ErrorKind::Unsupported, format!("`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"));
             }
         }
-        StmtKind::Reduce { var, op, value } => {
+        StmtKind::Reduce { var, op, value, arg } => {
             let vt = check_expr(sc, value, d);
+            if let Some(a) = arg {
+                if *op == ReduceOp::Sum {
+                    d.error(s.span, ErrorKind::Type, "a pair reduction is an argmax or an argmin, not a sum");
+                }
+                if let Some(it) = check_expr(sc, &a.index, d) {
+                    if it != Scalar::U32 {
+                        d.error(a.index.span, ErrorKind::Type, format!("the index of `{}` is u32, found {it}", op.dsl_arg_name()));
+                    }
+                }
+                if let Some(decl) = local(sc, a.var, s.span, d) {
+                    if decl.ty != VarType::Scalar(Scalar::U32) {
+                        d.error(s.span, ErrorKind::Type, format!("the index result `{}` is u32, it is declared {}", decl.name, decl.ty));
+                    }
+                }
+            }
             if let Some(decl) = local(sc, *var, s.span, d) {
                 if let (Some(vt), VarType::Scalar(t)) = (vt, decl.ty) {
                     if vt != t {

@@ -166,7 +166,7 @@ impl Analysis<'_> {
                 }
                 true
             }
-            StmtKind::Reduce { var, op, value: _ } => {
+            StmtKind::Reduce { var, op, arg, .. } => {
                 if !uniform {
                     if self.report {
                         d.error(
@@ -181,6 +181,9 @@ impl Analysis<'_> {
                         );
                     }
                     self.mark(*var);
+                    if let Some(a) = arg {
+                        self.mark(a.var);
+                    }
                 }
                 true
             }

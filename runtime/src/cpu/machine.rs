@@ -311,13 +311,22 @@ impl<'k> Machine<'k> {
                 }
                 Ok(())
             }
-            StmtKind::Reduce { var, op, value } => {
+            StmtKind::Reduce { var, op, value, arg } => {
                 self.check_all_present(s.span, lanes, op.dsl_name())?;
                 let mut v = self.tmp();
                 self.eval(frame, value, lanes, &mut v)?;
-                let r = reduce_tree(*op, value.ty, &mut v[..self.n]);
+                if let Some(a) = arg {
+                    let mut ix = self.tmp();
+                    self.eval(frame, &a.index, lanes, &mut ix)?;
+                    let (r, i) = reduce_pair_tree(*op, value.ty, &mut v[..self.n], &mut ix[..self.n]);
+                    frame.vars[var.0 as usize][..self.n].fill(r);
+                    frame.vars[a.var.0 as usize][..self.n].fill(i);
+                    self.give(ix);
+                } else {
+                    let r = reduce_tree(*op, value.ty, &mut v[..self.n]);
+                    frame.vars[var.0 as usize][..self.n].fill(r);
+                }
                 self.ops += self.n as u64;
-                frame.vars[var.0 as usize][..self.n].fill(r);
                 self.give(v);
                 // A reduction synchronizes the workgroup like barrier() (backends
                 // implement it with barriers around their scratch memory).
@@ -806,6 +815,37 @@ impl<'k> Machine<'k> {
         }
         result
     }
+}
+
+/// The pair tree of `workgroup_argmax` / `argmin`: the same pairing as [`reduce_tree`]
+/// over (value, index), the pair at `i + stride` replacing the one at `i` when its value
+/// is larger (smaller), or equal with a smaller index; a NaN never replaces and is never
+/// replaced. Returns the winning value and index.
+pub(crate) fn reduce_pair_tree(op: ReduceOp, ty: Scalar, v: &mut [u32], ix: &mut [u32]) -> (u32, u32) {
+    let wins = |b: u32, a: u32| -> bool {
+        match (op, ty) {
+            (ReduceOp::Max, Scalar::F32) => f32::from_bits(b) > f32::from_bits(a),
+            (ReduceOp::Min, Scalar::F32) => f32::from_bits(b) < f32::from_bits(a),
+            (ReduceOp::Max, Scalar::I32) => (b as i32) > (a as i32),
+            (ReduceOp::Min, Scalar::I32) => (b as i32) < (a as i32),
+            (ReduceOp::Max, _) => b > a,
+            (ReduceOp::Min, _) => b < a,
+            (ReduceOp::Sum, _) => false,
+        }
+    };
+    let equal = |a: u32, b: u32| if ty == Scalar::F32 { f32::from_bits(a) == f32::from_bits(b) } else { a == b };
+    let mut stride = v.len() / 2;
+    while stride > 0 {
+        for i in 0..stride {
+            let (a, b) = (i, i + stride);
+            if wins(v[b], v[a]) || (equal(v[b], v[a]) && ix[b] < ix[a]) {
+                v[a] = v[b];
+                ix[a] = ix[b];
+            }
+        }
+        stride /= 2;
+    }
+    (v[0], ix[0])
 }
 
 /// The fixed stride-halving tree: `v[i] = v[i] ∘ v[i + stride]` for stride = n/2 … 1.

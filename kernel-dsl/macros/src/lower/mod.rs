@@ -145,9 +145,7 @@ impl Lowerer {
         for s in stmts {
             let Err(e) = self.stmt(s, &mut out) else { continue };
             if let syn::Stmt::Local(l) = s {
-                if let Some(name) = let_name(l) {
-                    self.failed_lets.push(name);
-                }
+                self.failed_lets.extend(let_names(&l.pat));
             }
             for part in e {
                 let msg = part.to_string();
@@ -167,14 +165,12 @@ impl Lowerer {
     }
 }
 
-/// The name a `let` binds, if it binds one.
-fn let_name(l: &syn::Local) -> Option<String> {
-    match &l.pat {
-        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
-        syn::Pat::Type(pt) => match &*pt.pat {
-            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
-            _ => None,
-        },
-        _ => None,
+/// The names a `let` pattern binds.
+fn let_names(p: &syn::Pat) -> Vec<String> {
+    match p {
+        syn::Pat::Ident(pi) => vec![pi.ident.to_string()],
+        syn::Pat::Type(pt) => let_names(&pt.pat),
+        syn::Pat::Tuple(t) => t.elems.iter().flat_map(let_names).collect(),
+        _ => vec![],
     }
 }

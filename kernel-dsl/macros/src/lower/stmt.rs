@@ -65,6 +65,9 @@ impl Lowerer {
 
     fn local(&mut self, l: &syn::Local, out: &mut Vec<Stmt>) -> syn::Result<()> {
         let span = l.span();
+        if let syn::Pat::Tuple(t) = &l.pat {
+            return self.pair_reduction(t, l, out);
+        }
         let (ident, mutable, annotated) = match &l.pat {
             syn::Pat::Ident(pi) => (&pi.ident, pi.mutability.is_some(), None),
             syn::Pat::Type(pt) => match &*pt.pat {
@@ -110,7 +113,7 @@ impl Lowerer {
             let v = self.expr(arg, hint.or(Some(Scalar::F32)))?;
             let var = self.declare_local(&name, VarType::Scalar(hint.unwrap_or(v.ty)), mutable);
             self.push(out, StmtKind::Let { var, init: None }, span);
-            self.push(out, StmtKind::Reduce { var, op, value: v }, value.span());
+            self.push(out, StmtKind::Reduce { var, op, value: v, arg: None }, value.span());
             return Ok(());
         }
         match value {
@@ -166,6 +169,41 @@ impl Lowerer {
                 self.push(out, StmtKind::Let { var, init: Some(Init::Value(v)) }, span);
             }
         }
+        Ok(())
+    }
+
+    /// `let (v, i) = workgroup_argmax(value, index);` (or `workgroup_argmin`).
+    fn pair_reduction(&mut self, t: &syn::PatTuple, l: &syn::Local, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        const USAGE: &str = "a tuple `let` takes a pair reduction: `let (v, i) = workgroup_argmax(value, index);` (or `workgroup_argmin`)";
+        let names: Vec<(String, bool)> = t
+            .elems
+            .iter()
+            .map(|p| match p {
+                syn::Pat::Ident(pi) => Ok((pi.ident.to_string(), pi.mutability.is_some())),
+                other => Err(err(other.span(), USAGE)),
+            })
+            .collect::<syn::Result<_>>()?;
+        if names.len() != 2 {
+            return Err(err(t.span(), USAGE));
+        }
+        let Some(init) = &l.init else { return Err(err(l.span(), USAGE)) };
+        let syn::Expr::Call(c) = &*init.expr else { return Err(err(init.expr.span(), USAGE)) };
+        let op = match &*c.func {
+            syn::Expr::Path(p) if p.path.is_ident("workgroup_argmax") => ReduceOp::Max,
+            syn::Expr::Path(p) if p.path.is_ident("workgroup_argmin") => ReduceOp::Min,
+            _ => return Err(err(c.func.span(), USAGE)),
+        };
+        if c.args.len() != 2 {
+            return Err(err(c.span(), "`workgroup_argmax(value, index)` takes a value (f32, i32 or u32) and its u32 index"));
+        }
+        let value = self.expr(&c.args[0], Some(Scalar::F32))?;
+        let index = self.expr(&c.args[1], Some(Scalar::U32))?;
+        let var = self.declare_local(&names[0].0, VarType::Scalar(value.ty), names[0].1);
+        let ivar = self.declare_local(&names[1].0, VarType::Scalar(Scalar::U32), names[1].1);
+        self.push(out, StmtKind::Let { var, init: None }, l.span());
+        self.push(out, StmtKind::Let { var: ivar, init: None }, l.span());
+        let arg = Some(Box::new(onekernel_dsl::ir::ReduceArg { var: ivar, index }));
+        self.push(out, StmtKind::Reduce { var, op, value, arg }, init.expr.span());
         Ok(())
     }
 
@@ -408,7 +446,7 @@ impl Lowerer {
                 if op.is_none() {
                     if let Some((rop, arg)) = reduce_op(right) {
                         let v = self.expr(arg, Some(ty))?;
-                        self.push(out, StmtKind::Reduce { var, op: rop, value: v }, span);
+                        self.push(out, StmtKind::Reduce { var, op: rop, value: v, arg: None }, span);
                         return Ok(());
                     }
                 }
