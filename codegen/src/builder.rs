@@ -37,7 +37,8 @@ impl Builder {
         self
     }
 
-    /// Adds several kernels.
+    /// Adds several kernels: a type-axis family's instances (`#[kernel(variants(T = [f32,
+    /// f16]))] fn k` makes `k()` return `k_f32` and `k_f16`), or any list.
     pub fn kernels(mut self, ks: impl IntoIterator<Item = Kernel>) -> Self {
         self.kernels.extend(ks);
         self
