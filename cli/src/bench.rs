@@ -171,7 +171,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     let manifest = read_manifest(&o.out)?;
     let out = o.out.clone();
     let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
-    let mut opened = open_list(&o.backends)?;
+    let mut opened = open_list(&o.backends, o.backends_named)?;
     let mut r = SeqRng::new(0xbe4c);
     let mut records: Vec<Vec<serde_json::Value>> = vec![Vec::new(); opened.len()];
     // The copies' sizes follow --quick, not the number of shapes: one --shape is a

@@ -245,7 +245,7 @@ impl Report<'_> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
         BenchOptions::parse("bench-kvquant", args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
         bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
@@ -274,7 +274,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let max_heads = 4 * KV_HEADS as usize;
     let q: Vec<f32> = (0..128 * max_heads).map(|_| r.range(-1.0, 1.0) as f32).collect();
     let sketch: Vec<f32> = (0..256 * max_heads).map(|_| r.range(-1.0, 1.0) as f32).collect();
-    let mut opened = open_list(&backends)?;
+    let mut opened = open_list(&backends, backends_named)?;
     // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB
     // storage-buffer range, so this is DRAM bandwidth (read + write).
     let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();

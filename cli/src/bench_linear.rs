@@ -110,7 +110,7 @@ fn step(dev: &mut Device, shape: &Shape) -> Result<(), LinearError> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
         BenchOptions::parse("bench-linear", args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
         bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
@@ -118,7 +118,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     let runs = runs as usize;
     let manifest = read_manifest(&out)?;
     let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
-    let mut opened = open_list(&backends)?;
+    let mut opened = open_list(&backends, backends_named)?;
     let driver_bytes = driver_copy_bytes(quick);
     let mut driver = Vec::new();
     for b in opened.iter_mut() {

@@ -110,38 +110,37 @@ pub fn unix_time() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Opens the backends of a comma list (`all` = cpu, vulkan, cuda); one that is absent is
-/// reported and skipped.
-pub fn open_list(list: &str) -> Result<Vec<Box<dyn Backend>>> {
-    let list = if list == "all" { "cpu,vulkan,cuda" } else { list };
-    let mut opened = Vec::new();
-    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        opened.extend(open_backends(name)?);
-    }
-    Ok(opened)
+/// Opens the backends of a comma list for the commands that also run the interpreter
+/// (`all` = cpu, vulkan, cuda, none of them asked for by name); see [`open_backends`].
+pub fn open_list(list: &str, explicit: bool) -> Result<Vec<Box<dyn Backend>>> {
+    let (list, explicit) = if list == "all" { ("cpu,vulkan,cuda", false) } else { (list, explicit) };
+    open_backends(list, explicit)
 }
 
 /// Opens the backends of a comma list (`all`: vulkan and cuda, the devices checked
-/// against the interpreter); each named once, in order.
-pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
-    let mut names: Vec<&str> = Vec::new();
+/// against the interpreter), each named once, in order. A backend that is absent is an
+/// error where the user named it (`explicit`: the command line gave `--backend`), and a
+/// visible `skipped` line where it comes from `all` or from the command's default.
+pub fn open_backends(which: &str, explicit: bool) -> Result<Vec<Box<dyn Backend>>> {
+    let mut names: Vec<(&str, bool)> = Vec::new();
     for item in which.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let these: &[&str] = match item {
-            "all" => &["vulkan", "cuda"],
-            "cpu" => &["cpu"],
-            "vulkan" => &["vulkan"],
-            "cuda" => &["cuda"],
-            "msl-emu" => &["msl-emu"],
+        let (these, named): (&[&str], bool) = match item {
+            "all" => (&["vulkan", "cuda"], false),
+            "cpu" => (&["cpu"], explicit),
+            "vulkan" => (&["vulkan"], explicit),
+            "cuda" => (&["cuda"], explicit),
+            "msl-emu" => (&["msl-emu"], explicit),
             other => bail!("unknown backend `{other}`; use cpu, vulkan, cuda, msl-emu or all, or a comma list of them"),
         };
         for n in these {
-            if !names.contains(n) {
-                names.push(n);
+            match names.iter_mut().find(|(m, _)| m == n) {
+                Some(entry) => entry.1 |= named,
+                None => names.push((n, named)),
             }
         }
     }
     let mut out: Vec<Box<dyn Backend>> = Vec::new();
-    for n in names {
+    for (n, named) in names {
         let opened: Result<Box<dyn Backend>, BackendError> = match n {
             "cpu" => Ok(Box::new(CpuBackend::new(load_kernels(&[])?))),
             "vulkan" => Vulkan::new().map(|v| Box::new(v) as Box<dyn Backend>),
@@ -162,6 +161,7 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
                 );
                 out.push(b);
             }
+            Err(e) if named => bail!("backend `{n}` was asked for and is not available: {e} (`--backend all` skips what is absent)"),
             Err(e) => eprintln!("{n}: skipped — {e}"),
         }
     }
@@ -173,6 +173,8 @@ pub fn open_backends(which: &str) -> Result<Vec<Box<dyn Backend>>> {
 pub struct BenchOptions {
     /// Comma list of backends.
     pub backends: String,
+    /// Whether `--backend` was given (a backend named and absent is then an error).
+    pub backends_named: bool,
     /// Timed dispatches per measurement.
     pub runs: u32,
     /// The generated directory.
@@ -229,6 +231,7 @@ impl BenchOptions {
         let backends = p.list("backend");
         let mut o = BenchOptions {
             backends: if backends.is_empty() { "cuda,vulkan".into() } else { backends.join(",") },
+            backends_named: p.has("backend"),
             runs: p.parsed("runs", "a number", |v| v.parse().ok())?.unwrap_or(50),
             out: p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated),
             evidence: p.one("evidence").map(PathBuf::from),

@@ -18,7 +18,7 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
         bail!("`fixture` needs at least one FILE.json\n\n{USAGE}");
     }
     let manifest = read_manifest(&out)?;
-    let mut opened = open_list(&backends)?;
+    let mut opened = open_list(&backends, p.has("backend"))?;
     let mut all_passed = true;
     let mut records: Vec<serde_json::Value> = Vec::new();
     for f in &files {

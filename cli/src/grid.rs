@@ -25,7 +25,7 @@ pub fn grid_cmd(args: &[String]) -> Result<bool> {
     let points: Vec<_> = points.into_iter().take(first.unwrap_or(usize::MAX)).collect();
     let manifest = read_manifest(&out)?;
     let mut all_passed = true;
-    for mut b in open_list(&backends)? {
+    for mut b in open_list(&backends, p.has("backend"))? {
         let start = Instant::now();
         let mut outcomes = Vec::new();
         let mut failures = 0;

@@ -42,6 +42,8 @@ struct Options {
     kernels: Vec<String>,
     threads: Option<usize>,
     backend: String,
+    /// Whether `--backend` was given (a backend named and absent is then an error).
+    backend_named: bool,
     variant: Option<String>,
     seed: u64,
     evidence: Option<PathBuf>,
@@ -106,6 +108,7 @@ fn parse(cmd: &str, args: &[String]) -> Result<Options> {
         kernels: p.list("kernel"),
         threads: p.parsed("threads", "a number of threads", |v| v.parse().ok())?,
         backend: if backends.is_empty() { "all".into() } else { backends.join(",") },
+        backend_named: p.has("backend"),
         variant: p.one("variant").map(String::from),
         seed: p.parsed("seed", "a number", |v| v.parse().ok())?.unwrap_or(1),
         evidence: p.one("evidence").map(PathBuf::from),
@@ -232,7 +235,7 @@ fn validate_cmd(o: &Options) -> Result<bool> {
     let mut all_passed = true;
     let mut skipped = 0usize;
     let command = command_line();
-    for mut backend in open_backends(&o.backend)? {
+    for mut backend in open_backends(&o.backend, o.backend_named)? {
         let mut verdicts = Vec::new();
         for k in &kernels {
             let km = manifest.kernel(&k.name).ok_or_else(|| anyhow!("kernel `{}` is not in {}; run `onekernel gen`", k.name, path.display()))?;
