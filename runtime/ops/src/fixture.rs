@@ -71,6 +71,11 @@ pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
         return Err(format!("`kv_len` holds {} lengths, `n_seq` is {n_seq}", p.n_seq()));
     }
     p.check().map_err(|e| e.to_string())?;
+    // `n_pages` is redundant with K's size: a file where they disagree is inconsistent.
+    let n_pages = field_u32(fx, "n_pages")?;
+    if n_pages as usize != p.n_pages() {
+        return Err(format!("`n_pages` is {n_pages}, but `k` holds {} pages", p.n_pages()));
+    }
     Ok(p)
 }
 
@@ -83,8 +88,8 @@ pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, Stri
         return Err(format!("`expected_out` has {} values, the kernel produced {}", want.len(), out.len()));
     }
     let (nmse, max_abs) = compare(&out, &want);
-    let nmse_bound = fx["tolerance"]["nmse"].as_f64().unwrap_or(1e-6);
-    let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().unwrap_or(1e-3);
+    let nmse_bound = fx["tolerance"]["nmse"].as_f64().ok_or("missing or non-numeric field `tolerance.nmse`")?;
+    let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().ok_or("missing or non-numeric field `tolerance.max_abs`")?;
     Ok(FixtureResult {
         backend: dev.backend().name().to_string(),
         nmse,

@@ -14,5 +14,6 @@ pub(crate) fn flat(v: &Value) -> Vec<f64> {
 
 /// A required non-negative integer field.
 pub(crate) fn field_u32(v: &Value, k: &str) -> Result<u32, String> {
-    v[k].as_u64().map(|x| x as u32).ok_or_else(|| format!("missing or non-integer field `{k}`"))
+    let x = v[k].as_u64().ok_or_else(|| format!("missing or non-integer field `{k}`"))?;
+    u32::try_from(x).map_err(|_| format!("field `{k}` = {x} does not fit in 32 bits"))
 }

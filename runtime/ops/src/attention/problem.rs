@@ -408,7 +408,7 @@ impl DecodeProblem {
         }
         for (s, &len) in self.kv_len.iter().enumerate() {
             if len == 0 || len > pps * p {
-                return bad(format!("sequence {s} has {len} tokens; it needs 1 … pages_per_seq × P = {}", pps * p));
+                return bad(format!("`kv_len[{s}]` = {len} tokens; a sequence holds 1 … pages_per_seq × P = {}", pps * p));
             }
             let used = len.div_ceil(p) as usize;
             match &self.block_table {
