@@ -259,7 +259,25 @@ impl Vulkan {
         let layer_names = if validation_layer { vec![validation.as_ptr()] } else { vec![] };
         let ext_names = if validation_layer { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { vec![] };
         let app = vk::ApplicationInfo::default().application_name(c"onekernel").api_version(api);
-        let ci = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layer_names).enabled_extension_names(&ext_names);
+        // With the layer, its synchronization validation too (it cost nothing measurable
+        // on lavapipe); ONEKERNEL_VK_VALIDATION_FEATURES=sync,gpu adds GPU-assisted
+        // validation (bounds of descriptor-indexed buffers: shaders instrumented, several
+        // times slower on lavapipe), `none` turns both off (docs/RUNTIME.md).
+        let features: Vec<vk::ValidationFeatureEnableEXT> = std::env::var("ONEKERNEL_VK_VALIDATION_FEATURES")
+            .unwrap_or_else(|_| "sync".into())
+            .split(',')
+            .filter_map(|f| match f.trim() {
+                "sync" => Some(vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION),
+                "gpu" => Some(vk::ValidationFeatureEnableEXT::GPU_ASSISTED),
+                // `none` and anything else enable nothing.
+                _ => None,
+            })
+            .collect();
+        let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&features);
+        let mut ci = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layer_names).enabled_extension_names(&ext_names);
+        if validation_layer && !features.is_empty() {
+            ci = ci.push_next(&mut validation_features);
+        }
         let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
 
         let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
