@@ -54,7 +54,9 @@ float ok_clamp_f32(float x, float lo, float hi) { return ok_min_f32(ok_max_f32(x
 // Vulkan does not require GLSL fma() to be fused (llvmpipe computes a*b then +c). The
 // runtime sets ok_native_fma where the hardware fuses (and the validator proves it);
 // elsewhere fma is emulated exactly: the f64 product is exact, TwoSum gives the error
-// of the f64 sum, rounding that sum to odd makes the final f32 rounding correct.
+// of the f64 sum, rounding that sum to odd makes the final f32 rounding correct. An
+// infinite or NaN sum is already fma's result (TwoSum of it would be NaN, and rounding
+// its bits would turn an infinity into a NaN: found by tests/tests/differential.rs).
 layout(constant_id = 1000) const bool ok_native_fma = false;
 float ok_fma_f32(float a, float b, float c) {
     if (ok_native_fma) { return fma(a, b, c); }
@@ -64,7 +66,7 @@ float ok_fma_f32(float a, float b, float c) {
     double bb = s - p;
     double err = (p - (s - bb)) + (dc - bb);
     uvec2 w = unpackDouble2x32(s);
-    if (err != 0.0LF && (w.x & 1u) == 0u) {
+    if (!isinf(s) && !isnan(s) && err != 0.0LF && (w.x & 1u) == 0u) {
         if ((err > 0.0LF) == (s > 0.0LF)) {
             w.x += 1u;
             if (w.x == 0u) { w.y += 1u; }
