@@ -13,7 +13,7 @@
 #   fixtures  the decode-attention and KV-quant fixtures of tests/fixtures (CUDA, Vulkan)
 #   suites    the integration tests of the GPU launch paths (decode step, timed layers,
 #             preludes, CUDA backend, KV-quant formats, tensor cores, linear attention,
-#             the pair reduction, random differential draws, special-value fma)
+#             the pair reduction, random differential draws)
 #   bench     `onekernel bench` (decode attention over the anchor shapes, with tensor cores)
 #   kvquant   `onekernel bench-kvquant` (KV-quant score kernels at L = 16384 and 65536)
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
@@ -55,7 +55,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores linear_attention argmax differential fma_special_values; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores linear_attention argmax differential; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
