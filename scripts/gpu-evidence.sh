@@ -19,6 +19,10 @@
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
 #             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
+#   sanitize  `onekernel validate --backend cuda` under compute-sanitizer's memcheck,
+#             racecheck, synccheck and initcheck (SANITIZE_KERNELS: a --kernel list,
+#             default every kernel); then the planted out-of-bounds write
+#             (tests/tests/planted_oob.rs), which memcheck must report
 #
 # Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
 # default this script builds it with cargo) and TEST_BINS (a directory holding the test
@@ -69,9 +73,22 @@ for part in "${parts[@]}"; do
                   nvcc -O3 -arch=native -o "$anchor" cli/anchors/gdn_ggml.cu > "$out/bench-gdn-ggml.log" 2>&1 \
                       && "$anchor" 50 > "$out/bench-gdn-ggml.json" 2>> "$out/bench-gdn-ggml.log" || status=1
                   grep -o '"form": "[a-z_]*", "n_seqs": [0-9]*, "n_heads": [0-9]*, "n_k_heads": [0-9]*\|"max_abs[^,]*\|"per_layer": {[^}]*}' "$out/bench-gdn-ggml.json" | paste - - - ;;
+        sanitize) kernels=()
+                  for k in ${SANITIZE_KERNELS:-}; do kernels+=(--kernel "$k"); done
+                  for tool in memcheck racecheck synccheck initcheck; do
+                      compute-sanitizer --tool "$tool" --error-exitcode 9 --log-file "$out/sanitize-$tool.log" \
+                          "$ONEKERNEL" validate --backend cuda "${kernels[@]}" > "$out/sanitize-$tool.out" 2>&1 || status=1
+                      echo "$tool: $(grep -c ' ok ' "$out/sanitize-$tool.out") verdicts ok; $(tail -n 1 "$out/sanitize-$tool.log")"
+                  done
+                  if ONEKERNEL_PLANTED_OOB=1 compute-sanitizer --tool memcheck --error-exitcode 9 --log-file "$out/sanitize-planted.log" \
+                         "$TEST_BINS/planted_oob" --test-threads 1 > /dev/null 2>&1; then
+                      echo "planted out-of-bounds write NOT reported"; status=1
+                  else
+                      echo "planted out-of-bounds write reported: $(grep -m1 -o 'Invalid __global__ write[^\n]*' "$out/sanitize-planted.log")"
+                  fi ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors sanitize"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"
