@@ -31,14 +31,12 @@
 //! the time of a near-empty dispatch (the launch floor): at L = 16384 a cache is
 //! 4–11 MB, where the fixed cost of a timed dispatch is a large part of any kernel's time.
 
-use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions, Times};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{
-    after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
-};
+use onekernel_cli::harness::{driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::kvquant::ops::{KvQuantError, TurboFormat};
-use onekernel_ops::{Device, Timing};
+use onekernel_ops::Device;
 use onekernel_runtime::Prelude;
 
 /// A score path of the benchmark.
@@ -116,33 +114,6 @@ fn same_bytes_read<'a>(dev: &mut Device<'a>, words: &[u32], bytes: usize, runs: 
 
 /// ANCHORS.md's goal for the score kernels: this share of the device copy's bandwidth.
 const GOAL: f64 = 0.70;
-
-/// Device times in ns of one measurement: median, fastest and slowest run.
-struct Times {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-/// Dispatches `f`'s kernel `runs` + [`WARMUP`] times on inputs uploaded once, each
-/// after `flush`, as `layers` layers back to back; the device times of the last `runs`.
-fn time_layers<'a>(
-    dev: &mut Device<'a>,
-    runs: usize,
-    layers: u32,
-    flush: &'a Prelude<'a>,
-    f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>,
-) -> Result<Times> {
-    dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
-    let ran = f(dev);
-    dev.set_timing(None);
-    ran?;
-    let ns: Vec<f64> = dev.last_times().first().map(|t| after_warmup(t).iter().copied().filter(|t| t.is_finite()).collect()).unwrap_or_default();
-    if ns.is_empty() {
-        bail!("{} does not measure device time", dev.backend().name());
-    }
-    Ok(Times { median: median(&ns), min: ns.iter().copied().fold(f64::INFINITY, f64::min), max: ns.iter().copied().fold(0.0, f64::max) })
-}
 
 /// Dispatches `f`'s kernel `runs` + [`WARMUP`] times, each after `flush`.
 fn time<'a>(dev: &mut Device<'a>, runs: usize, flush: &'a Prelude<'a>, f: impl FnOnce(&mut Device) -> Result<(), KvQuantError>) -> Result<Times> {

@@ -16,11 +16,9 @@
 //! style CUDA anchor runs beside this program (`cli/anchors/gdn_ggml.cu`, same shapes,
 //! same flush and timing method; `scripts/gpu-evidence.sh`, part `linear`).
 
-use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions};
+use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{
-    after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
-};
+use onekernel_cli::harness::{driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::linear::{GdnInputs, LinearError};
 use onekernel_ops::{Device, Timing};
@@ -90,16 +88,7 @@ fn time<'a, E: std::error::Error + Send + Sync + 'static>(
     flush: &'a Prelude<'a>,
     f: impl FnOnce(&mut Device) -> Result<(), E>,
 ) -> Result<f64> {
-    dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
-    let ran = f(dev);
-    dev.set_timing(None);
-    ran?;
-    let ns: Vec<f64> = dev.last_times().first().map(|t| after_warmup(t).to_vec()).unwrap_or_default();
-    let m = median(&ns);
-    if !m.is_finite() {
-        bail!("{} does not measure device time", dev.backend().name());
-    }
-    Ok(m / layers as f64)
+    Ok(time_layers(dev, runs, layers, flush, f)?.median / layers as f64)
 }
 
 /// The fused step of `shape` (gather and write-back through the shuffled slots).

@@ -2,12 +2,15 @@
 //! the command line recorded in evidence.
 
 use anyhow::{bail, Context, Result};
+use onekernel_cli::harness::{after_warmup, median, WARMUP};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::CodegenError;
 use onekernel_dsl::types::StorageType;
 use onekernel_dsl::Kernel;
+use onekernel_ops::{Device, Timing};
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::vulkan::Vulkan;
+use onekernel_runtime::Prelude;
 use onekernel_runtime::{Backend, BackendError};
 use std::path::{Path, PathBuf};
 
@@ -269,4 +272,35 @@ impl BenchOptions {
         }
         Ok(o)
     }
+}
+
+/// Device times in ns of one measurement: median, fastest and slowest run.
+pub struct Times {
+    /// Median of the runs after the warm-ups.
+    pub median: f64,
+    /// Fastest run.
+    pub min: f64,
+    /// Slowest run.
+    pub max: f64,
+}
+
+/// Runs `f`'s launches `runs` + [`WARMUP`] times on inputs uploaded once, each run after
+/// `flush`, as `layers` layers back to back (each over its own copy of the inputs); the
+/// device times of the last `runs`, per unit.
+pub fn time_layers<'a, E: std::error::Error + Send + Sync + 'static>(
+    dev: &mut Device<'a>,
+    runs: usize,
+    layers: u32,
+    flush: &'a Prelude<'a>,
+    f: impl FnOnce(&mut Device) -> std::result::Result<(), E>,
+) -> Result<Times> {
+    dev.set_timing(Some(Timing { runs: (runs + WARMUP) as u32, layers, apart: false, prelude: Some(flush) }));
+    let ran = f(dev);
+    dev.set_timing(None);
+    ran?;
+    let ns: Vec<f64> = dev.last_times().first().map(|t| after_warmup(t).iter().copied().filter(|t| t.is_finite()).collect()).unwrap_or_default();
+    if ns.is_empty() {
+        bail!("{} does not measure device time", dev.backend().name());
+    }
+    Ok(Times { median: median(&ns), min: ns.iter().copied().fold(f64::INFINITY, f64::min), max: ns.iter().copied().fold(0.0, f64::max) })
 }

@@ -3,6 +3,7 @@
 //! them: once, or timed as a benchmark harness asks ([`Timing`]).
 
 use onekernel_dsl::manifest::{KernelManifest, Manifest};
+use onekernel_dsl::types::Literal;
 use onekernel_runtime::backend::pass_on_buffers;
 use onekernel_runtime::{Args, Backend, BackendError, BufferScope, Launch, Prelude, TimedUnit, Work};
 use std::path::Path;
@@ -22,6 +23,18 @@ pub struct Timing<'a> {
     pub apart: bool,
     /// Run before each timed run, untimed (a benchmark's L2 flush).
     pub prelude: Option<&'a Prelude<'a>>,
+}
+
+/// Why [`Device::launch_variant`] could not launch: each application's error type
+/// converts from it.
+#[derive(Debug)]
+pub(crate) enum VariantLaunchError {
+    /// The manifest lacks the kernel.
+    Missing(&'static str),
+    /// The manifest's kernel lacks the variant.
+    MissingVariant { kernel: &'static str, variant: String },
+    /// The backend failed.
+    Backend(BackendError),
 }
 
 /// The backend, manifest and artifacts the applications run on.
@@ -74,6 +87,22 @@ impl<'a> Device<'a> {
     /// The manifest entry of `name`.
     pub fn kernel(&self, name: &str) -> Option<&'a KernelManifest> {
         self.manifest.kernel(name)
+    }
+
+    /// Launches the variant of catalogue kernel `kernel` whose variant axes have the
+    /// values `axes`, once over `groups` (or as the timing asks); written buffers end in
+    /// `args`.
+    pub(crate) fn launch_variant(
+        &mut self,
+        kernel: &'static str,
+        axes: &[(&str, Literal)],
+        args: &mut Args,
+        groups: [u32; 3],
+    ) -> Result<(), VariantLaunchError> {
+        let k = self.kernel(kernel).ok_or(VariantLaunchError::Missing(kernel))?;
+        let v = k.variant_with(axes).ok_or_else(|| VariantLaunchError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
+        let launch = Launch { kernel: k, artifacts: self.artifacts(), spec: &v.spec, groups };
+        self.execute(std::slice::from_ref(&launch), std::slice::from_mut(args)).map_err(VariantLaunchError::Backend)
     }
 
     /// Runs `launches` in order (one argument set each; a read-write buffer passes on

@@ -5,7 +5,7 @@
 use super::constants as C;
 use crate::Device;
 use onekernel_dsl::types::{Literal, StorageType};
-use onekernel_runtime::{Args, HostBuffer, Launch};
+use onekernel_runtime::{Args, HostBuffer};
 
 /// Why a KV-quant call could not run.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,17 @@ pub enum KvQuantError {
     /// The backend failed.
     #[error(transparent)]
     Backend(#[from] onekernel_runtime::BackendError),
+}
+
+impl From<crate::device::VariantLaunchError> for KvQuantError {
+    fn from(e: crate::device::VariantLaunchError) -> Self {
+        use crate::device::VariantLaunchError as V;
+        match e {
+            V::Missing(k) => KvQuantError::Missing(k),
+            V::MissingVariant { kernel, variant } => KvQuantError::MissingVariant { kernel, variant },
+            V::Backend(b) => KvQuantError::Backend(b),
+        }
+    }
 }
 
 /// A turbo layout of [`Device::turbo_scores`] (the kernel's `format` variant).
@@ -108,18 +119,6 @@ fn check_heads(kernel: &'static str, n_heads: u32, n_kv_heads: u32) -> Result<()
 }
 
 impl Device<'_> {
-    fn dispatch(
-        &mut self,
-        k: &onekernel_dsl::manifest::KernelManifest,
-        spec: &[(String, onekernel_dsl::types::Literal)],
-        groups: [u32; 3],
-        args: &mut Args,
-    ) -> Result<(), KvQuantError> {
-        let launch = Launch { kernel: k, artifacts: self.artifacts(), spec, groups };
-        self.execute(std::slice::from_ref(&launch), std::slice::from_mut(args))?;
-        Ok(())
-    }
-
     /// Launches `kernel` (its only variant) and returns the raw bytes of buffer `out`.
     fn run_bytes(&mut self, kernel: &'static str, args: Args, groups: [u32; 3], out: &str) -> Result<Vec<u8>, KvQuantError> {
         self.run_variant(kernel, &[], args, groups, out)
@@ -135,10 +134,7 @@ impl Device<'_> {
         groups: [u32; 3],
         out: &str,
     ) -> Result<Vec<u8>, KvQuantError> {
-        let k = self.kernel(kernel).ok_or(KvQuantError::Missing(kernel))?;
-        let v = k.variant_with(axes).ok_or_else(|| KvQuantError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
-        let spec = v.spec.clone();
-        self.dispatch(k, &spec, groups, &mut args)?;
+        self.launch_variant(kernel, axes, &mut args, groups)?;
         Ok(args.get_buffer(out).map(|b| b.as_bytes().to_vec()).unwrap_or_default())
     }
 

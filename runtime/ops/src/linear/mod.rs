@@ -19,7 +19,7 @@ pub use scan::{ScanInputs, ScanOutput};
 
 use crate::Device;
 use onekernel_dsl::types::Literal;
-use onekernel_runtime::{Args, HostBuffer, Launch};
+use onekernel_runtime::{Args, HostBuffer};
 
 /// Why a linear-attention call could not run.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +48,17 @@ pub enum LinearError {
     /// The backend failed.
     #[error(transparent)]
     Backend(#[from] onekernel_runtime::BackendError),
+}
+
+impl From<crate::device::VariantLaunchError> for LinearError {
+    fn from(e: crate::device::VariantLaunchError) -> Self {
+        use crate::device::VariantLaunchError as V;
+        match e {
+            V::Missing(k) => LinearError::Missing(k),
+            V::MissingVariant { kernel, variant } => LinearError::MissingVariant { kernel, variant },
+            V::Backend(b) => LinearError::Backend(b),
+        }
+    }
 }
 
 /// `Err(Invalid)` naming `argument` unless `ok`.
@@ -111,12 +122,7 @@ impl Device<'_> {
         args: &mut Args,
         groups: [u32; 3],
     ) -> Result<(), LinearError> {
-        let k = self.kernel(kernel).ok_or(LinearError::Missing(kernel))?;
-        let v = k.variant_with(axes).ok_or_else(|| LinearError::MissingVariant { kernel, variant: format!("{axes:?}") })?;
-        let spec = v.spec.clone();
-        let launch = Launch { kernel: k, artifacts: self.artifacts(), spec: &spec, groups };
-        self.execute(std::slice::from_ref(&launch), std::slice::from_mut(args))?;
-        Ok(())
+        Ok(self.launch_variant(kernel, axes, args, groups)?)
     }
 
     /// `dst` rows ← `src` rows through `slots` as `table` says (one `copy_rows` launch).
