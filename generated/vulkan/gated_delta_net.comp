@@ -83,8 +83,8 @@ int ok_clamp_i32(int x, int lo, int hi) { return ok_min_i32(ok_max_i32(x, lo), h
 // runtime sets ok_native_fma where the hardware fuses (and the validator proves it);
 // elsewhere fma is emulated exactly: the f64 product is exact, TwoSum gives the error
 // of the f64 sum, rounding that sum to odd makes the final f32 rounding correct. An
-// infinite or NaN sum is already fma's result (TwoSum of it would be NaN, and rounding
-// its bits would turn an infinity into a NaN: found by tests/tests/differential.rs).
+// infinite or NaN sum is already fma's result: TwoSum of it would be NaN, and rounding
+// its bits would turn an infinity into a NaN (tests/tests/fma_special_values.rs).
 layout(constant_id = 1000) const bool ok_native_fma = false;
 float ok_fma_f32(float a, float b, float c) {
     if (ok_native_fma) { return fma(a, b, c); }

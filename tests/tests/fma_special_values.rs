@@ -1,10 +1,9 @@
 //! `fma` over every combination of special operands — ±0, ±1, ±∞, NaN, the largest and
 //! smallest normals, a subnormal, values whose product overflows — on every backend
 //! present, bitwise against the interpreter (`f32::mul_add`; NaN equals NaN). Lavapipe
-//! runs GLSL's exact fma emulation: an infinite sum once came out NaN there (found by
-//! `tests/tests/differential.rs`); this pins every such case. Negative control: with the
-//! emulation's guard on infinite sums removed from the template, this test fails on
-//! lavapipe (`fma(0, 0, −∞)` gave NaN).
+//! runs GLSL's exact fma emulation, whose rounding step must leave an infinite or NaN sum
+//! as it is. Negative control: with that guard removed from the template, this test
+//! fails on lavapipe (`fma(0, 0, −∞)` gives NaN).
 
 use onekernel_codegen::Builder;
 use onekernel_dsl::manifest::Manifest;
