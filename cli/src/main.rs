@@ -127,11 +127,23 @@ fn progress(n: usize, total: usize, t: &onekernel_codegen::generate::KernelTimin
     eprintln!("[{n}/{total}] {:<28} cuda, glsl, spir-v (validated), msl  {:>7.1} ms", t.name, t.elapsed.as_secs_f64() * 1e3);
 }
 
+/// One line on naga's verdicts, then one per kernel naga cannot read in part, with naga's
+/// reasons.
+fn print_naga(g: &onekernel_codegen::Generated) {
+    let valid: usize = g.naga.values().map(|r| r.valid).sum();
+    let skipped: usize = g.naga.values().map(|r| r.not_checkable.len()).sum();
+    eprintln!("naga: {valid} specialized module(s) parsed and valid, {skipped} not checkable by naga's SPIR-V reader");
+    for (name, r) in g.naga.iter().filter(|(_, r)| !r.not_checkable.is_empty()) {
+        eprintln!("  {name}: {} of {} not checkable — {}", r.not_checkable.len(), r.valid + r.not_checkable.len(), r.reasons().join(", "));
+    }
+}
+
 fn gen(o: &Options) -> Result<()> {
     let start = Instant::now();
     let kernels = load_kernels(&o.kernels)?;
     let n = kernels.len();
     let g = builder(kernels, o).generate_with_progress(&progress)?;
+    print_naga(&g);
     let changes = if o.kernels.is_empty() { g.write_to(&o.out)? } else { write_partial(&g, o)? };
     let changed = changes.iter().filter(|c| !matches!(c, Difference::Extra(_))).count();
     let removed = changes.len() - changed;
@@ -182,6 +194,7 @@ fn check(o: &Options) -> Result<bool> {
         bail!("`check` compares the whole catalogue; it takes no --kernel");
     }
     let g = builder(load_kernels(&[])?, o).generate()?;
+    print_naga(&g);
     let diffs = g.compare_with(&o.out)?;
     if diffs.is_empty() {
         eprintln!("{} is up to date ({} files, checked in {:.2} s)", o.out.display(), g.files.len(), start.elapsed().as_secs_f64());

@@ -45,6 +45,17 @@ pub enum CodegenError {
         /// The validator's message.
         message: String,
     },
+    /// naga's SPIR-V reader or validator rejected a specialized variant that spirv-val
+    /// accepted, or the variant could not be specialized.
+    #[error("kernel `{kernel}` (vulkan, variant {variant}): {message}")]
+    NagaRejected {
+        /// Kernel name.
+        kernel: String,
+        /// The variant's label and the device facts it was specialized with.
+        variant: String,
+        /// naga's (or the specializer's) message.
+        message: String,
+    },
     /// The compiled module's interface differs from what the generator intended.
     #[error("kernel `{kernel}` (vulkan): reflection disagrees with the generator: {message}")]
     Reflection {

@@ -6,9 +6,10 @@ use crate::analysis::{KernelInfo, F16_SPEC_ID, FMA_SPEC_ID};
 use crate::dialect::{Cuda, Glsl, Msl};
 use crate::error::CodegenError;
 use crate::manifest::{self, Artifact, CudaEntry, KernelManifest, Manifest, MetalEntry, VulkanEntry};
-use crate::spirv;
+use crate::spirv::{self, NagaVerdict, SpecValue};
 use crate::templates;
 use onekernel_dsl::ir::{Kernel, ParamKind};
+use onekernel_dsl::types::Literal;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +21,28 @@ use std::time::{Duration, Instant};
 pub struct Generated {
     /// Path → contents, sorted by path.
     pub files: BTreeMap<String, Vec<u8>>,
+    /// naga's verdicts per kernel, sorted by kernel name (not written to disk).
+    pub naga: BTreeMap<String, NagaReport>,
+}
+
+/// What naga made of one kernel's specialized modules (every variant × every
+/// device-fact spec constant the runtime sets).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NagaReport {
+    /// Modules naga parsed and validated.
+    pub valid: usize,
+    /// Modules naga's SPIR-V reader cannot read: `(variant, naga's reason)`.
+    pub not_checkable: Vec<(String, String)>,
+}
+
+impl NagaReport {
+    /// The distinct reasons of the modules naga cannot read.
+    pub fn reasons(&self) -> Vec<&str> {
+        let mut r: Vec<&str> = self.not_checkable.iter().map(|(_, why)| why.as_str()).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
 }
 
 /// How long each kernel took, for progress output.
@@ -45,6 +68,8 @@ pub struct KernelOutput {
     pub files: Vec<(String, Vec<u8>)>,
     /// Its manifest entry.
     pub manifest: KernelManifest,
+    /// naga's verdicts on its specialized modules.
+    pub naga: NagaReport,
 }
 
 /// Generates one kernel for every backend.
@@ -109,10 +134,49 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             compile_options: vec!["mathMode = MTLMathModeSafe".into(), "mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise".into()],
         },
     };
+    let naga = naga_check_variants(&m, &words)?;
     Ok(KernelOutput {
         files: vec![(paths.0, cuda.into_bytes()), (paths.1, glsl.into_bytes()), (paths.2, spv), (paths.3, msl.into_bytes())],
         manifest: m,
+        naga,
     })
+}
+
+/// Specializes the module for every variant and every value of the device-fact spec
+/// constants (native fma, exact f16 unpack) and checks each with naga.
+fn naga_check_variants(m: &KernelManifest, words: &[u32]) -> Result<NagaReport, CodegenError> {
+    let spec_value = |v: Literal| match v {
+        Literal::Bool(b) => SpecValue::Bool(b),
+        Literal::U32(x) => SpecValue::U32(x),
+        Literal::I32(x) => SpecValue::I32(x),
+        Literal::F32(bits) => SpecValue::F32(bits),
+    };
+    let facts: Vec<u32> = m.vulkan.fma_spec_id.into_iter().chain(m.vulkan.f16_spec_id).collect();
+    let mut report = NagaReport::default();
+    for variant in &m.variants {
+        let mut values: Vec<(u32, SpecValue)> = Vec::new();
+        for (name, v) in &variant.spec {
+            if let Some(s) = m.spec_constants.iter().find(|s| &s.name == name) {
+                values.push((s.id, spec_value(*v)));
+            }
+        }
+        for bits in 0..1u32 << facts.len() {
+            let mut all = values.clone();
+            let mut label = variant.label.clone();
+            for (i, id) in facts.iter().enumerate() {
+                let on = bits >> i & 1 == 1;
+                all.push((*id, SpecValue::Bool(on)));
+                label.push_str(&format!(" spec{id}={on}"));
+            }
+            let err = |message: String| CodegenError::NagaRejected { kernel: m.name.clone(), variant: label.clone(), message };
+            let specialized = spirv::specialize(words, &all).map_err(err)?;
+            match spirv::naga_check(&specialized).map_err(err)? {
+                NagaVerdict::Valid => report.valid += 1,
+                NagaVerdict::NotCheckable(why) => report.not_checkable.push((label, why)),
+            }
+        }
+    }
+    Ok(report)
 }
 
 /// Checks that a module declares exactly the interface the generator meant to emit
@@ -181,6 +245,7 @@ pub fn generate_all(kernels: &[Kernel], threads: usize, progress: &(dyn Fn(usize
         for (p, bytes) in ko.files {
             out.files.insert(p, bytes);
         }
+        out.naga.insert(ko.manifest.name.clone(), ko.naga);
         manifests.push(ko.manifest);
     }
     manifests.sort_by(|a, b| a.name.cmp(&b.name));
