@@ -28,6 +28,8 @@
 
 mod attr;
 mod emit;
+#[cfg(test)]
+mod fuzz_tests;
 mod lower;
 mod signature;
 

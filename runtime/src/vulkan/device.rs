@@ -62,6 +62,9 @@ pub struct Vulkan {
     /// Whether pipelines are created with storage- and uniform-buffer robustness
     /// disabled (`VK_EXT_pipeline_robustness` enabled on the device).
     pub(super) unchecked_buffers: bool,
+    /// Test hook: record none of the barriers before and between a unit's dispatches.
+    #[cfg(feature = "fault-injection")]
+    pub(super) omit_barriers: bool,
 }
 
 unsafe extern "system" fn on_message(
@@ -257,7 +260,15 @@ impl Vulkan {
         let has_debug = exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::debug_utils::NAME));
         let validation_layer = want_validation && has_layer && has_debug;
         let layer_names = if validation_layer { vec![validation.as_ptr()] } else { vec![] };
-        let ext_names = if validation_layer { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { vec![] };
+        // VkValidationFeaturesEXT belongs to the layer's own instance extension, which must
+        // be enabled for the layer to read it.
+        let layer_exts =
+            if validation_layer { unsafe { entry.enumerate_instance_extension_properties(Some(validation)) }.unwrap_or_default() } else { vec![] };
+        let has_features_ext = layer_exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::validation_features::NAME));
+        let mut ext_names = if validation_layer { vec![ash::ext::debug_utils::NAME.as_ptr()] } else { vec![] };
+        if has_features_ext {
+            ext_names.push(ash::ext::validation_features::NAME.as_ptr());
+        }
         let app = vk::ApplicationInfo::default().application_name(c"onekernel").api_version(api);
         // With the layer, its synchronization validation too (it cost nothing measurable
         // on lavapipe); ONEKERNEL_VK_VALIDATION_FEATURES=sync,gpu adds GPU-assisted
@@ -275,7 +286,7 @@ impl Vulkan {
             .collect();
         let mut validation_features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&features);
         let mut ci = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layer_names).enabled_extension_names(&ext_names);
-        if validation_layer && !features.is_empty() {
+        if validation_layer && has_features_ext && !features.is_empty() {
             ci = ci.push_next(&mut validation_features);
         }
         let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
@@ -400,7 +411,26 @@ impl Vulkan {
             pipelines: std::collections::HashMap::new(),
             executable_properties,
             unchecked_buffers: has_pr,
+            #[cfg(feature = "fault-injection")]
+            omit_barriers: false,
         })
+    }
+
+    /// Fault injection for the validation layer's negative control: with `omit`, a
+    /// launch records none of the barriers that order the uploads before its first
+    /// dispatch and one dispatch's writes before the next one's accesses: hazards that
+    /// synchronization validation must report.
+    #[cfg(feature = "fault-injection")]
+    pub fn omit_barriers(&mut self, omit: bool) {
+        self.omit_barriers = omit;
+    }
+
+    /// Whether the fault-injection hook removed the barriers before and between dispatches.
+    pub(super) fn barriers_omitted(&self) -> bool {
+        #[cfg(feature = "fault-injection")]
+        return self.omit_barriers;
+        #[cfg(not(feature = "fault-injection"))]
+        false
     }
 
     /// Takes the validation-layer messages collected so far.

@@ -145,23 +145,26 @@ impl Vulkan {
             let between = [vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE)
                 .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            let barriers = !self.barriers_omitted();
             let times = self.submit_timed(&mut r, runs, &api, |cb, queries| {
                 for b in &staged {
                     d.cmd_copy_buffer(cb, b.staging, b.device, &[vk::BufferCopy::default().size(b.size)]);
                 }
                 for run in 0..runs {
                     self.record_prelude(cb, prelude);
-                    d.cmd_pipeline_barrier(
-                        cb,
-                        vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::PipelineStageFlags::COMPUTE_SHADER,
-                        vk::DependencyFlags::empty(),
-                        &before,
-                        &[],
-                        &[],
-                    );
+                    if barriers {
+                        d.cmd_pipeline_barrier(
+                            cb,
+                            vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::PipelineStageFlags::COMPUTE_SHADER,
+                            vk::DependencyFlags::empty(),
+                            &before,
+                            &[],
+                            &[],
+                        );
+                    }
                     for (i, (p, set)) in prepared.iter().zip(&sets).enumerate() {
-                        if i > 0 {
+                        if i > 0 && barriers {
                             d.cmd_pipeline_barrier(
                                 cb,
                                 vk::PipelineStageFlags::COMPUTE_SHADER,
