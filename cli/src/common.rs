@@ -95,12 +95,9 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     Ok(m)
 }
 
-/// `DIR/manifest.json` as it is.
+/// `DIR/manifest.json`, checked for consistency and against its artifacts' hashes.
 fn read_any_manifest(dir: &Path) -> Result<Manifest> {
-    let path = dir.join("manifest.json");
-    let bytes =
-        std::fs::read(&path).with_context(|| format!("cannot read {} (pass --out DIR, the directory `onekernel gen` wrote)", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("cannot parse {}", path.display()))
+    Ok(onekernel_runtime::manifest::load(dir)?)
 }
 
 /// The command as typed, for evidence files.

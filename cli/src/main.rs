@@ -45,13 +45,15 @@ struct Options {
     /// Whether `--backend` was given (a backend named and absent is then an error).
     backend_named: bool,
     variant: Option<String>,
+    /// `validate --cases N`: only the first N validation cases of each kernel.
+    cases: Option<usize>,
     seed: u64,
     evidence: Option<PathBuf>,
 }
 
 pub(crate) const USAGE: &str =
     "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
-                 [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--seed N] [--evidence DIR]
+                 [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
          into DIR, with the manifest
@@ -90,7 +92,8 @@ pub(crate) const USAGE: &str =
          and compare with their float64 reference within the file's tolerance
   validate  run every kernel, variant and validation case on the backends (all: every
          GPU backend present) against the reference interpreter, bitwise for exact kernels;
-         write evidence JSON to DIR with --evidence; exit 1 on any mismatch";
+         --cases N: only each kernel's first N cases (every variant still runs); write
+         evidence JSON to DIR with --evidence; exit 1 on any mismatch";
 
 /// The options of `gen`, `check`, `list` and `validate` (each takes its own subset).
 fn parse(cmd: &str, args: &[String]) -> Result<Options> {
@@ -99,7 +102,7 @@ fn parse(cmd: &str, args: &[String]) -> Result<Options> {
         "gen" => &[one("out"), list("kernel"), one("threads")],
         "check" => &[one("out"), one("threads")],
         "list" => &[one("out"), list("kernel")],
-        _ => &[one("out"), list("kernel"), list("backend"), one("variant"), one("seed"), one("evidence")],
+        _ => &[one("out"), list("kernel"), list("backend"), one("variant"), one("cases"), one("seed"), one("evidence")],
     };
     let p = flags::parse(cmd, args, allowed, false)?;
     let backends = p.list("backend");
@@ -110,6 +113,7 @@ fn parse(cmd: &str, args: &[String]) -> Result<Options> {
         backend: if backends.is_empty() { "all".into() } else { backends.join(",") },
         backend_named: p.has("backend"),
         variant: p.one("variant").map(String::from),
+        cases: p.parsed("cases", "a number of cases ≥ 1", |v| v.parse().ok().filter(|&n: &usize| n >= 1))?,
         seed: p.parsed("seed", "a number", |v| v.parse().ok())?.unwrap_or(1),
         evidence: p.one("evidence").map(PathBuf::from),
     })
@@ -263,7 +267,7 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                 );
             }
             for v in variants {
-                for (i, case) in cases.iter().enumerate() {
+                for (i, case) in cases.iter().enumerate().take(o.cases.unwrap_or(usize::MAX)) {
                     let seed = o.seed.wrapping_mul(1000).wrapping_add(i as u64);
                     let verdict = match validate(backend.as_mut(), &mut reference, km, &o.out, v, case, seed, ValidateOptions::default()) {
                         // A variant the device cannot run is reported and left out, not

@@ -215,7 +215,9 @@ impl Kernel {
 
     /// Total number of invocations in one workgroup.
     pub fn workgroup_invocations(&self) -> u64 {
-        self.workgroup.iter().map(|&d| d as u64).product()
+        // Saturating: three u32 sizes can overflow a u64 product, and a hostile size must
+        // be a limit error, not a panic.
+        self.workgroup.iter().fold(1u64, |acc, &d| acc.saturating_mul(d as u64))
     }
 
     /// Looks a parameter up by name.

@@ -4,8 +4,10 @@
 //! [`Backend`] trait (name, device, launch, and one timed primitive, [`Backend::time`])
 //! with four implementations: [`cpu`], the reference interpreter whose results define
 //! what every other backend must reproduce bit for bit; [`vulkan`] (ash); [`cuda`]
-//! (cudarc and NVRTC); [`msl_emu`], the generated MSL compiled as C++ and run on the CPU. [`validate`] runs every kernel, variant and validation case on a backend
-//! and compares it with the interpreter.
+//! (cudarc and NVRTC); [`msl_emu`], the generated MSL compiled as C++ and run on the
+//! CPU. [`validate`] runs every kernel, variant and validation case on a backend and
+//! compares it with the interpreter; [`manifest::load`] reads a generated directory,
+//! refusing an inconsistent manifest or an artifact that differs from its hash.
 //!
 //! The applications built on it (decode attention, KV-cache quantization, external
 //! fixtures) live in `onekernel-ops`; benchmark harnesses compose [`TimedUnit`]s.
@@ -15,6 +17,7 @@ pub mod backend;
 pub mod buffer;
 pub mod cpu;
 pub mod cuda;
+pub mod manifest;
 pub mod msl_emu;
 pub mod validate;
 pub mod vulkan;

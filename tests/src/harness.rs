@@ -18,9 +18,9 @@ pub fn root() -> PathBuf {
     }
 }
 
-/// `generated/manifest.json`.
+/// `generated/manifest.json`, checked and its artifacts' hashes verified.
 pub fn manifest() -> Manifest {
-    serde_json::from_slice(&std::fs::read(root().join("generated/manifest.json")).expect("generated/manifest.json")).expect("a valid manifest")
+    onekernel_runtime::manifest::load(&root().join("generated")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The reference interpreter with every catalogue kernel.

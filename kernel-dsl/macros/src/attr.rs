@@ -101,7 +101,7 @@ fn workgroup(e: &Expr) -> syn::Result<[u32; 3]> {
     }
     let mut w = [1u32; 3];
     w[..dims.len()].copy_from_slice(&dims);
-    if w.contains(&0) || w.iter().map(|&d| d as u64).product::<u64>() > 1024 {
+    if w.contains(&0) || w.iter().fold(1u64, |acc, &d| acc.saturating_mul(d as u64)) > 1024 {
         return Err(syn::Error::new(e.span(), format!("workgroup {w:?} is not allowed: each dimension ≥ 1 and at most 1024 invocations in all")));
     }
     Ok(w)

@@ -250,6 +250,14 @@ fn line_range(tokens: impl Iterator<Item = TokenTree>) -> std::ops::RangeInclusi
     lo..=hi
 }
 
+#[test]
+fn a_workgroup_whose_size_overflows_is_a_diagnostic() {
+    let item: TokenStream = "fn k(y: &mut [f32]) { y[0] = 1.0; }".parse().unwrap();
+    let attr: TokenStream = "workgroup = (4294967295, 4294967295, 2)".parse().unwrap();
+    let e = catch_unwind(AssertUnwindSafe(|| super::expand(attr, item))).expect("no panic").unwrap_err();
+    assert!(e.to_string().contains("workgroup"), "{e}");
+}
+
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

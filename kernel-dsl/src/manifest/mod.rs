@@ -6,6 +6,9 @@ use crate::ir::{Access, Determinism, Expr, SourceInfo};
 use crate::types::{Literal, Scalar, StorageType};
 use serde::{Deserialize, Serialize};
 
+mod check;
+pub use check::ManifestError;
+
 /// Version of the manifest schema.
 pub const SCHEMA_VERSION: u32 = 1;
 
