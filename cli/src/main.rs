@@ -149,8 +149,12 @@ fn gen(o: &Options) -> Result<()> {
     let g = builder(kernels, o).generate_with_progress(&progress)?;
     print_naga(&g);
     let changes = if o.kernels.is_empty() { g.write_to(&o.out)? } else { write_partial(&g, o)? };
-    let changed = changes.iter().filter(|c| !matches!(c, Difference::Extra(_))).count();
-    let removed = changes.len() - changed;
+    let count = |f: fn(&Difference) -> bool| changes.iter().filter(|c| f(c)).count();
+    let changed = count(|c| matches!(c, Difference::Missing(_) | Difference::Changed(_)));
+    let removed = count(|c| matches!(c, Difference::Extra(_)));
+    for c in changes.iter().filter(|c| matches!(c, Difference::Foreign(_))) {
+        eprintln!("  {c}");
+    }
     eprintln!(
         "generated {n} kernel(s): {} files in {} in {:.2} s ({changed} written, {removed} stale removed)",
         g.files.len(),
@@ -179,7 +183,8 @@ fn write_partial(g: &onekernel_codegen::Generated, o: &Options) -> Result<Vec<Di
     let mut json = serde_json::to_string_pretty(&merged)?;
     json.push('\n');
     partial.files.insert("manifest.json".into(), json.into_bytes());
-    let diffs: Vec<Difference> = partial.compare_with(&o.out)?.into_iter().filter(|d| !matches!(d, Difference::Extra(_))).collect();
+    let diffs: Vec<Difference> =
+        partial.compare_with(&o.out)?.into_iter().filter(|d| matches!(d, Difference::Missing(_) | Difference::Changed(_))).collect();
     for (rel, bytes) in &partial.files {
         let p = o.out.join(rel);
         if let Some(parent) = p.parent() {

@@ -64,6 +64,13 @@ pub enum CodegenError {
         /// What differs.
         message: String,
     },
+    /// Two kernels given to one generation have the same name (their files would
+    /// overwrite each other).
+    #[error("two kernels are named `{name}`; each kernel of one generation needs its own name")]
+    DuplicateKernel {
+        /// The name.
+        name: String,
+    },
     /// A requested kernel is not in the catalogue.
     #[error("no kernel named `{name}`; known kernels: {}", .known.join(", "))]
     UnknownKernel {

@@ -218,6 +218,10 @@ pub fn cross_check_interface(
 /// Generates every kernel with `threads` workers, calling `progress` after each one
 /// (in completion order). The output does not depend on `threads`.
 pub fn generate_all(kernels: &[Kernel], threads: usize, progress: &(dyn Fn(usize, usize, &KernelTiming) + Sync)) -> Result<Generated, CodegenError> {
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(k) = kernels.iter().find(|k| !names.insert(k.name.as_str())) {
+        return Err(CodegenError::DuplicateKernel { name: k.name.clone() });
+    }
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<KernelOutput, CodegenError>>>> = Mutex::new((0..kernels.len()).map(|_| None).collect());

@@ -2,6 +2,9 @@
 //!
 //! The generator owns `manifest.json` and the `cuda/`, `vulkan/` and `metal/`
 //! directories of the output; anything else there (such as `evidence/`) is left alone.
+//! A write removes a stale file only where the directory's previous manifest lists it
+//! as an artifact: a file onekernel did not write is never deleted, even in an owned
+//! directory (an output directory pointed at a project's own `cuda/` loses nothing).
 
 use crate::error::CodegenError;
 use crate::generate::Generated;
@@ -20,6 +23,8 @@ pub enum Difference {
     Changed(String),
     /// A file in an owned directory that generation does not produce.
     Extra(String),
+    /// Such a file that no previous manifest lists: [`Generated::write_to`] leaves it.
+    Foreign(String),
 }
 
 impl std::fmt::Display for Difference {
@@ -28,6 +33,7 @@ impl std::fmt::Display for Difference {
             Difference::Missing(p) => write!(f, "missing: {p}"),
             Difference::Changed(p) => write!(f, "differs: {p}"),
             Difference::Extra(p) => write!(f, "stale (not generated any more): {p}"),
+            Difference::Foreign(p) => write!(f, "not written by onekernel, left in place: {p}"),
         }
     }
 }
@@ -56,11 +62,29 @@ fn owned_files(dir: &Path) -> Result<Vec<String>, CodegenError> {
     Ok(out)
 }
 
+/// The artifact paths the manifest already in `dir` lists (none where there is no
+/// readable manifest).
+fn previous_artifacts(dir: &Path) -> std::collections::BTreeSet<String> {
+    let Ok(bytes) = fs::read(dir.join("manifest.json")) else { return Default::default() };
+    let Ok(m) = serde_json::from_slice::<crate::manifest::Manifest>(&bytes) else { return Default::default() };
+    m.kernels.iter().flat_map(|k| k.artifacts().into_iter().map(|(_, a)| a.path.clone())).collect()
+}
+
 impl Generated {
-    /// Writes every file under `dir` (creating directories) and removes stale files in
-    /// the owned directories. Files whose contents are unchanged are not rewritten.
+    /// Writes every file under `dir` (creating directories) and removes the stale files
+    /// the directory's previous manifest lists; other files in the owned directories are
+    /// returned as [`Difference::Foreign`] and left. Files whose contents are unchanged
+    /// are not rewritten.
     pub fn write_to(&self, dir: &Path) -> Result<Vec<Difference>, CodegenError> {
-        let changes = self.compare_with(dir)?;
+        let listed = previous_artifacts(dir);
+        let changes: Vec<Difference> = self
+            .compare_with(dir)?
+            .into_iter()
+            .map(|d| match d {
+                Difference::Extra(rel) if !listed.contains(&rel) => Difference::Foreign(rel),
+                d => d,
+            })
+            .collect();
         fs::create_dir_all(dir).map_err(io("create directory", dir))?;
         for (rel, bytes) in &self.files {
             let path: PathBuf = dir.join(rel);
@@ -99,5 +123,28 @@ impl Generated {
             }
         }
         Ok(diffs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Difference;
+    use crate::generate::Generated;
+
+    #[test]
+    fn a_write_removes_only_files_a_previous_manifest_lists() {
+        let dir = std::env::temp_dir().join(format!("onekernel-output-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A project's own hand-written kernel where the output goes.
+        std::fs::create_dir_all(dir.join("cuda")).unwrap();
+        std::fs::write(dir.join("cuda/mine.cu"), b"// hand-written").unwrap();
+        let mut g = Generated::default();
+        g.files.insert("manifest.json".into(), br#"{"schema":1,"generator":"t","kernels":[]}"#.to_vec());
+        let changes = g.write_to(&dir).unwrap();
+        assert!(changes.contains(&Difference::Foreign("cuda/mine.cu".into())), "{changes:?}");
+        assert_eq!(std::fs::read(dir.join("cuda/mine.cu")).unwrap(), b"// hand-written");
+        // `check` still reports it.
+        assert!(g.compare_with(&dir).unwrap().contains(&Difference::Extra("cuda/mine.cu".into())));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -6,7 +6,7 @@
 use super::{Artifact, KernelManifest, Manifest, SCHEMA_VERSION};
 use crate::ir::{Expr, ExprKind};
 use crate::types::{Literal, Scalar};
-use crate::validate::{MAX_PUSH_BYTES, MAX_WORKGROUP_INVOCATIONS, SHARED_LIMIT_BYTES};
+use crate::validate::{is_identifier, MAX_PUSH_BYTES, MAX_WORKGROUP_INVOCATIONS, SHARED_LIMIT_BYTES};
 
 /// A manifest field that is inconsistent or out of range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,11 +22,6 @@ pub struct ManifestError {
 
 /// Deepest length expression accepted (the generator's are a few levels deep).
 const MAX_LEN_DEPTH: u32 = 32;
-
-fn is_identifier(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic()) && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric()) && s.len() <= 128
-}
 
 fn literal_type(v: &Literal) -> Scalar {
     v.ty()

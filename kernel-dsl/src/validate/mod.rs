@@ -9,6 +9,7 @@
 mod assigned;
 mod barriers;
 mod limits;
+mod names;
 mod typecheck;
 mod uniformity;
 
@@ -16,6 +17,7 @@ use crate::ir::{Kernel, SpanId};
 use thiserror::Error;
 
 pub use limits::{Limits, MAX_PUSH_BYTES, MAX_WORKGROUP_INVOCATIONS, SHARED_LIMIT_BYTES};
+pub use names::{is_identifier, MAX_NAME_LEN};
 
 /// What class of rule a [`ValidationError`] broke.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -86,6 +88,7 @@ pub fn validate(kernel: &Kernel) -> Result<(), Vec<ValidationError>> {
 /// Validates a kernel against explicit limits.
 pub fn validate_with(kernel: &Kernel, limits: &Limits) -> Result<(), Vec<ValidationError>> {
     let mut diag = Diagnostics::new(kernel);
+    names::check(kernel, &mut diag);
     limits::check(kernel, limits, &mut diag);
     let types_ok = typecheck::check(kernel, &mut diag);
     // The flow analyses index locals and params by id: only run them on well-formed IR.
