@@ -23,6 +23,10 @@
 #             racecheck, synccheck and initcheck (SANITIZE_KERNELS: a --kernel list,
 #             default every kernel); then the planted out-of-bounds write
 #             (tests/tests/planted_oob.rs), which memcheck must report
+#   sanitize-bench  the benchmarks' launch paths under the same four tools, one small
+#             shape each: `bench` (decode attention: paged and contiguous, fast and
+#             deterministic, tensor cores with 2 and 3 stages and fixed chunks, the L2
+#             flush), `bench-kvquant --quick` and `bench-linear --quick`, one timed run
 #
 # Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
 # default this script builds it with cargo) and TEST_BINS (a directory holding the test
@@ -86,9 +90,19 @@ for part in "${parts[@]}"; do
                   else
                       echo "planted out-of-bounds write reported: $(grep -m1 -o 'Invalid __global__ write[^\n]*' "$out/sanitize-planted.log")"
                   fi ;;
+        sanitize-bench)
+                  for tool in memcheck racecheck synccheck initcheck; do
+                      for b in "bench --shape 2x700 --tensor-cores 2,3,det" "bench-kvquant --quick" "bench-linear --quick"; do
+                          name=${b%% *}
+                          # shellcheck disable=SC2086 # $b is the command's words
+                          compute-sanitizer --tool "$tool" --error-exitcode 9 --log-file "$out/sanitize-$tool-$name.log" \
+                              "$ONEKERNEL" $b --backend cuda --runs 1 > "$out/sanitize-$tool-$name.out" 2>&1 || status=1
+                          echo "$tool $name: $(tail -n 1 "$out/sanitize-$tool-$name.log")"
+                      done
+                  done ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors sanitize"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors sanitize sanitize-bench"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"

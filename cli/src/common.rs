@@ -1,7 +1,7 @@
 //! What the subcommands share: the catalogue, the manifest, the backends present, and
 //! the command line recorded in evidence.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use onekernel_cli::harness::{after_warmup, median, WARMUP};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::CodegenError;

@@ -1,6 +1,9 @@
 //! Random differential testing: seeded draws of shapes, options and special values
-//! (lengths of 1, primes, workgroup boundaries, NaN, ±∞, subnormals) for several
-//! kernel families, each run on the interpreter and on every other backend present
+//! (lengths of 1, primes, workgroup and page boundaries, NaN, ±∞, subnormals) for every
+//! kernel family — norms, argmax, decode attention (every K/V format, paged or not,
+//! deterministic and fast splits, softcap, ALiBi, mask, sinks), KV quantization (encoders,
+//! scores, rows) and the gated delta net — each run on the interpreter and on every other
+//! backend present
 //! (lavapipe and msl-emu in CI, CUDA and NVIDIA Vulkan on the GPU machine), whose
 //! outputs must be bitwise equal (every NaN equals every NaN). Bounded for CI:
 //! `ONEKERNEL_DIFF_CASES` draws per family (default 12) from `ONEKERNEL_DIFF_SEED`
@@ -184,6 +187,174 @@ fn gated_delta_net_agrees_bitwise_on_random_calls() {
                 let mut c = cache.clone();
                 let out = dev.gated_delta_net_cached(&x, &mut c, Some(&slots), true).unwrap().out;
                 [out, c].concat()
+            }),
+        )
+    });
+}
+
+/// Decode attention on random batches: head sizes, GQA ratios, page sizes around the
+/// sequence lengths, every K/V format, softcap, ALiBi, mask and sinks, paged or
+/// contiguous, the deterministic and fast splits, with special values in the queries.
+#[test]
+fn decode_attention_agrees_bitwise_on_random_batches() {
+    use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
+    use onekernel_ops::attention::{KvFormat, Split};
+    differential("decode_attention_agrees_bitwise_on_random_batches", |r| {
+        const FORMATS: [KvFormat; 5] = [KvFormat::F32, KvFormat::F16, KvFormat::Bf16, KvFormat::Q8_0, KvFormat::Q4_0];
+        let (k_format, v_format) = (FORMATS[r.below(5) as usize], FORMATS[r.below(5) as usize]);
+        let block = k_format.is_block() || v_format.is_block();
+        let d = if block { [32u32, 64, 128, 256][r.below(4) as usize] } else { [2u32, 6, 32, 64, 80, 128, 256][r.below(7) as usize] };
+        let hkv = [1u32, 2, 4][r.below(3) as usize];
+        let hq = hkv * [1u32, 2, 4, 8][r.below(4) as usize];
+        let page = [1u32, 7, 16, 64][r.below(4) as usize];
+        let b = 1 + r.below(3);
+        // Lengths at and around page and chunk boundaries, 1, and random ones.
+        let lens: Vec<u32> = (0..b)
+            .map(|_| match r.below(3) {
+                0 => (page * (1 + r.below(8)) + r.below(3)).saturating_sub(1).max(1),
+                1 => [1u32, 127, 128, 129, 255, 256, 257][r.below(7) as usize],
+                _ => length(r, 700),
+            })
+            .collect();
+        let shape = BatchShape {
+            head_dim: d,
+            n_heads: hq,
+            n_kv_heads: hkv,
+            k_format,
+            v_format,
+            scale: r.range(0.05, 0.3) as f32,
+            softcap: if r.below(3) == 0 { 20.0 } else { 0.0 },
+            max_bias: if r.below(4) == 0 { 8.0 } else { 0.0 },
+            mask: r.below(2) == 0,
+            sinks: (r.below(3) == 0).then(|| r.f32_vec(hq as usize, -2.0, 2.0)),
+        };
+        let seqs: Vec<Sequence> = lens.iter().map(|&l| Sequence::random(&shape, r.next_u64(), l)).collect();
+        let shuffle = (r.below(2) == 0).then(|| r.next_u64());
+        let mut p = pack(&shape, &seqs.iter().collect::<Vec<_>>(), page, shuffle);
+        // Special values in the queries (a NaN query row is NaN in every backend's output).
+        let special = r.below(4) == 0;
+        if special {
+            let at = r.below(p.q.len() as u32) as usize;
+            p.q[at] = [f32::INFINITY, 1e-40, -0.0, f32::MAX][r.below(4) as usize];
+        }
+        let split = match r.below(3) {
+            0 => Split::Deterministic,
+            1 => Split::DeterministicLongAfter { long_after: 1 + r.below(300), chunks_per_group: Some(1 + r.below(2)) },
+            _ => Split::Fast { chunk_tokens: 1 + r.below(256) },
+        };
+        let what = format!(
+            "D {d} Hq {hq} Hkv {hkv} P {page} lens {lens:?} K {} V {} softcap {} alibi {} mask {} sinks {} paged {} {split:?}",
+            k_format.name(),
+            v_format.name(),
+            shape.softcap,
+            shape.max_bias,
+            shape.mask,
+            shape.sinks.is_some(),
+            shuffle.is_some()
+        );
+        (
+            what,
+            Box::new(move |be: &mut dyn Backend| {
+                let (m, artifacts) = (manifest(), root().join("generated"));
+                let out = p.run(split, &mut Device::new(be, &m, &artifacts)).unwrap_or_else(|e| panic!("on {}: {e}", be.name()));
+                // The interpreter's result against the float64 reference, where the inputs
+                // are ordinary numbers (every other backend equals it bitwise).
+                if be.name() == "cpu" && !special {
+                    let (nmse, _) = onekernel_ops::attention::reference::compare(&out, &onekernel_ops::attention::reference::reference(&p));
+                    assert!(nmse <= 1e-9, "NMSE {nmse:e} against the float64 reference");
+                }
+                out
+            }),
+        )
+    });
+}
+
+/// The KV-quant family on random rows: the TBQ and QJL encoders (bytes), every turbo
+/// layout's scores in both domains, QJL scores with and without the projection, Polar
+/// scores and rows, QJL rows, with GQA ratios and token counts around tile edges.
+#[test]
+fn kv_quant_agrees_bitwise_on_random_rows() {
+    use onekernel_ops::kvquant::codec;
+    use onekernel_ops::kvquant::ops::TurboFormat;
+    differential("kv_quant_agrees_bitwise_on_random_rows", |r| {
+        let hkv = [1u32, 2, 8][r.below(3) as usize];
+        let hq = hkv * [1u32, 4][r.below(2) as usize];
+        let n = length(r, 300);
+        let rows = (n * hkv) as usize;
+        let x = values(r, rows * 128, -2.0, 2.0);
+        let q = values(r, hq as usize * 128, -1.0, 1.0);
+        let bytes = |v: Vec<u8>| v.into_iter().map(f32::from).collect::<Vec<f32>>();
+        let op = r.below(7);
+        // Each 128-value row as one QJL key (non-finite values as 0: the encoder's input).
+        let qjl_rows = |x: &[f32], prj: &[f32]| -> Vec<u8> {
+            x.chunks(128)
+                .flat_map(|row| codec::encode_qjl(&row.iter().map(|v| if v.is_finite() { *v } else { 0.0 }).collect::<Vec<_>>(), prj))
+                .collect()
+        };
+        let prj = codec::qjl_projection(r.next_u64());
+        type Run = Box<dyn Fn(&mut Device) -> Vec<f32>>;
+        let (what, run): (String, Run) = match op {
+            0 => {
+                let bits = 3 + r.below(2);
+                (format!("tbq_quantize {bits}-bit, {rows} rows"), Box::new(move |dev| bytes(dev.tbq_quantize(&x, bits).unwrap())))
+            }
+            1 => (format!("qjl_quantize {rows} keys"), Box::new(move |dev| bytes(dev.qjl_quantize(&x, &prj).unwrap()))),
+            2 => {
+                let f = [TurboFormat::Turbo3, TurboFormat::Tbq3, TurboFormat::Turbo4Legacy, TurboFormat::Tbq4, TurboFormat::Tcq][r.below(5) as usize];
+                let real = f.has_real_domain() && r.below(2) == 0;
+                let enc: Vec<u8> = x
+                    .chunks(128)
+                    .flat_map(|row| {
+                        let row: Vec<f32> = row.iter().map(|v| if v.is_finite() { *v } else { 0.5 }).collect();
+                        match f {
+                            TurboFormat::Turbo3 => codec::encode_turbo3(&row),
+                            TurboFormat::Tbq3 => codec::encode_tbq3(&row),
+                            TurboFormat::Turbo4Legacy => codec::encode_turbo4_legacy(&row),
+                            TurboFormat::Tbq4 => codec::encode_tbq4(&row),
+                            TurboFormat::Tcq => codec::encode_tcq(&row),
+                        }
+                    })
+                    .collect();
+                (
+                    format!("turbo_score {f:?} real {real}, {n} tokens, Hq {hq} Hkv {hkv}"),
+                    Box::new(move |dev| dev.turbo_scores(f, real, &q, &enc, hkv).unwrap()),
+                )
+            }
+            3 => {
+                let project = r.below(2) == 0;
+                let enc = qjl_rows(&x, &prj);
+                let qd = if project { q.clone() } else { values(r, hq as usize * 256, -1.0, 1.0) };
+                (
+                    format!("qjl_score project {project}, {n} tokens, Hq {hq} Hkv {hkv}"),
+                    Box::new(move |dev| dev.qjl_scores(&qd, project.then_some(&prj[..]), &enc, hq, hkv).unwrap()),
+                )
+            }
+            4 | 5 => {
+                let use_qjl = r.below(2) == 0;
+                let enc: Vec<u8> = x
+                    .chunks(128)
+                    .flat_map(|row| codec::encode_polar(&row.iter().map(|v| if v.is_finite() { *v } else { 1.0 }).collect::<Vec<_>>(), use_qjl))
+                    .collect();
+                if op == 4 {
+                    let preht = r.below(2) == 0;
+                    (
+                        format!("polar_score qjl {use_qjl} preht {preht}, {n} tokens, Hq {hq} Hkv {hkv}"),
+                        Box::new(move |dev| dev.polar_scores(&q, &enc, hkv, use_qjl, preht).unwrap()),
+                    )
+                } else {
+                    (format!("polar_get_rows qjl {use_qjl}, {rows} rows"), Box::new(move |dev| dev.polar_rows(&enc, use_qjl).unwrap()))
+                }
+            }
+            _ => {
+                let enc = qjl_rows(&x, &prj);
+                (format!("qjl_get_rows {rows} rows"), Box::new(move |dev| dev.qjl_rows(&enc, &prj).unwrap()))
+            }
+        };
+        (
+            what,
+            Box::new(move |be: &mut dyn Backend| {
+                let (m, artifacts) = (manifest(), root().join("generated"));
+                run(&mut Device::new(be, &m, &artifacts))
             }),
         )
     });

@@ -19,7 +19,7 @@ pub fn is_identifier(s: &str) -> bool {
 }
 
 pub(super) fn check(k: &Kernel, d: &mut Diagnostics) {
-    let mut bad = |what: &str, name: &str, span: SpanId, d: &mut Diagnostics| {
+    let bad = |what: &str, name: &str, span: SpanId, d: &mut Diagnostics| {
         d.error(span, ErrorKind::Unsupported, format!("{what} name {name:?} is not an ASCII identifier of at most {MAX_NAME_LEN} bytes"));
     };
     if !is_identifier(&k.name) {
