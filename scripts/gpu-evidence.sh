@@ -23,10 +23,12 @@
 #             racecheck, synccheck and initcheck (SANITIZE_KERNELS: a --kernel list,
 #             default every kernel); then the planted out-of-bounds write
 #             (tests/tests/planted_oob.rs), which memcheck must report
-#   sanitize-bench  the benchmarks' launch paths under the same four tools, one small
-#             shape each: `bench` (decode attention: paged and contiguous, fast and
-#             deterministic, tensor cores with 2 and 3 stages and fixed chunks, the L2
-#             flush), `bench-kvquant --quick` and `bench-linear --quick`, one timed run
+#   sanitize-bench  the benchmarks' launch paths under the same four tools
+#             (SANITIZE_TOOLS: a subset), one small shape each: `bench --shape 2x700`
+#             (decode attention: paged and contiguous, fast and deterministic, tensor
+#             cores with 2 and 3 stages and fixed chunks, the L2 flush), `bench-kvquant
+#             --smoke` (all nine score paths at L = 300) and `bench-linear --smoke` (B 2),
+#             one timed run each
 #
 # Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
 # default this script builds it with cargo) and TEST_BINS (a directory holding the test
@@ -91,8 +93,8 @@ for part in "${parts[@]}"; do
                       echo "planted out-of-bounds write reported: $(grep -m1 -o 'Invalid __global__ write[^\n]*' "$out/sanitize-planted.log")"
                   fi ;;
         sanitize-bench)
-                  for tool in memcheck racecheck synccheck initcheck; do
-                      for b in "bench --shape 2x700 --tensor-cores 2,3,det" "bench-kvquant --quick" "bench-linear --quick"; do
+                  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+                      for b in "bench --shape 2x700 --tensor-cores 2,3,det" "bench-kvquant --smoke" "bench-linear --smoke"; do
                           name=${b%% *}
                           # shellcheck disable=SC2086 # $b is the command's words
                           compute-sanitizer --tool "$tool" --error-exitcode 9 --log-file "$out/sanitize-$tool-$name.log" \

@@ -161,6 +161,9 @@ fn modes(o: &BenchOptions, p: &DecodeProblem, paged: bool) -> Vec<(&'static str,
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_cmd(args: &[String]) -> Result<bool> {
     let o = BenchOptions::parse("bench", args, true)?;
+    if o.smoke {
+        anyhow::bail!("`bench` has --quick (one small shape) and --shape BxL; --smoke is an option of bench-kvquant and bench-linear");
+    }
     let shapes: Vec<(u32, u32)> = if o.quick {
         QUICK.to_vec()
     } else if o.shapes.is_empty() {

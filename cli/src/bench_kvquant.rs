@@ -33,7 +33,9 @@
 
 use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions, Times};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
+use onekernel_cli::harness::{
+    driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP,
+};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::kvquant::ops::{KvQuantError, TurboFormat};
 use onekernel_ops::Device;
@@ -191,15 +193,15 @@ impl Report<'_> {
     }
 
     /// `bench-kvquant-<backend>.json` in `dir`.
-    fn write_evidence(&self, dir: &std::path::Path, runs: usize, records: &[serde_json::Value]) -> Result<()> {
+    fn write_evidence(&self, dir: &std::path::Path, runs: usize, smoke: bool, records: &[serde_json::Value]) -> Result<()> {
         let Copies { copy_ns, copy_gbs, driver_gbs, floor_ns } = self.copies;
         let (info, device_gbs, driver_bytes) = (&self.info, self.device_gbs, self.driver_bytes);
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": WARMUP,
             "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
-            "copy": {"kernel": "copy_words", "bytes": 96u64 << 20, "median_ns": copy_ns, "gb_per_s": copy_gbs},
-            "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
+            "copy": {"kernel": "copy_words", "bytes": if smoke { 1u64 << 18 } else { 96u64 << 20 }, "median_ns": copy_ns, "gb_per_s": copy_gbs},
+            "driver_copy": {"api": driver_copy_api(&info.backend), "bytes": driver_bytes, "gb_per_s": driver_gbs}, "l2_flush_bytes": if smoke { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES }, "l2_flush": L2_FLUSH_METHOD, "smoke_test": smoke,
             "device_copy": {"what": "the fastest driver copy of any backend in this run", "gb_per_s": device_gbs},
             "launch_floor": {"kernel": "copy_words", "bytes": FLOOR_WORDS * 4, "median_ns": floor_ns},
             "per_layer": format!("per result: {LAYERS} launches back to back as one timed unit (a decode step's layers), each over its own copy of the cache, L2 flushed before the unit; the unit's median time / {LAYERS}"),
@@ -216,7 +218,7 @@ impl Report<'_> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
         BenchOptions::parse("bench-kvquant", args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
         bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
@@ -225,8 +227,11 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         bail!("bench-kvquant has no --shape (its lengths are fixed by ANCHORS.md; --quick picks 65536)");
     }
     let runs = runs as usize;
+    if smoke {
+        eprintln!("--smoke: a check of the launch paths at a small shape; the figures below are not measurements");
+    }
     let manifest = read_manifest(&out)?;
-    let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
+    let flush = l2_flush(&manifest, &out, if smoke { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES })?;
     let paths = [
         Path::Turbo(TurboFormat::Turbo3, false),
         Path::Turbo(TurboFormat::Tbq3, false),
@@ -240,7 +245,12 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     ];
     // --quick: the three kernels ANCHORS.md names, at the longer length only.
     let quick_paths = [Path::Turbo(TurboFormat::Tbq4, false), Path::Qjl, Path::Polar];
-    let (paths, lengths): (&[Path], &[usize]) = if quick { (&quick_paths, &[65536]) } else { (&paths, &[16384, 65536]) };
+    let (paths, lengths): (&[Path], &[usize]) = match (smoke, quick) {
+        // --smoke: every path at a length of two score tiles and a partial one.
+        (true, _) => (&paths, &[300]),
+        (false, true) => (&quick_paths, &[65536]),
+        (false, false) => (&paths, &[16384, 65536]),
+    };
     let mut r = SeqRng::new(0xbe7c);
     let max_heads = 4 * KV_HEADS as usize;
     let q: Vec<f32> = (0..128 * max_heads).map(|_| r.range(-1.0, 1.0) as f32).collect();
@@ -248,9 +258,9 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
     let mut opened = open_list(&backends, backends_named)?;
     // 96 MiB: beyond any L2 of these GPUs (50 MB), and within Vulkan's usual 128 MiB
     // storage-buffer range, so this is DRAM bandwidth (read + write).
-    let words: Vec<u32> = (0..24u32 << 20).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let words: Vec<u32> = (0..if smoke { 1u32 << 16 } else { 24u32 << 20 }).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let mut copies = Vec::new();
-    let driver_bytes = driver_copy_bytes(false);
+    let driver_bytes = driver_copy_bytes(smoke);
     for b in opened.iter_mut() {
         let mut dev = Device::new(b.as_mut(), &manifest, &out);
         copies.push(baselines(&mut dev, &words, driver_bytes, runs, &flush)?);
@@ -339,7 +349,7 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         let report = Report { info: b.info().clone(), copies: copies[i], device_gbs, driver_bytes, table: &table[i], out_of_reach: &out_of_reach[i] };
         report.print();
         if let Some(dir) = &evidence {
-            report.write_evidence(dir, runs, &records[i])?;
+            report.write_evidence(dir, runs, smoke, &records[i])?;
         }
     }
     Ok(true)

@@ -18,7 +18,9 @@
 
 use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP};
+use onekernel_cli::harness::{
+    driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP,
+};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::linear::{GdnInputs, LinearError};
 use onekernel_ops::{Device, Timing};
@@ -99,16 +101,19 @@ fn step(dev: &mut Device, shape: &Shape) -> Result<(), LinearError> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
         BenchOptions::parse("bench-linear", args, true)?;
     if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
         bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
     }
     let runs = runs as usize;
+    if smoke {
+        eprintln!("--smoke: a check of the launch paths at a small shape; the figures below are not measurements");
+    }
     let manifest = read_manifest(&out)?;
-    let flush = l2_flush(&manifest, &out, L2_FLUSH_BYTES)?;
+    let flush = l2_flush(&manifest, &out, if smoke { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES })?;
     let mut opened = open_list(&backends, backends_named)?;
-    let driver_bytes = driver_copy_bytes(quick);
+    let driver_bytes = driver_copy_bytes(quick || smoke);
     let mut driver = Vec::new();
     for b in opened.iter_mut() {
         let gbs = driver_copy_gbs(b.as_mut(), driver_bytes, Some(&flush))?.unwrap_or(f64::NAN);
@@ -116,11 +121,15 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
         driver.push(gbs);
     }
     let device_gbs = driver.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
-    let batches: &[u32] = if quick { &[16] } else { &[1, 16, 64] };
+    let batches: &[u32] = match (smoke, quick) {
+        (true, _) => &[2],
+        (false, true) => &[16],
+        (false, false) => &[1, 16, 64],
+    };
     let mut r = SeqRng::new(0x6d7);
     // The clock warm-up's copy and the states' same-bytes copy (B = 64: 128 MiB).
     let words: Vec<u32> = (0..batches.iter().max().copied().unwrap_or(1) * HEADS * HEAD_SIZE * HEAD_SIZE).collect();
-    let warm = &words[..words.len().min(24 << 20)];
+    let warm = &words[..words.len().min(if smoke { 1 << 16 } else { 24 << 20 })];
     let mut rows = String::new();
     let mut records = Vec::new();
     for &b in batches {
@@ -181,7 +190,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "runs": runs, "warmup": WARMUP,
             "kernel": "gated_delta_net, fused state gather and in-place write-back (slots shuffled, B + 8 cache slots), T = 1, S = 128, H = 32",
-            "driver_copies": copies, "device_copy_gb_per_s": device_gbs, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
+            "driver_copies": copies, "device_copy_gb_per_s": device_gbs, "l2_flush_bytes": if smoke { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES }, "l2_flush": L2_FLUSH_METHOD, "smoke_test": smoke,
             "goal": {"fraction_of_device_copy": GOAL, "at_batches": [16, 64]},
             "results": records,
         });

@@ -183,6 +183,10 @@ pub struct BenchOptions {
     pub evidence: Option<PathBuf>,
     /// `--quick` was given.
     pub quick: bool,
+    /// `--smoke` (bench-kvquant, bench-linear): every launch path at one small shape
+    /// with small copies and a small flush, one pass — a check of the program (e.g. under
+    /// compute-sanitizer), not a measurement.
+    pub smoke: bool,
     /// `--shape BxL` (repeatable): measure only these (batch, length) shapes.
     pub shapes: Vec<(u32, u32)>,
     /// `--fast-chunk N`: the fast mode's chunk length instead of the scheduler's choice.
@@ -225,7 +229,15 @@ impl BenchOptions {
         use crate::flags::{list, one, switch};
         let mut allowed = vec![list("backend"), one("runs"), one("out"), one("evidence")];
         if quick_allowed {
-            allowed.extend([switch("quick"), list("tensor-cores"), list("shape"), one("fast-chunk"), one("det-chunks"), one("det-long-after")]);
+            allowed.extend([
+                switch("quick"),
+                switch("smoke"),
+                list("tensor-cores"),
+                list("shape"),
+                one("fast-chunk"),
+                one("det-chunks"),
+                one("det-long-after"),
+            ]);
         }
         let p = crate::flags::parse(cmd, args, &allowed, false)?;
         let backends = p.list("backend");
@@ -236,6 +248,7 @@ impl BenchOptions {
             out: p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated),
             evidence: p.one("evidence").map(PathBuf::from),
             quick: p.has("quick"),
+            smoke: p.has("smoke"),
             shapes: Vec::new(),
             fast_chunk: None,
             det_chunks: None,

@@ -21,6 +21,9 @@ pub const FLUSH_READER: &str = "read_words";
 /// L2 of an H100 or H200.
 pub const L2_FLUSH_BYTES: u64 = 128 << 20;
 
+/// The flush of a `--smoke` run (a check of the launch paths, not a measurement).
+pub const SMOKE_FLUSH_BYTES: u64 = 1 << 20;
+
 /// How the flush works, as the evidence JSON states it.
 pub const L2_FLUSH_METHOD: &str = "read_words over zeroed scratch before each timed run (clean L2 lines)";
 

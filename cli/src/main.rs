@@ -82,10 +82,12 @@ pub(crate) const USAGE: &str =
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run and a bare read of the same bytes (the bound on any
          kernel), each as one dispatch and per layer of 32 launched back to back, and the
-         launch floor (GPU machine; --quick: TBQ4, QJL, Polar at 65536)
+         launch floor (GPU machine; --quick: TBQ4, QJL, Polar at 65536; --smoke: every
+         path at L = 300 with small copies, a check of the program, not a measurement)
   bench-linear  the gated delta net's decode step (S 128, H 32, Hk 16 and 32, B 1, 16,
          64) with the fused state gather and write-back, one dispatch and per layer of 16,
-         against the driver copy of the same run (GPU machine; --quick: B 16)
+         against the driver copy of the same run (GPU machine; --quick: B 16; --smoke:
+         B 2 with small copies, a check of the program, not a measurement)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
