@@ -223,6 +223,13 @@ impl TensorCoreMode {
     }
 }
 
+/// The most tokens (batch × length) a `--shape` may ask for: four times the largest
+/// anchor shape (128 × 8192), 16 GiB of f16 K and V at Hkv 8, D 128.
+pub const MAX_SHAPE_TOKENS: u64 = 1 << 22;
+
+/// The most timed runs `--runs` may ask for (each run's time is kept).
+pub const MAX_RUNS: u32 = 100_000;
+
 impl BenchOptions {
     /// Parses `args`; `quick_allowed` says whether `--quick` exists for this program.
     pub fn parse(cmd: &str, args: &[String], quick_allowed: bool) -> Result<Self> {
@@ -266,7 +273,10 @@ impl BenchOptions {
         for v in p.list("shape") {
             let parsed = v.split_once('x').and_then(|(b, l)| Some((b.parse::<u32>().ok()?, l.parse::<u32>().ok()?)));
             match parsed {
-                Some((b, l)) if b > 0 && l > 0 => o.shapes.push((b, l)),
+                Some((b, l)) if b > 0 && l > 0 && (b as u64) * (l as u64) <= MAX_SHAPE_TOKENS => o.shapes.push((b, l)),
+                Some((b, l)) if b > 0 && l > 0 => {
+                    bail!("--shape {v}: {} tokens in all, more than the {MAX_SHAPE_TOKENS} a benchmark cache is built for", b as u64 * l as u64)
+                }
                 _ => bail!("--shape takes BATCHxLENGTH, e.g. 16x32768 (got `{v}`)"),
             }
         }
@@ -277,8 +287,8 @@ impl BenchOptions {
         o.det_chunks =
             p.parsed("det-chunks", "1 or 2 deterministic chunks per workgroup", |v| v.parse::<u32>().ok().filter(|n| (1..=2).contains(n)))?;
         o.det_long_after = p.parsed("det-long-after", "a sequence length of at least 1 token", |v| v.parse::<u32>().ok().filter(|&n| n > 0))?;
-        if o.runs == 0 {
-            bail!("--runs must be at least 1");
+        if o.runs == 0 || o.runs > MAX_RUNS {
+            bail!("--runs takes 1 … {MAX_RUNS} timed runs (got {})", o.runs);
         }
         Ok(o)
     }

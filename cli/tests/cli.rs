@@ -360,3 +360,33 @@ fn cli_fails_for_an_absent_backend_named_and_skips_it_under_all() {
     let (code, _, err) = onekernel(&["fixture", fixture, "--backend", "cpu,cuda", "--out", gen]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Hostile values for every kind of option: each is exit 2 with a message naming the
+/// option, never a panic, and none allocates for the number it was given.
+#[test]
+fn cli_refuses_hostile_option_values_naming_the_option() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    for (args, needle) in [
+        (vec!["bench", "--shape", "4294967295x4294967295", "--backend", "cpu"], "more than the 4194304 a benchmark cache is built for"),
+        (vec!["bench", "--shape", "0x5"], "--shape takes BATCHxLENGTH"),
+        (vec!["bench", "--shape", "-1x5"], "--shape takes BATCHxLENGTH"),
+        (vec!["bench", "--shape", "16x"], "--shape takes BATCHxLENGTH"),
+        (vec!["bench-kvquant", "--runs", "0"], "--runs takes 1 … 100000"),
+        (vec!["bench-linear", "--runs", "4294967295"], "--runs takes 1 … 100000"),
+        (vec!["bench-linear", "--runs", "99999999999999999999"], "--runs takes a number"),
+        (vec!["validate", "--cases", "0", "--out", gen], "--cases takes a number of cases ≥ 1"),
+        (vec!["validate", "--cases", "-3", "--out", gen], "--cases takes a number of cases ≥ 1"),
+        (vec!["gen", "--threads", "-1"], "--threads takes a number of threads"),
+        (vec!["validate", "--seed", "99999999999999999999999", "--out", gen], "--seed takes a number"),
+        (vec!["validate", "--kernel", "../etc/passwd", "--out", gen, "--backend", "cpu"], "no kernel named `../etc/passwd`"),
+        (vec!["validate", "--backend", "vulkan;rm -rf /", "--out", gen], "vulkan;rm -rf /"),
+        (vec!["validate", "--kernel", "softmax_rows", "--variant", "nope", "--backend", "cpu", "--out", gen], "has no variant `nope`"),
+        (vec!["bench", "--fast-chunk", "100000"], "--fast-chunk takes a chunk length of 1 … 512"),
+        (vec!["bench", "--tensor-cores", "9"], "--tensor-cores takes 2, 3"),
+    ] {
+        let (code, out, err) = onekernel(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
