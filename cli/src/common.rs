@@ -97,7 +97,11 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
 
 /// `DIR/manifest.json`, checked for consistency and against its artifacts' hashes.
 fn read_any_manifest(dir: &Path) -> Result<Manifest> {
-    Ok(onekernel_runtime::manifest::load(dir)?)
+    use onekernel_runtime::manifest::{load, ManifestLoadError};
+    load(dir).map_err(|e| match e {
+        ManifestLoadError::Read { .. } => anyhow::anyhow!("{e} (pass --out DIR, the directory `onekernel gen` wrote)"),
+        e => e.into(),
+    })
 }
 
 /// The command as typed, for evidence files.

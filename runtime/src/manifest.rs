@@ -14,7 +14,7 @@ pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestLoadError {
     /// The file cannot be read.
-    #[error("cannot read {}: {error} (pass the directory `onekernel gen` wrote)", path.display())]
+    #[error("cannot read {}: {error}", path.display())]
     Read {
         /// The manifest's path.
         path: PathBuf,

@@ -531,6 +531,66 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         // second with a partial workgroup.
         "ssm_scan" => vec![ssm_scan(3, 2, 4, 8, 16, 2), ssm_scan(2, 3, 100, 1, 16, 1)],
         "copy_rows" => vec![copy_rows()],
+        // E = 384, k = 6 (the routed model's shape); few experts with many picks; one
+        // token over 1000 experts (eight per invocation) picking one.
+        "moe_route" => [(3u32, 384u32, 6u32), (5, 64, 8), (1, 1000, 1)]
+            .into_iter()
+            .map(|(tokens, experts, k)| {
+                Case::new(format!("{tokens} tokens, E {experts}, k {k}"), [tokens, 1, 1])
+                    .buffer("logits", (tokens * experts) as usize, Fill::Uniform { lo: -6.0, hi: 6.0 })
+                    .buffer("bias", experts as usize, Fill::Uniform { lo: -0.5, hi: 0.5 })
+                    .buffer("experts", (tokens * k) as usize, Fill::Zeros)
+                    .buffer("weights", (tokens * k) as usize, Fill::Zeros)
+                    .scalar("n_experts", Literal::U32(experts))
+                    .scalar("k", Literal::U32(k))
+                    .scalar("routing_scale", Literal::f32(2.5))
+            })
+            .collect(),
+        // 70 tokens: a second, partial workgroup; 20 rounds on one token.
+        "sinkhorn" => [(70u32, 3u32), (1, 20)]
+            .into_iter()
+            .map(|(tokens, rounds)| {
+                Case::new(format!("{tokens} tokens, {rounds} rounds"), [tokens.div_ceil(64), 1, 1])
+                    .buffer("x", (tokens * 64) as usize, Fill::Uniform { lo: -3.0, hi: 3.0 })
+                    .buffer("m", (tokens * 64) as usize, Fill::Zeros)
+                    .scalar("n_tokens", Literal::U32(tokens))
+                    .scalar("t_max", Literal::U32(rounds))
+                    .scalar("eps", Literal::f32(1e-6))
+            })
+            .collect(),
+        "rope_f32" | "rope_bf16" => [
+            // (tokens, heads, head_dim, n_rot, offset, neox, inverse): whole heads NeoX;
+            // the mixed rows' last 64 of 576 dims interleaved and inverse; an odd head count.
+            (3u32, 4u32, 128u32, 128u32, 0u32, 1u32, 0u32),
+            (2, 2, 576, 64, 512, 0, 1),
+            (5, 3, 96, 32, 16, 1, 1),
+        ]
+        .into_iter()
+        .map(|(tokens, heads, dim, rot, off, neox, inverse)| {
+            let max_pos = 64u32;
+            Case::new(
+                format!(
+                    "{tokens} tokens, {heads} heads, D {dim}, {rot} rotary dims at {off}, {}{}",
+                    if neox == 1 { "NeoX" } else { "interleaved" },
+                    if inverse == 1 { ", inverse" } else { "" }
+                ),
+                [(heads * dim).div_ceil(128), tokens, 1],
+            )
+            .buffer("x", (tokens * heads * dim) as usize, Fill::Uniform { lo: -4.0, hi: 4.0 })
+            .buffer("pos", tokens as usize, Fill::Ints { lo: 0, hi: max_pos as i64 - 1 })
+            .buffer("cos", (max_pos * rot / 2) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+            .buffer("sin", (max_pos * rot / 2) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+            .buffer("y", (tokens * heads * dim) as usize, Fill::Zeros)
+            .scalar("n_tokens", Literal::U32(tokens))
+            .scalar("n_heads", Literal::U32(heads))
+            .scalar("head_dim", Literal::U32(dim))
+            .scalar("n_rot", Literal::U32(rot))
+            .scalar("rot_offset", Literal::U32(off))
+            .scalar("max_pos", Literal::U32(max_pos))
+            .scalar("neox", Literal::U32(neox))
+            .scalar("inverse", Literal::U32(inverse))
+        })
+        .collect(),
         "copy_words" => vec![Case::new("5000 words", [5, 1, 1])
             .buffer("src", 5000, Fill::Ints { lo: 0, hi: u32::MAX as i64 })
             .buffer("dst", 5000, Fill::Zeros)

@@ -8,6 +8,7 @@ pub mod attention;
 pub mod cases;
 pub mod copy;
 pub mod kvquant;
+pub mod layers;
 pub mod linear;
 pub mod norm;
 pub mod softmax;

@@ -19,6 +19,7 @@ mod device;
 pub mod fixture;
 mod json;
 pub mod kvquant;
+pub mod layers;
 pub mod linear;
 
 pub use device::{Device, Timing};
