@@ -2,7 +2,8 @@
 //! (lengths of 1, primes, workgroup and page boundaries, NaN, ±∞, subnormals) for every
 //! kernel family — norms, argmax, decode attention (every K/V format, paged or not,
 //! deterministic and fast splits, softcap, ALiBi, mask, sinks), KV quantization (encoders,
-//! scores, rows) and the gated delta net — each run on the interpreter and on every other
+//! scores, rows), the gated delta net and the layer kernels (RoPE, MoE routing, Sinkhorn)
+//! — each run on the interpreter and on every other
 //! backend present
 //! (lavapipe and msl-emu in CI, CUDA and NVIDIA Vulkan on the GPU machine), whose
 //! outputs must be bitwise equal (every NaN equals every NaN). Bounded for CI:
@@ -348,6 +349,69 @@ fn kv_quant_agrees_bitwise_on_random_rows() {
             _ => {
                 let enc = qjl_rows(&x, &prj);
                 (format!("qjl_get_rows {rows} rows"), Box::new(move |dev| dev.qjl_rows(&enc, &prj).unwrap()))
+            }
+        };
+        (
+            what,
+            Box::new(move |be: &mut dyn Backend| {
+                let (m, artifacts) = (manifest(), root().join("generated"));
+                run(&mut Device::new(be, &m, &artifacts))
+            }),
+        )
+    });
+}
+
+/// The layer kernels on random calls: RoPE (pairing, partial offset, inverse, both output
+/// types, special values), MoE routing (expert counts up to 1024, k, NaN logits) and
+/// Sinkhorn (n, rounds, eps).
+#[test]
+fn layer_kernels_agree_bitwise_on_random_calls() {
+    use onekernel_ops::layers::{rope_cache, RopeInputs, RopeOutput, RopePairing};
+    differential("layer_kernels_agree_bitwise_on_random_calls", |r| {
+        type Run = Box<dyn Fn(&mut Device) -> Vec<f32>>;
+        let (what, run): (String, Run) = match r.below(3) {
+            0 => {
+                let n_rot = 2 * (1 + r.below(64));
+                let head_dim = n_rot + 2 * r.below(40);
+                let off = 2 * r.below((head_dim - n_rot) / 2 + 1);
+                let (tokens, heads) = (1 + r.below(5), 1 + r.below(4));
+                let cache = rope_cache(64, n_rot, 10000.0, r.below(4) == 0);
+                let pairing = if r.below(2) == 0 { RopePairing::NeoX } else { RopePairing::Interleaved };
+                let out = if r.below(2) == 0 { RopeOutput::F32 } else { RopeOutput::Bf16 };
+                let x = RopeInputs {
+                    x: values(r, (tokens * heads * head_dim) as usize, -8.0, 8.0),
+                    pos: (0..tokens).map(|_| r.below(64)).collect(),
+                    n_heads: heads,
+                    head_dim,
+                    rot_offset: off,
+                    pairing,
+                    inverse: r.below(2) == 0,
+                };
+                (
+                    format!("rope {pairing:?} {out:?} D {head_dim} rotary {n_rot} at {off}, {tokens} tokens x {heads} heads, inverse {}", x.inverse),
+                    Box::new(move |d| d.rope(&x, &cache, out).unwrap()),
+                )
+            }
+            1 => {
+                let e = length(r, 1024).max(1);
+                let k = 1 + r.below(e.min(16));
+                let tokens = 1 + r.below(6);
+                let logits = values(r, (tokens * e) as usize, -8.0, 8.0);
+                let bias = r.f32_vec(e as usize, -1.0, 1.0);
+                (
+                    format!("moe_route E {e} k {k}, {tokens} tokens"),
+                    Box::new(move |d| {
+                        let out = d.moe_route(&logits, &bias, k, 2.5).unwrap();
+                        out.weights.into_iter().chain(out.experts.into_iter().map(f32::from_bits)).collect()
+                    }),
+                )
+            }
+            _ => {
+                let n = [4u32, 8][r.below(2) as usize];
+                let (tokens, rounds) = (length(r, 200), 1 + r.below(20));
+                let x = values(r, (tokens * n * n) as usize, -6.0, 6.0);
+                let eps = [0.0f32, 1e-6, 1e-3][r.below(3) as usize];
+                (format!("sinkhorn n {n}, {tokens} tokens, {rounds} rounds, eps {eps}"), Box::new(move |d| d.sinkhorn(&x, n, rounds, eps).unwrap()))
             }
         };
         (
