@@ -400,6 +400,24 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         "attn_decode_chunk" => {
             use CacheFormat::*;
             vec![
+                // First, the smallest: CI's pass under GPU-assisted validation (which runs
+                // each kernel's first case, about a thousand times slower) takes it.
+                attention_chunk_inputs(
+                    "f16 K/V, B=2 Hq=2 Hkv=1 D=128 P=16, mask, up to 40 tokens".into(),
+                    2,
+                    1,
+                    1,
+                    64,
+                    (1, 40),
+                    [(F16, F16.fill()), (F16, F16.fill())],
+                    true,
+                )
+                .scalar("softcap", Literal::f32(0.0))
+                .scalar("max_bias", Literal::f32(0.0))
+                .scalar("has_mask", Literal::U32(1))
+                .scalar("k_type", Literal::U32(F16.code()))
+                .scalar("v_type", Literal::U32(F16.code()))
+                .scalar("det_long", Literal::U32(4096)),
                 attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask", 0.0, 0.0, 64),
                 // 256-token workgroups: two deterministic chunks each.
                 attention_chunk(F16, F16, None, "f16 K/V, B=2 Hq=8 Hkv=2 D=128 P=16, mask, 256-token workgroups", 0.0, 0.0, 256),
@@ -531,6 +549,62 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         // second with a partial workgroup.
         "ssm_scan" => vec![ssm_scan(3, 2, 4, 8, 16, 2), ssm_scan(2, 3, 100, 1, 16, 1)],
         "copy_rows" => vec![copy_rows()],
+        // 5000 values in slices of 1024: a last, partial slice.
+        "nvfp4_amax" => vec![Case::new("5000 values, slices of 1024", [5, 1, 1])
+            .buffer("x", 5000, Fill::Uniform { lo: -100.0, hi: 100.0 })
+            .buffer("part", 5, Fill::Zeros)
+            .scalar("n", Literal::U32(5000))
+            .scalar("per_group", Literal::U32(1024))],
+        // The data's global scale over 300 blocks (a partial workgroup); a static scale
+        // far too small for the data (every block scale saturates).
+        "nvfp4_quantize" => [(false, 0.0f32, 100.0f64), (true, 0.000251, 8000.0)]
+            .into_iter()
+            .map(|(fixed, scale, range)| {
+                Case::new(
+                    if fixed { "300 blocks, static global scale 0.000251".to_string() } else { "300 blocks, global scale from the data".into() },
+                    [3, 1, 1],
+                )
+                .buffer("x", 4800, Fill::Uniform { lo: -range, hi: range })
+                .buffer("part", 4, Fill::Uniform { lo: 0.0, hi: range })
+                .buffer("packed", 600, Fill::Zeros)
+                .buffer("scales", 300, Fill::Zeros)
+                .buffer("global", 1, Fill::Zeros)
+                .scalar("n_blocks", Literal::U32(300))
+                .scalar("n_parts", Literal::U32(4))
+                .scalar("use_static", Literal::U32(fixed as u32))
+                .scalar("static_global", Literal::f32(scale))
+            })
+            .collect(),
+        "nvfp4_dequantize" => vec![Case::new("300 blocks", [19, 1, 1])
+            .buffer("packed", 600, Fill::Bits { and: u32::MAX, or: 0 })
+            .buffer("scales", 300, Fill::Ints { lo: 0, hi: 0x7e })
+            .buffer("y", 4800, Fill::Zeros)
+            .scalar("n_blocks", Literal::U32(300))
+            .scalar("global", Literal::f32(0.0123))],
+        // 1040 columns: 65 blocks, so invocations hold one block or none.
+        "nvfp4_gemv_f32" | "nvfp4_gemv_bf16" => [(5u32, 1040u32), (3, 4096)]
+            .into_iter()
+            .map(|(rows, cols)| {
+                Case::new(format!("{rows} rows x {cols}"), [rows, 1, 1])
+                    .buffer("w_packed", (rows * cols / 8) as usize, Fill::Bits { and: u32::MAX, or: 0 })
+                    .buffer("w_scales", (rows * cols / 16) as usize, Fill::Ints { lo: 0, hi: 0x7e })
+                    .buffer("x", cols as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+                    .buffer("y", rows as usize, Fill::Zeros)
+                    .scalar("n_rows", Literal::U32(rows))
+                    .scalar("n_cols", Literal::U32(cols))
+                    .scalar("w_global", Literal::f32(0.002))
+            })
+            .collect(),
+        "nvfp4_gemv_nvfp4" => vec![Case::new("4 rows x 2048", [4, 1, 1])
+            .buffer("w_packed", 1024, Fill::Bits { and: u32::MAX, or: 0 })
+            .buffer("w_scales", 512, Fill::Ints { lo: 0, hi: 0x7e })
+            .buffer("x_packed", 256, Fill::Bits { and: u32::MAX, or: 0 })
+            .buffer("x_scales", 128, Fill::Ints { lo: 0, hi: 0x7e })
+            .buffer("x_global", 1, Fill::Uniform { lo: 0.001, hi: 0.01 })
+            .buffer("y", 4, Fill::Zeros)
+            .scalar("n_rows", Literal::U32(4))
+            .scalar("n_cols", Literal::U32(2048))
+            .scalar("w_global", Literal::f32(0.002))],
         // E = 384, k = 6 (the routed model's shape); few experts with many picks; one
         // token over 1000 experts (eight per invocation) picking one.
         "moe_route" => [(3u32, 384u32, 6u32), (5, 64, 8), (1, 1000, 1)]

@@ -11,6 +11,7 @@ pub mod kvquant;
 pub mod layers;
 pub mod linear;
 pub mod norm;
+pub mod nvfp4;
 pub mod softmax;
 
 use onekernel_dsl::catalogue::KernelEntry;

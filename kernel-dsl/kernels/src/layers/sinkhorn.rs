@@ -44,35 +44,28 @@ pub fn sinkhorn(
                 a[r * n + c] = a[r * n + c] / total + eps;
             }
         }
-        for _round in 0..t_max {
-            for r in 0..n {
-                let mut s = 0.0;
-                let mut comp = 0.0;
-                for c in 0..n {
-                    let v = a[r * n + c];
-                    let t = s + v;
-                    let bp = t - s;
-                    comp += (s - (t - bp)) + (v - bp);
-                    s = t;
-                }
-                let total = s + comp;
-                for c in 0..n {
-                    a[r * n + c] = a[r * n + c] / total;
-                }
+        // Even steps normalize the rows, odd steps the columns: line i's elements are
+        // a[i·outer + j·inner], j = 0 … n − 1.
+        for step in 0..2 * t_max {
+            let mut outer = n;
+            let mut inner = 1u32;
+            if step % 2 == 1 {
+                outer = 1;
+                inner = n;
             }
-            for c in 0..n {
+            for i in 0..n {
                 let mut s = 0.0;
                 let mut comp = 0.0;
-                for r in 0..n {
-                    let v = a[r * n + c];
+                for j in 0..n {
+                    let v = a[i * outer + j * inner];
                     let t = s + v;
                     let bp = t - s;
                     comp += (s - (t - bp)) + (v - bp);
                     s = t;
                 }
                 let total = s + comp;
-                for r in 0..n {
-                    a[r * n + c] = a[r * n + c] / total;
+                for j in 0..n {
+                    a[i * outer + j * inner] = a[i * outer + j * inner] / total;
                 }
             }
         }

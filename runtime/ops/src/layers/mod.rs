@@ -15,51 +15,7 @@ pub use rope::{rope_cache, RopeCache, RopeInputs, RopeOutput, RopePairing};
 pub use routing::{Routing, MAX_EXPERTS};
 pub use sinkhorn::SINKHORN_SIZES;
 
-/// Why a call could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum LayerError {
-    /// Malformed input; nothing was launched.
-    #[error("{kernel}: argument `{argument}`: {message}")]
-    Invalid {
-        /// The kernel.
-        kernel: &'static str,
-        /// The argument at fault.
-        argument: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// The manifest lacks the kernel.
-    #[error("`{0}` is not in the manifest; run `onekernel gen`")]
-    Missing(&'static str),
-    /// The manifest's kernel lacks the variant a call needs.
-    #[error("`{kernel}` has no variant {variant} in the manifest; run `onekernel gen`")]
-    MissingVariant {
-        /// The kernel.
-        kernel: &'static str,
-        /// The wanted variant-axis values.
-        variant: String,
-    },
-    /// The backend failed.
-    #[error(transparent)]
-    Backend(#[from] onekernel_runtime::BackendError),
-}
+/// Why a layer call could not run.
+pub type LayerError = crate::CallError;
 
-impl From<crate::device::VariantLaunchError> for LayerError {
-    fn from(e: crate::device::VariantLaunchError) -> Self {
-        use crate::device::VariantLaunchError as V;
-        match e {
-            V::Missing(k) => LayerError::Missing(k),
-            V::MissingVariant { kernel, variant } => LayerError::MissingVariant { kernel, variant },
-            V::Backend(b) => LayerError::Backend(b),
-        }
-    }
-}
-
-/// `Err(Invalid)` naming `argument` unless `ok`.
-fn require(kernel: &'static str, argument: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), LayerError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(LayerError::Invalid { kernel, argument, message: message() })
-    }
-}
+use crate::call::require;

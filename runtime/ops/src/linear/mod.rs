@@ -22,53 +22,9 @@ use onekernel_dsl::types::Literal;
 use onekernel_runtime::{Args, HostBuffer};
 
 /// Why a linear-attention call could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum LinearError {
-    /// Malformed input; nothing was launched.
-    #[error("{kernel}: argument `{argument}`: {message}")]
-    Invalid {
-        /// The kernel.
-        kernel: &'static str,
-        /// The argument at fault.
-        argument: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// The manifest lacks the kernel.
-    #[error("`{0}` is not in the manifest; run `onekernel gen`")]
-    Missing(&'static str),
-    /// The manifest's kernel lacks the variant a call needs.
-    #[error("`{kernel}` has no variant {variant} in the manifest; run `onekernel gen`")]
-    MissingVariant {
-        /// The kernel.
-        kernel: &'static str,
-        /// The wanted variant-axis values.
-        variant: String,
-    },
-    /// The backend failed.
-    #[error(transparent)]
-    Backend(#[from] onekernel_runtime::BackendError),
-}
+pub type LinearError = crate::CallError;
 
-impl From<crate::device::VariantLaunchError> for LinearError {
-    fn from(e: crate::device::VariantLaunchError) -> Self {
-        use crate::device::VariantLaunchError as V;
-        match e {
-            V::Missing(k) => LinearError::Missing(k),
-            V::MissingVariant { kernel, variant } => LinearError::MissingVariant { kernel, variant },
-            V::Backend(b) => LinearError::Backend(b),
-        }
-    }
-}
-
-/// `Err(Invalid)` naming `argument` unless `ok`.
-pub(crate) fn require(kernel: &'static str, argument: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), LinearError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(LinearError::Invalid { kernel, argument, message: message() })
-    }
-}
+pub(crate) use crate::call::require;
 
 /// `values` holds exactly `want` entries.
 pub(crate) fn require_len(kernel: &'static str, argument: &'static str, values: usize, want: usize) -> Result<(), LinearError> {
