@@ -86,7 +86,9 @@ for part in "${parts[@]}"; do
                           "$ONEKERNEL" validate --backend cuda "${kernels[@]}" > "$out/sanitize-$tool.out" 2>&1 || status=1
                       echo "$tool: $(grep -c ' ok ' "$out/sanitize-$tool.out") verdicts ok; $(tail -n 1 "$out/sanitize-$tool.log")"
                   done
-                  if ONEKERNEL_PLANTED_OOB=1 compute-sanitizer --tool memcheck --error-exitcode 9 --log-file "$out/sanitize-planted.log" \
+                  if [ -n "${TEST_BINS:-}" ] && [ ! -x "$TEST_BINS/planted_oob" ]; then
+                      echo "no $TEST_BINS/planted_oob: the planted control cannot run"; status=1
+                  elif ONEKERNEL_PLANTED_OOB=1 compute-sanitizer --tool memcheck --error-exitcode 9 --log-file "$out/sanitize-planted.log" \
                          "$TEST_BINS/planted_oob" --test-threads 1 > /dev/null 2>&1; then
                       echo "planted out-of-bounds write NOT reported"; status=1
                   else
