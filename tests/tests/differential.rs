@@ -2,10 +2,8 @@
 //! (lengths of 1, primes, workgroup and page boundaries, NaN, ±∞, subnormals) for every
 //! kernel family — norms, argmax, decode attention (every K/V format, paged or not,
 //! deterministic and fast splits, softcap, ALiBi, mask, sinks), KV quantization (encoders,
-//! scores, rows), the gated delta net and the layer kernels (RoPE, MoE routing, Sinkhorn)
-//! — each run on the interpreter and on every other
-//! backend present
-//! (lavapipe and msl-emu in CI, CUDA and NVIDIA Vulkan on the GPU machine), whose
+//! scores, rows), the gated delta net, the layer kernels (RoPE, MoE routing, Sinkhorn) and
+//! NVFP4 — each run on the interpreter and on every other backend present (lavapipe and msl-emu in CI, CUDA and NVIDIA Vulkan on the GPU machine), whose
 //! outputs must be bitwise equal (every NaN equals every NaN). Bounded for CI:
 //! `ONEKERNEL_DIFF_CASES` draws per family (default 12) from `ONEKERNEL_DIFF_SEED`
 //! (default fixed). A failure prints the one-line command that reproduces it.
@@ -419,6 +417,38 @@ fn layer_kernels_agree_bitwise_on_random_calls() {
             Box::new(move |be: &mut dyn Backend| {
                 let (m, artifacts) = (manifest(), root().join("generated"));
                 run(&mut Device::new(be, &m, &artifacts))
+            }),
+        )
+    });
+}
+
+/// NVFP4 on random tensors with zeros of both signs and subnormals: quantization (the
+/// global scale from the data or a static one), dequantization and GEMV.
+#[test]
+fn nvfp4_agrees_bitwise_on_random_calls() {
+    use onekernel_ops::nvfp4::{codec, Activation, GlobalScale};
+    differential("nvfp4_agrees_bitwise_on_random_calls", |r| {
+        let (rows, cols) = (1 + r.below(6) as usize, 16 * (1 + r.below(80)) as usize);
+        let mut x = r.f32_vec(rows * cols, -50.0, 50.0);
+        for _ in 0..(1 + x.len() / 20) {
+            let at = r.below(x.len() as u32) as usize;
+            x[at] = [0.0, -0.0, 1e-40, -1e-42, 1e-30][r.below(5) as usize];
+        }
+        let scale = if r.below(3) == 0 { GlobalScale::Static(r.range(1e-4, 0.1) as f32) } else { GlobalScale::FromData };
+        let act: Vec<f32> = r.f32_vec(cols, -2.0, 2.0).into_iter().map(|v| if v.abs() < 0.05 { -0.0 } else { v }).collect();
+        (
+            format!("{rows} x {cols}, {scale:?}"),
+            Box::new(move |be: &mut dyn Backend| {
+                let (m, artifacts) = (manifest(), root().join("generated"));
+                let mut d = Device::new(be, &m, &artifacts);
+                let t = d.nvfp4_quantize(&x, rows, cols, scale).unwrap();
+                let xq = codec::quantize(&act, 1, cols, codec::global_scale(&act));
+                let mut out: Vec<f32> = t.packed.iter().chain(&t.scales).map(|&b| b as f32).collect();
+                out.push(t.global);
+                out.extend(d.nvfp4_dequantize(&t).unwrap());
+                out.extend(d.nvfp4_gemv(&t, Activation::F32(&act)).unwrap());
+                out.extend(d.nvfp4_gemv(&t, Activation::Nvfp4(&xq)).unwrap());
+                out
             }),
         )
     });

@@ -125,7 +125,12 @@ pub fn nvfp4_quantize(
                         q = q + 1;
                     }
                 }
-                code = min((((ee + 1) as u32) << 1) + q - 2, 7u32) | ((v >> 28) & 8);
+                // The sign only on a nonzero code: a zero quotient's sign is the
+                // driver's to choose on Vulkan (no SignedZeroInfNanPreserve).
+                code = min((((ee + 1) as u32) << 1) + q - 2, 7u32);
+                if code != 0 {
+                    code = code | ((v >> 28) & 8);
+                }
             }
             if i < 8 {
                 lo = lo | (code << (4 * i));

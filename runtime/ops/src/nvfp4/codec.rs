@@ -63,10 +63,12 @@ pub fn e4m3_decode(c: u8) -> f32 {
     }
 }
 
-/// E2M1 code (4 bits) of `v` (finite), round to nearest even, saturating at ±6.
+/// E2M1 code (4 bits) of `v` (finite), round to nearest even, saturating at ±6; a value
+/// that rounds to zero is +0.
 pub fn e2m1_encode(v: f32) -> u8 {
     let code = round_magnitude(v, 1, 0, 1).min(7);
-    code as u8 | if v.is_sign_negative() { 8 } else { 0 }
+    // A zero keeps no sign (as the kernels do: a zero's sign is not portable on Vulkan).
+    code as u8 | if v.is_sign_negative() && code != 0 { 8 } else { 0 }
 }
 
 /// The value of an E2M1 code.
@@ -180,8 +182,9 @@ mod tests {
     fn e2m1_rounds_to_nearest_even_and_saturates() {
         for c in 0u8..8 {
             assert_eq!(e2m1_encode(e2m1_decode(c)), c);
-            assert_eq!(e2m1_encode(-e2m1_decode(c)), c | 8);
+            assert_eq!(e2m1_encode(-e2m1_decode(c)), if c == 0 { 0 } else { c | 8 });
         }
+        assert_eq!(e2m1_encode(-0.1), 0, "−0.1 rounds to +0");
         for (v, want) in
             [(0.25, 0.0), (0.75, 1.0), (1.25, 1.0), (1.75, 2.0), (2.5, 2.0), (3.5, 4.0), (5.0, 4.0), (5.5, 6.0), (7.0, 6.0), (100.0, 6.0)]
         {
