@@ -202,27 +202,27 @@ kernel void nvfp4_quantize(device const float* x [[buffer(0)]], device const flo
                             q_32 = (q_32 + 1u);
                         }
                     }
-                    // line 130
+                    // line 129
                     code_25 = ok_min_u32((((uint(int(uint(ee_30) + uint(1))) << 1u) + q_32) - 2u), 7u);
-                    // line 131
+                    // line 130
                     if ((code_25 != 0u)) {
-                        // line 132
+                        // line 131
                         code_25 = (code_25 | ((v_26 >> 28u) & 8u));
                     }
                 }
-                // line 135
+                // line 134
                 if ((i_23 < 8u)) {
-                    // line 136
+                    // line 135
                     lo_21 = (lo_21 | (code_25 << (4u * i_23)));
                 } else {
-                    // line 138
+                    // line 137
                     hi_22 = (hi_22 | (code_25 << (4u * (i_23 - 8u))));
                 }
             }
         }
-        // line 141
+        // line 140
         packed[(2u * b_0)] = lo_21;
-        // line 142
+        // line 141
         packed[((2u * b_0) + 1u)] = hi_22;
     }
 }

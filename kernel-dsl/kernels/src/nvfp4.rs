@@ -125,8 +125,7 @@ pub fn nvfp4_quantize(
                         q = q + 1;
                     }
                 }
-                // The sign only on a nonzero code: a zero quotient's sign is the
-                // driver's to choose on Vulkan (no SignedZeroInfNanPreserve).
+                // A code carries a sign only with a magnitude: what rounds to zero is +0.
                 code = min((((ee + 1) as u32) << 1) + q - 2, 7u32);
                 if code != 0 {
                     code = code | ((v >> 28) & 8);

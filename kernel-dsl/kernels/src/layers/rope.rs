@@ -100,12 +100,6 @@ pub fn rope(
                 let d = (q - 1.0) + (eq + (ec + es));
                 v = h + fma(-h, d, lo);
             }
-            // A zero result is +0: Vulkan drivers need not keep the sign of zero (the
-            // modules do not declare SignedZeroInfNanPreserve; NVIDIA's gave +0 where
-            // the others gave −0), so the sign is set on the integer bits.
-            if (v.to_bits() & 0x7fff_ffffu32) == 0 {
-                v = f32::from_bits(0u32);
-            }
         }
         y[at] = v;
     }

@@ -67,7 +67,7 @@ pub fn e4m3_decode(c: u8) -> f32 {
 /// that rounds to zero is +0.
 pub fn e2m1_encode(v: f32) -> u8 {
     let code = round_magnitude(v, 1, 0, 1).min(7);
-    // A zero keeps no sign (as the kernels do: a zero's sign is not portable on Vulkan).
+    // A code carries a sign only with a magnitude: what rounds to zero is +0.
     code as u8 | if v.is_sign_negative() && code != 0 { 8 } else { 0 }
 }
 
