@@ -84,3 +84,19 @@ pub fn all_backends() -> Vec<Box<dyn Backend>> {
     v.extend(gpu_backends());
     v
 }
+
+/// Runs `f` on every backend of [`all_backends_and_msl_emu`] with the checked-in
+/// catalogue; every result must equal the interpreter's (the first), which is returned.
+pub fn on_every_backend<T: PartialEq + std::fmt::Debug>(what: &str, f: impl Fn(&mut onekernel_ops::Device) -> T) -> T {
+    let (m, artifacts) = (manifest(), root().join("generated"));
+    let mut results = Vec::new();
+    for b in all_backends_and_msl_emu().iter_mut() {
+        let name = b.name();
+        results.push((name, f(&mut onekernel_ops::Device::new(b.as_mut(), &m, &artifacts))));
+    }
+    let (first, want) = results.remove(0);
+    for (name, got) in results {
+        assert!(got == want, "{what}: {name} differs from {first}");
+    }
+    want
+}

@@ -73,6 +73,17 @@ pub fn ulp_error(y: f32, r: f64) -> f64 {
     ((y as f64) - r).abs() / ulp
 }
 
+/// `n` values uniform in `[lo, hi)` from `seed` (splitmix64, the validator's generator).
+pub fn uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n).map(|_| lo + (hi - lo) * ((onekernel_runtime::validate::splitmix(&mut s) >> 40) as f32 / (1u64 << 24) as f32)).collect()
+}
+
+/// The bits of each value (bitwise comparisons that tell −0 from +0 and NaNs apart).
+pub fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,34 +14,8 @@
 
 use onekernel_ops::layers::{reference, rope_cache, LayerError, RopeCache, RopeInputs, RopeOutput, RopePairing};
 use onekernel_ops::Device;
-use onekernel_runtime::validate::splitmix;
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
-
-fn uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed;
-    (0..n).map(|_| lo + (hi - lo) * ((splitmix(&mut s) >> 40) as f32 / (1u64 << 24) as f32)).collect()
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
-
-/// Runs `f` on every backend; every backend's bits must equal the interpreter's (the
-/// first). Returns the interpreter's result.
-fn on_every_backend<T: PartialEq + std::fmt::Debug>(what: &str, f: impl Fn(&mut Device) -> T) -> T {
-    let (m, artifacts) = (manifest(), root().join("generated"));
-    let mut backends = all_backends_and_msl_emu();
-    let mut results = Vec::new();
-    for b in backends.iter_mut() {
-        let name = b.name();
-        results.push((name, f(&mut Device::new(b.as_mut(), &m, &artifacts))));
-    }
-    let (first, want) = results.remove(0);
-    for (name, got) in results {
-        assert!(got == want, "{what}: {name} differs from {first}");
-    }
-    want
-}
+use onekernel_tests::harness::{manifest, on_every_backend, root};
+use onekernel_tests::{bits, uniform};
 
 /// |a − b| in units in the last place of `scale` (an f32).
 fn ulps_of(diff: f64, scale: f32) -> f64 {

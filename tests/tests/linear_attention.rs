@@ -22,20 +22,11 @@ use onekernel_ops::Device;
 use onekernel_runtime::validate::splitmix;
 use onekernel_runtime::Backend;
 use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
+use onekernel_tests::{bits, uniform};
 use std::path::PathBuf;
 
 fn generated() -> PathBuf {
     root().join("generated")
-}
-
-/// Uniform values in `[lo, hi)` from `seed`.
-fn uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed;
-    (0..n).map(|_| lo + (hi - lo) * ((splitmix(&mut s) >> 40) as f32 / (1u64 << 24) as f32)).collect()
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 /// A random gated-delta-net call of `b` sequences.

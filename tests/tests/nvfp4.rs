@@ -13,32 +13,8 @@
 use onekernel_ops::nvfp4::codec::{self, Nvfp4};
 use onekernel_ops::nvfp4::{Activation, GlobalScale};
 use onekernel_ops::{CallError, Device};
-use onekernel_runtime::validate::splitmix;
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
-
-fn uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed;
-    (0..n).map(|_| lo + (hi - lo) * ((splitmix(&mut s) >> 40) as f32 / (1u64 << 24) as f32)).collect()
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
-
-/// Runs `f` on every backend; every result must equal the interpreter's (the first).
-fn on_every_backend<T: PartialEq + std::fmt::Debug>(what: &str, f: impl Fn(&mut Device) -> T) -> T {
-    let (m, artifacts) = (manifest(), root().join("generated"));
-    let mut results = Vec::new();
-    for b in all_backends_and_msl_emu().iter_mut() {
-        let name = b.name();
-        results.push((name, f(&mut Device::new(b.as_mut(), &m, &artifacts))));
-    }
-    let (first, want) = results.remove(0);
-    for (name, got) in results {
-        assert!(got == want, "{what}: {name} differs from {first}");
-    }
-    want
-}
+use onekernel_tests::harness::{manifest, on_every_backend, root};
+use onekernel_tests::{bits, uniform};
 
 /// Activations with a spread of magnitudes, a block of zeros and a lone outlier.
 fn activations(seed: u64, rows: usize, cols: usize) -> Vec<f32> {

@@ -8,42 +8,7 @@ use onekernel_dsl::types::{Literal, StorageType};
 use onekernel_runtime::{Args, HostBuffer};
 
 /// Why a KV-quant call could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum KvQuantError {
-    /// Malformed input; nothing was launched.
-    #[error("{kernel}: {message}")]
-    Invalid {
-        /// The kernel.
-        kernel: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// The manifest lacks the kernel.
-    #[error("`{0}` is not in the manifest; run `onekernel gen`")]
-    Missing(&'static str),
-    /// The manifest's kernel lacks the variant a call needs.
-    #[error("`{kernel}` has no variant {variant} in the manifest; run `onekernel gen`")]
-    MissingVariant {
-        /// The kernel.
-        kernel: &'static str,
-        /// The wanted spec-constant values.
-        variant: String,
-    },
-    /// The backend failed.
-    #[error(transparent)]
-    Backend(#[from] onekernel_runtime::BackendError),
-}
-
-impl From<crate::device::VariantLaunchError> for KvQuantError {
-    fn from(e: crate::device::VariantLaunchError) -> Self {
-        use crate::device::VariantLaunchError as V;
-        match e {
-            V::Missing(k) => KvQuantError::Missing(k),
-            V::MissingVariant { kernel, variant } => KvQuantError::MissingVariant { kernel, variant },
-            V::Backend(b) => KvQuantError::Backend(b),
-        }
-    }
-}
+pub type KvQuantError = crate::CallError;
 
 /// A turbo layout of [`Device::turbo_scores`] (the kernel's `format` variant).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -82,12 +47,8 @@ impl TurboFormat {
     }
 }
 
-fn check(kernel: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), KvQuantError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(KvQuantError::Invalid { kernel, message: message() })
-    }
+fn check(kernel: &'static str, argument: &'static str, ok: bool, message: impl FnOnce() -> String) -> Result<(), KvQuantError> {
+    crate::call::require(kernel, argument, ok, message)
 }
 
 /// Rows per tile of `turbo_score` and `polar_score`.
@@ -113,7 +74,7 @@ fn score_tiling(n_tokens: u32, tile: u32, n_kv_heads: u32, target: u32) -> (u32,
 
 /// Query heads must be a whole multiple of the KV heads (GQA).
 fn check_heads(kernel: &'static str, n_heads: u32, n_kv_heads: u32) -> Result<(), KvQuantError> {
-    check(kernel, n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || {
+    check(kernel, "n_heads", n_heads > 0 && n_kv_heads > 0 && n_heads.is_multiple_of(n_kv_heads), || {
         format!("n_heads {n_heads} is not a multiple of n_kv_heads {n_kv_heads}")
     })
 }
@@ -142,8 +103,8 @@ impl Device<'_> {
     /// (whole 128-element rows), encoded on the device.
     pub fn tbq_quantize(&mut self, x: &[f32], bits: u32) -> Result<Vec<u8>, KvQuantError> {
         const K: &str = "tbq_quantize";
-        check(K, bits == 3 || bits == 4, || format!("TBQ has 3 or 4 bits, not {bits}"))?;
-        check(K, !x.is_empty() && x.len().is_multiple_of(128), || format!("{} values: not a whole number of 128-element rows", x.len()))?;
+        check(K, "bits", bits == 3 || bits == 4, || format!("TBQ has 3 or 4 bits, not {bits}"))?;
+        check(K, "x", !x.is_empty() && x.len().is_multiple_of(128), || format!("{} values: not a whole number of 128-element rows", x.len()))?;
         let n = (x.len() / 32) as u32;
         let (levels, mids): (&[f32], &[f32]) = if bits == 3 { (&C::TBQ3_CODEBOOK, &[0.0]) } else { (&C::TBQ4_CODEBOOK, &C::TBQ4_MIDPOINTS) };
         let args = Args::new()
@@ -160,8 +121,10 @@ impl Device<'_> {
     /// `block_qjl1_256` of each 128-element key, encoded on the device with `prj`.
     pub fn qjl_quantize(&mut self, keys: &[f32], prj: &[f32]) -> Result<Vec<u8>, KvQuantError> {
         const K: &str = "qjl_quantize";
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(128), || format!("{} values: not a whole number of 128-element keys", keys.len()))?;
-        check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
+        check(K, "keys", !keys.is_empty() && keys.len().is_multiple_of(128), || {
+            format!("{} values: not a whole number of 128-element keys", keys.len())
+        })?;
+        check(K, "prj", prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
         let n = (keys.len() / 128) as u32;
         let args = Args::new()
             .buffer("keys", HostBuffer::from_f32(keys))
@@ -202,14 +165,16 @@ impl Device<'_> {
     ) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "turbo_score";
         let rb = format.row_bytes();
-        check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, "q", !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
         let n_heads = (q.len() / 128) as u32;
         check_heads(K, n_heads, n_kv_heads)?;
         let per_token = rb * n_kv_heads as usize;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
+        check(K, "rows", !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
             format!("{} bytes: not whole {rb}-byte {format:?} rows for {n_kv_heads} KV heads", rows.len())
         })?;
-        check(K, !real_domain || format.has_real_domain(), || format!("{format:?} has no real-domain score (it is scored in the rotated domain)"))?;
+        check(K, "real_domain", !real_domain || format.has_real_domain(), || {
+            format!("{format:?} has no real-domain score (it is scored in the rotated domain)")
+        })?;
         let n = (rows.len() / per_token) as u32;
         let args = Args::new()
             .buffer("q", HostBuffer::from_f32(q))
@@ -232,10 +197,10 @@ impl Device<'_> {
         const K: &str = "qjl_score";
         let qdim = if prj.is_some() { 128 } else { 256 };
         check_heads(K, n_heads, n_kv_heads)?;
-        check(K, q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
-        check(K, prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
+        check(K, "q", q.len() == (n_heads * qdim) as usize, || format!("{} query values, n_heads × {qdim} = {}", q.len(), n_heads * qdim))?;
+        check(K, "prj", prj.is_none_or(|p| p.len() == 128 * 256), || "the projection must hold 128 × 256 values".into())?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
+        check(K, "keys", !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
             format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len())
         })?;
         let n = (keys.len() / per_head) as u32;
@@ -258,8 +223,8 @@ impl Device<'_> {
     /// Dequantized QJL keys, `[n][128]`.
     pub fn qjl_rows(&mut self, keys: &[u8], prj: &[f32]) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "qjl_get_rows";
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(34), || format!("{} bytes: not whole 34-byte blocks", keys.len()))?;
-        check(K, prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
+        check(K, "keys", !keys.is_empty() && keys.len().is_multiple_of(34), || format!("{} bytes: not whole 34-byte blocks", keys.len()))?;
+        check(K, "prj", prj.len() == 128 * 256, || "the projection must hold 128 × 256 values".into())?;
         let n = (keys.len() / 34) as u32;
         let args = Args::new()
             .buffer("k", HostBuffer::u32_image(keys))
@@ -273,11 +238,11 @@ impl Device<'_> {
     /// KV head `h / (n_heads / n_kv_heads)`); with `preht` the queries are `H128u(q)`.
     pub fn polar_scores(&mut self, q: &[f32], rows: &[u8], n_kv_heads: u32, use_qjl: bool, preht: bool) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "polar_score";
-        check(K, !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
+        check(K, "q", !q.is_empty() && q.len().is_multiple_of(128), || format!("{} query values: not a whole number of 128-element rows", q.len()))?;
         let n_heads = (q.len() / 128) as u32;
         check_heads(K, n_heads, n_kv_heads)?;
         let per_token = 82 * n_kv_heads as usize;
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
+        check(K, "rows", !rows.is_empty() && rows.len().is_multiple_of(per_token), || {
             format!("{} bytes: not whole 82-byte blocks for {n_kv_heads} KV heads", rows.len())
         })?;
         let n = (rows.len() / per_token) as u32;
@@ -299,7 +264,7 @@ impl Device<'_> {
     /// Dequantized Polar rows, `[n][128]`.
     pub fn polar_rows(&mut self, rows: &[u8], use_qjl: bool) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "polar_get_rows";
-        check(K, !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
+        check(K, "rows", !rows.is_empty() && rows.len().is_multiple_of(82), || format!("{} bytes: not whole 82-byte blocks", rows.len()))?;
         let n = (rows.len() / 82) as u32;
         let args = Args::new()
             .buffer("k", HostBuffer::u32_image(rows))
@@ -327,14 +292,16 @@ impl Device<'_> {
     ) -> Result<Vec<f32>, KvQuantError> {
         const K: &str = "fused_attn_qjl";
         check_heads(K, n_heads, n_kv_heads)?;
-        check(K, q_sketch.len() == (n_heads * 256) as usize, || format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256))?;
+        check(K, "q_sketch", q_sketch.len() == (n_heads * 256) as usize, || {
+            format!("{} sketch values, n_heads × 256 = {}", q_sketch.len(), n_heads * 256)
+        })?;
         let per_head = 34 * n_kv_heads as usize;
-        check(K, !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
+        check(K, "keys", !keys.is_empty() && keys.len().is_multiple_of(per_head), || {
             format!("{} key bytes: not whole 34-byte blocks for {n_kv_heads} KV heads", keys.len())
         })?;
         let n = (keys.len() / per_head) as u32;
         let vb = if polar.is_some() { 82 } else { 56 };
-        check(K, values.len() == n as usize * n_kv_heads as usize * vb, || {
+        check(K, "values", values.len() == n as usize * n_kv_heads as usize * vb, || {
             format!("{} value bytes; {n} tokens × {n_kv_heads} heads × {vb} = {}", values.len(), n as usize * n_kv_heads as usize * vb)
         })?;
         let (levels, signs): (&[f32], &[f32]) =
@@ -363,7 +330,7 @@ impl Device<'_> {
     /// baseline of the benchmarks); returns the copy.
     pub fn copy_words(&mut self, words: &[u32]) -> Result<Vec<u32>, KvQuantError> {
         const K: &str = "copy_words";
-        check(K, !words.is_empty(), || "nothing to copy".into())?;
+        check(K, "words", !words.is_empty(), || "nothing to copy".into())?;
         let n = words.len() as u32;
         let args =
             Args::new().buffer("src", HostBuffer::from_u32(words)).buffer("dst", HostBuffer::zeros(StorageType::U32, words.len())).scalar("n", n);
@@ -377,7 +344,7 @@ impl Device<'_> {
     /// layout: `i`, `i + 256`, `i + 512`, `i + 768` in each 1024) XOR to `u32::MAX`.
     pub fn read_words(&mut self, words: &[u32]) -> Result<bool, KvQuantError> {
         const K: &str = "read_words";
-        check(K, !words.is_empty(), || "nothing to read".into())?;
+        check(K, "words", !words.is_empty(), || "nothing to read".into())?;
         let n = words.len() as u32;
         let args = Args::new()
             .buffer("words", HostBuffer::from_u32(words))
