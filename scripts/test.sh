@@ -19,7 +19,9 @@ echo "== cargo test --workspace"
 cargo test --workspace --locked -- --show-output 2>&1
 echo "== validate on lavapipe with GPU-assisted and synchronization validation"
 # The Khronos layer's GPU-assisted validation instruments every buffer access (bounds of
-# descriptor-indexed storage buffers): about a thousand times slower on lavapipe, so this
-# pass takes each kernel's first validation case over every variant (the full case list
-# runs above under synchronization validation). Any layer message fails the launch.
+# descriptor-indexed storage buffers), and lavapipe compiles each instrumented pipeline
+# slowly (about 27 minutes for this pass on a fresh 2-core machine, 17 s with the shader
+# caches in ~/.cache warm), so it takes each kernel's first validation case over every
+# variant (the full case list runs above under synchronization validation). Any layer
+# message fails the launch.
 ONEKERNEL_VK_VALIDATION_FEATURES=sync,gpu cargo run --locked --profile test -q -p onekernel-cli -- validate --backend vulkan --cases 1 2>&1
