@@ -18,9 +18,11 @@ pub fn root() -> PathBuf {
     }
 }
 
-/// `generated/manifest.json`, checked and its artifacts' hashes verified.
+/// `generated/manifest.json`, checked and its artifacts' hashes verified once per test
+/// process (every later call clones the loaded manifest).
 pub fn manifest() -> Manifest {
-    onekernel_runtime::manifest::load(&root().join("generated")).unwrap_or_else(|e| panic!("{e}"))
+    static LOADED: std::sync::OnceLock<Manifest> = std::sync::OnceLock::new();
+    LOADED.get_or_init(|| onekernel_runtime::manifest::load(&root().join("generated")).unwrap_or_else(|e| panic!("{e}"))).clone()
 }
 
 /// The reference interpreter with every catalogue kernel.

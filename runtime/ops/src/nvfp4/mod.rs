@@ -61,15 +61,19 @@ impl Device<'_> {
         let n = x.len() as u32;
         let n_blocks = n / 16;
         let parts = n.div_ceil(AMAX_SLICE);
-        let mut amax = Args::new()
-            .buffer("x", HostBuffer::from_f32(x))
-            .buffer("part", HostBuffer::zeros(StorageType::F32, parts as usize))
-            .scalar("n", n)
-            .scalar("per_group", AMAX_SLICE);
-        if scale == GlobalScale::FromData {
-            self.launch_variant("nvfp4_amax", &[], &mut amax, [parts, 1, 1])?;
-        }
-        let part = amax.get_buffer("part").map(|b| b.to_f32()).unwrap_or_default();
+        // The first launch, only for a scale from the data: each slice's largest |x|.
+        let part = match scale {
+            GlobalScale::FromData => {
+                let mut amax = Args::new()
+                    .buffer("x", HostBuffer::from_f32(x))
+                    .buffer("part", HostBuffer::zeros(StorageType::F32, parts as usize))
+                    .scalar("n", n)
+                    .scalar("per_group", AMAX_SLICE);
+                self.launch_variant("nvfp4_amax", &[], &mut amax, [parts, 1, 1])?;
+                amax.get_buffer("part").map(|b| b.to_f32()).unwrap_or_default()
+            }
+            GlobalScale::Static(_) => vec![0.0; parts as usize],
+        };
         let (use_static, static_global) = match scale {
             GlobalScale::FromData => (0u32, 0.0f32),
             GlobalScale::Static(g) => (1, g),
