@@ -159,6 +159,106 @@ fn attention_chunk_inputs(
         .scalar("scale", Literal::f32(0.088_388_35))
 }
 
+/// A cache format of `attn_decode_wide`: its code, E4M3 dimensions (FP8 rows), row
+/// bytes of `d` elements and a fill that keeps every stored value finite and normal.
+/// FP8 rows take words whose bytes 1 and 3 are 0x3c … 0x3f or 0xbc … 0xbf and whose bytes
+/// 0 and 2 have bit 6 clear: the f32 scale (always the first word) has exponent 120 … 127,
+/// no E4M3 byte is the NaN code, and a bf16 half (low or high) has exponent 120 … 127.
+#[derive(Clone, Copy)]
+enum WideFormat {
+    /// One of `attn_decode_chunk`'s five.
+    Plain(CacheFormat),
+    /// `fp8_e4m3` (all dimensions E4M3).
+    Fp8,
+    /// `fp8_mixed` with this many E4M3 dimensions.
+    Mixed(u32),
+}
+
+impl WideFormat {
+    fn code(self) -> u32 {
+        match self {
+            WideFormat::Plain(f) => f.code(),
+            WideFormat::Fp8 => 5,
+            WideFormat::Mixed(_) => 6,
+        }
+    }
+
+    fn fp8_dims(self, d: u32) -> u32 {
+        match self {
+            WideFormat::Plain(_) => 0,
+            WideFormat::Fp8 => d,
+            WideFormat::Mixed(f) => f,
+        }
+    }
+
+    fn row_bytes(self, d: u32) -> usize {
+        match self {
+            WideFormat::Plain(f) => f.row_bytes(d as usize),
+            _ => (4 + 2 * d - self.fp8_dims(d)) as usize,
+        }
+    }
+
+    fn fill(self) -> Fill {
+        match self {
+            WideFormat::Plain(f) => f.fill(),
+            _ => Fill::Bits { and: 0x83bf_83bf, or: 0x3c00_3c00 },
+        }
+    }
+
+    fn name(self) -> String {
+        match self {
+            WideFormat::Plain(f) => ["f32", "f16", "bf16", "q8_0", "q4_0"][f.code() as usize].to_string(),
+            WideFormat::Fp8 => "fp8_e4m3".into(),
+            WideFormat::Mixed(f) => format!("fp8_mixed({f})"),
+        }
+    }
+}
+
+/// `attn_decode_wide` at its default dimensions (K 576, V 512): B = 2 sequences with
+/// lengths in `kv_len`, `hq` query heads over `hkv` KV heads, pages of 16 tokens in a
+/// random table, the mask, `chunk_tokens` per fast chunk; deterministic chunks of 256
+/// tokens past `det_long`.
+#[allow(clippy::too_many_arguments)]
+fn attention_wide(kf: WideFormat, vf: WideFormat, hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), softcap: f32, max_bias: f32, det_long: u32) -> Case {
+    let (b, kd, vd, p) = (2u32, 576u32, 512u32, 16u32);
+    let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
+    let n_pages = (b * pages_per_seq) as usize;
+    let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens.min(128));
+    let words = |f: WideFormat, d: u32| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
+    let mut label = format!("{} K, {} V, B=2 Hq={hq} Hkv={hkv} K 576 V 512 P=16, mask, {} … {} tokens, {chunk_tokens}-token chunks", kf.name(), vf.name(), kv_len.0, kv_len.1);
+    if softcap > 0.0 || max_bias > 0.0 {
+        label += &format!(", softcap {softcap}, ALiBi {max_bias}");
+    }
+    if det_long < 4096 {
+        label += &format!(", deterministic 256-token chunks past {det_long} tokens");
+    }
+    Case::new(label, [n_chunks, hkv * (hq / hkv).div_ceil(16), b])
+        .buffer("q", (b * hq * kd) as usize, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", words(kf, kd), kf.fill())
+        .buffer("v", words(vf, vd), vf.fill())
+        .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: kv_len.0, hi: kv_len.1 })
+        .buffer("mask", (b * pages_per_seq * p) as usize, Fill::Uniform { lo: -2.0, hi: 0.0 })
+        .buffer("part_m", (b * hq * n_chunks) as usize, Fill::Zeros)
+        .buffer("part_l", (b * hq * n_chunks) as usize, Fill::Zeros)
+        .buffer("part_acc", (b * hq * n_chunks * vd) as usize, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(hq))
+        .scalar("n_kv_heads", Literal::U32(hkv))
+        .scalar("page_size", Literal::U32(p))
+        .scalar("pages_per_seq", Literal::U32(pages_per_seq))
+        .scalar("n_chunks", Literal::U32(n_chunks))
+        .scalar("chunk_tokens", Literal::U32(chunk_tokens))
+        .scalar("scale", Literal::f32(0.041_666_67))
+        .scalar("softcap", Literal::f32(softcap))
+        .scalar("max_bias", Literal::f32(max_bias))
+        .scalar("has_mask", Literal::U32(1))
+        .scalar("k_type", Literal::U32(kf.code()))
+        .scalar("v_type", Literal::U32(vf.code()))
+        .scalar("k_fp8_dims", Literal::U32(kf.fp8_dims(kd)))
+        .scalar("v_fp8_dims", Literal::U32(vf.fp8_dims(vd)))
+        .scalar("det_long", Literal::U32(det_long))
+}
+
 /// `attn_decode_chunk_mma`: two sequences with lengths in `kv_len` (at most 600), `hq`
 /// query heads over `hkv` KV heads, f16 K/V at D = 128, pages of 16 tokens in a random
 /// table, `chunk_tokens` per workgroup, with or without the mask.
@@ -500,6 +600,31 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             attention_chunk_mma(16, 2, 256, (1, 600), false),
             attention_chunk_mma(2, 2, 256, (100, 300), true),
         ],
+        "attn_decode_wide" => {
+            use CacheFormat::*;
+            use WideFormat::*;
+            vec![
+                // First, the smallest (CI's GPU-assisted pass takes it): MLA's mixed rows.
+                attention_wide(Mixed(512), Mixed(448), 16, 1, 64, (1, 40), 0.0, 0.0, 4096),
+                // Two head blocks (the second of 4 heads), two 128-token tiles per chunk.
+                attention_wide(Fp8, Fp8, 20, 1, 256, (1, 300), 20.0, 8.0, 4096),
+                // GQA 4: one partial head block per KV head; 512-token chunks.
+                attention_wide(Plain(F16), Plain(Bf16), 8, 2, 512, (100, 300), 0.0, 0.0, 4096),
+                attention_wide(Plain(Q8_0), Plain(Q4_0), 16, 1, 64, (1, 300), 0.0, 0.0, 150),
+                attention_wide(Plain(F32), Fp8, 4, 1, 128, (1, 200), 0.0, 0.0, 4096),
+            ]
+        }
+        "kv_fp8_encode" => [(7u32, 512u32, 448u32, 20.0f64), (5, 576, 576, 3000.0), (3, 128, 128, 1e-3)]
+            .into_iter()
+            .map(|(rows, dim, f8, range)| {
+                Case::new(format!("{rows} rows x {dim}, {f8} E4M3 dims, |x| < {range}"), [rows, 1, 1])
+                    .buffer("x", (rows * dim) as usize, Fill::Uniform { lo: -range, hi: range })
+                    .buffer("rows", (rows * (4 + 2 * dim - f8) / 4) as usize, Fill::Zeros)
+                    .scalar("n_rows", Literal::U32(rows))
+                    .scalar("dim", Literal::U32(dim))
+                    .scalar("fp8_dims", Literal::U32(f8))
+            })
+            .collect(),
         "turbo_score" => vec![
             turbo_score(0, 1, 1, 300, 2),
             turbo_score(1, 10, 2, 100, 1),

@@ -2,3 +2,4 @@
 
 pub mod decode;
 pub mod decode_mma;
+pub mod wide;
