@@ -19,6 +19,8 @@
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
 #             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
+#   formats   `onekernel bench-formats` (FP8 and mixed-row decode at D 512, NVFP4 GEMV) and
+#             the f16 GEMV anchor (cli/anchors/gemv_f16.py, cuBLAS through torch)
 #   sanitize  `onekernel validate --backend cuda` under compute-sanitizer's memcheck,
 #             racecheck, synccheck and initcheck (SANITIZE_KERNELS: a --kernel list,
 #             default every kernel); then the planted out-of-bounds write
@@ -27,8 +29,9 @@
 #             (SANITIZE_TOOLS: a subset), one small shape each: `bench --shape 2x700`
 #             (decode attention: paged and contiguous, fast and deterministic, tensor
 #             cores with 2 and 3 stages and fixed chunks, the L2 flush), `bench-kvquant
-#             --smoke` (all nine score paths at L = 300) and `bench-linear --smoke` (B 2),
-#             one timed run each
+#             --smoke` (all nine score paths at L = 300), `bench-linear --smoke` (B 2) and
+#             `bench-formats --smoke` (wide decode at L = 300, a small NVFP4 GEMV), one
+#             timed run each
 #
 # Binaries: ONEKERNEL (an `onekernel` built by `cargo test --workspace --no-run`; by
 # default this script builds it with cargo) and TEST_BINS (a directory holding the test
@@ -43,7 +46,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 out=${EVIDENCE_DIR:-evidence/${gpu:-gpu}}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear anchors)
+[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear formats anchors)
 if [ -z "${ONEKERNEL:-}" ]; then
     echo "== building (cargo test --workspace --no-run)"
     cargo test --workspace --locked --no-run || exit 1
@@ -65,7 +68,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores linear_attention argmax differential; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores attention_wide linear_attention layers nvfp4 argmax differential; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
@@ -96,7 +99,7 @@ for part in "${parts[@]}"; do
                   fi ;;
         sanitize-bench)
                   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
-                      for b in "bench --shape 2x700 --tensor-cores 2,3,det" "bench-kvquant --smoke" "bench-linear --smoke"; do
+                      for b in "bench --shape 2x700 --tensor-cores 2,3,det" "bench-kvquant --smoke" "bench-linear --smoke" "bench-formats --smoke"; do
                           name=${b%% *}
                           # shellcheck disable=SC2086 # $b is the command's words
                           compute-sanitizer --tool "$tool" --error-exitcode 9 --log-file "$out/sanitize-$tool-$name.log" \
@@ -104,9 +107,12 @@ for part in "${parts[@]}"; do
                           echo "$tool $name: $(tail -n 1 "$out/sanitize-$tool-$name.log")"
                       done
                   done ;;
+        formats)  "$ONEKERNEL" bench-formats --backend cuda,vulkan --evidence "$out" > "$out/bench-formats.md" 2> "$out/bench-formats.log" || status=1
+                  python3 cli/anchors/gemv_f16.py "$out/bench-gemv-f16.json" > "$out/bench-gemv-f16.log" 2>&1 || status=1
+                  cat "$out/bench-formats.md" "$out/bench-gemv-f16.log" ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear anchors sanitize sanitize-bench"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear formats anchors sanitize sanitize-bench"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"

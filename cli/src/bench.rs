@@ -61,6 +61,7 @@ fn problem(b: u32, l: u32, paged: bool, k: &[u8], v: &[u8], r: &mut SeqRng) -> D
         max_bias: 0.0,
         mask: None,
         sinks: None,
+        v_head_dim: None,
     }
 }
 

@@ -43,7 +43,10 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
                 })
             } else if fx["kernel"].as_str() == Some("flash_attn_decode") {
                 onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
-                    let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+                    let mut line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+                    if let (Some(c), Some(bound)) = (r.cosine, r.cosine_bound) {
+                        line += &format!("  cosine {c:.7} (≥ {bound})");
+                    }
                     (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
                 })
             } else {

@@ -11,11 +11,13 @@
 //!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench-linear [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
+//! onekernel bench-formats [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
 
 mod bench;
+mod bench_formats;
 mod bench_kvquant;
 mod bench_linear;
 mod common;
@@ -52,7 +54,7 @@ struct Options {
 }
 
 pub(crate) const USAGE: &str =
-    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -88,6 +90,11 @@ pub(crate) const USAGE: &str =
          64) with the fused state gather and write-back, one dispatch and per layer of 16,
          against the driver copy of the same run (GPU machine; --quick: B 16; --smoke:
          B 2 with small copies, a check of the program, not a measurement)
+  bench-formats  FP8 and mixed-row decode attention (Hq 128, Hkv 1, D 512, B 1 and 16,
+         L 2048 and 32768, fast and deterministic) and NVFP4 GEMV (4096 × 4096,
+         14336 × 4096, 4096 × 14336; f32, bf16, NVFP4 activations) against the driver copy
+         of the same run (GPU machine; --quick or --smoke: one small shape of each, a check
+         of the program, not a measurement)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
@@ -340,6 +347,7 @@ fn main() {
         Some("bench") => bench::bench_cmd(&args[1..]),
         Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
         Some("bench-linear") => bench_linear::bench_linear_cmd(&args[1..]),
+        Some("bench-formats") => bench_formats::bench_formats_cmd(&args[1..]),
         Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

@@ -27,6 +27,7 @@ fn shape(k: KvFormat, v: KvFormat) -> BatchShape {
         max_bias: 0.0,
         mask: false,
         sinks: None,
+        v_head_dim: None,
     }
 }
 

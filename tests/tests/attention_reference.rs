@@ -74,6 +74,7 @@ fn random_problems_match_the_f64_reference() {
             max_bias,
             mask: max_bias > 0.0 || r.below(2) == 1,
             sinks: (r.below(2) == 1).then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
+            v_head_dim: None,
         };
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(400))).collect();
         let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));

@@ -58,6 +58,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
             max_bias: 0.0,
             mask: r.below(2) == 1,
             sinks: (r.below(2) == 1).then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
+            v_head_dim: None,
         };
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(900))).collect();
         let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
@@ -108,6 +109,7 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
         max_bias: 0.0,
         mask: false,
         sinks: None,
+        v_head_dim: None,
     };
     let problem = |shape: &BatchShape| {
         let s = Sequence::random(shape, 1, 40);
@@ -152,6 +154,7 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_scheduler_chunks_are_not() {
         max_bias: 0.0,
         mask: false,
         sinks: Some(vec![0.5, -1.0, 0.0, 1.5, -0.5, 2.0, -2.0, 1.0]),
+        v_head_dim: None,
     };
     let target = Sequence::random(&shape, 7, 700);
     let others: Vec<Sequence> = (0..7u64).map(|i| Sequence::random(&shape, 100 + i, 50 + 130 * i as u32)).collect();

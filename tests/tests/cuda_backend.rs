@@ -61,6 +61,7 @@ fn spec_values_outside_the_variants_are_instantiated_at_run_time() {
             max_bias: 0.0,
             mask: false,
             sinks: None,
+            v_head_dim: None,
         };
         let s = Sequence::random(&shape, d as u64, 300);
         let p = pack(&shape, &[&s], 16, Some(3));

@@ -49,6 +49,7 @@ fn a_timed_decode_step_gives_the_bits_of_a_run_on_every_backend() {
         max_bias: 0.0,
         mask: false,
         sinks: None,
+        v_head_dim: None,
     };
     let (a, b) = (Sequence::random(&sh, 11, 300), Sequence::random(&sh, 12, 77));
     let p = pack(&sh, &[&a, &b], 16, Some(5));

@@ -226,6 +226,7 @@ fn decode_attention_agrees_bitwise_on_random_batches() {
             max_bias: if r.below(4) == 0 { 8.0 } else { 0.0 },
             mask: r.below(2) == 0,
             sinks: (r.below(3) == 0).then(|| r.f32_vec(hq as usize, -2.0, 2.0)),
+            v_head_dim: None,
         };
         let seqs: Vec<Sequence> = lens.iter().map(|&l| Sequence::random(&shape, r.next_u64(), l)).collect();
         let shuffle = (r.below(2) == 0).then(|| r.next_u64());

@@ -219,13 +219,29 @@ impl WideFormat {
 /// random table, the mask, `chunk_tokens` per fast chunk; deterministic chunks of 256
 /// tokens past `det_long`.
 #[allow(clippy::too_many_arguments)]
-fn attention_wide(kf: WideFormat, vf: WideFormat, hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), softcap: f32, max_bias: f32, det_long: u32) -> Case {
+fn attention_wide(
+    kf: WideFormat,
+    vf: WideFormat,
+    hq: u32,
+    hkv: u32,
+    chunk_tokens: u32,
+    kv_len: (i64, i64),
+    softcap: f32,
+    max_bias: f32,
+    det_long: u32,
+) -> Case {
     let (b, kd, vd, p) = (2u32, 576u32, 512u32, 16u32);
     let pages_per_seq = (kv_len.1 as u32).div_ceil(p) + 1;
     let n_pages = (b * pages_per_seq) as usize;
     let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens.min(128));
     let words = |f: WideFormat, d: u32| n_pages * p as usize * hkv as usize * f.row_bytes(d) / 4;
-    let mut label = format!("{} K, {} V, B=2 Hq={hq} Hkv={hkv} K 576 V 512 P=16, mask, {} … {} tokens, {chunk_tokens}-token chunks", kf.name(), vf.name(), kv_len.0, kv_len.1);
+    let mut label = format!(
+        "{} K, {} V, B=2 Hq={hq} Hkv={hkv} K 576 V 512 P=16, mask, {} … {} tokens, {chunk_tokens}-token chunks",
+        kf.name(),
+        vf.name(),
+        kv_len.0,
+        kv_len.1
+    );
     if softcap > 0.0 || max_bias > 0.0 {
         label += &format!(", softcap {softcap}, ALiBi {max_bias}");
     }

@@ -22,8 +22,28 @@ pub struct FixtureResult {
     pub nmse_bound: f64,
     /// The file's bound on |out − ref|.
     pub max_abs_bound: f64,
-    /// Both bounds met.
+    /// Cosine similarity of the flattened output with the reference (attention
+    /// fixtures).
+    pub cosine: Option<f64>,
+    /// The file's lower bound on the cosine, where it states one.
+    pub cosine_bound: Option<f64>,
+    /// Every bound met.
     pub passed: bool,
+}
+
+/// The cosine similarity of `out` with `want` (1 where both are zero).
+pub fn cosine(out: &[f32], want: &[f64]) -> f64 {
+    let (mut dot, mut a2, mut b2) = (0.0f64, 0.0f64, 0.0f64);
+    for (o, w) in out.iter().zip(want) {
+        dot += *o as f64 * w;
+        a2 += (*o as f64) * (*o as f64);
+        b2 += w * w;
+    }
+    if a2 == 0.0 && b2 == 0.0 {
+        1.0
+    } else {
+        dot / (a2.sqrt() * b2.sqrt())
+    }
 }
 
 fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {
@@ -31,9 +51,15 @@ fn field_f32(fx: &Value, k: &str) -> Result<f32, String> {
 }
 
 fn kv_format(fx: &Value, k: &str) -> Result<KvFormat, String> {
+    let fp8_dims = match &fx["fp8_dims"] {
+        Value::Null => None,
+        v => Some(v.as_u64().and_then(|x| u32::try_from(x).ok()).ok_or("`fp8_dims` is not a non-negative integer")?),
+    };
     match fx[k].as_str() {
-        Some(name) => KvFormat::parse(name)
-            .ok_or_else(|| format!("`{k}` = `{name}` is not supported (decode attention runs f32, f16, bf16, q8_0 and q4_0 caches)")),
+        Some("fp8_mixed") if fp8_dims.is_none() => Err(format!("`{k}` = `fp8_mixed` needs the field `fp8_dims`")),
+        Some(name) => KvFormat::parse(name, fp8_dims).ok_or_else(|| {
+            format!("`{k}` = `{name}` is not supported (decode attention runs f32, f16, bf16, q8_0, q4_0, fp8_e4m3 and fp8_mixed caches)")
+        }),
         None => Err(format!("missing field `{k}`")),
     }
 }
@@ -65,6 +91,7 @@ pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
         max_bias: fx["max_bias"].as_f64().unwrap_or(0.0) as f32,
         mask: floats("mask"),
         sinks: floats("sinks"),
+        v_head_dim: None,
     };
     let n_seq = field_u32(fx, "n_seq")?;
     if p.n_seq() != n_seq {
@@ -90,12 +117,19 @@ pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, Stri
     let (nmse, max_abs) = compare(&out, &want);
     let nmse_bound = fx["tolerance"]["nmse"].as_f64().ok_or("missing or non-numeric field `tolerance.nmse`")?;
     let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().ok_or("missing or non-numeric field `tolerance.max_abs`")?;
+    let cosine_bound = match &fx["tolerance"]["cosine"] {
+        Value::Null => None,
+        v => Some(v.as_f64().ok_or("non-numeric field `tolerance.cosine`")?),
+    };
+    let cos = cosine(&out, &want);
     Ok(FixtureResult {
         backend: dev.backend().name().to_string(),
         nmse,
         max_abs,
         nmse_bound,
         max_abs_bound,
-        passed: nmse <= nmse_bound && max_abs <= max_abs_bound,
+        cosine: Some(cos),
+        cosine_bound,
+        passed: nmse <= nmse_bound && max_abs <= max_abs_bound && cosine_bound.is_none_or(|c| cos >= c),
     })
 }

@@ -55,6 +55,8 @@ pub struct BatchShape {
     pub mask: bool,
     /// Per-head sinks.
     pub sinks: Option<Vec<f32>>,
+    /// Elements of a V row where they differ from `head_dim` (MLA's 512 beside K's 576).
+    pub v_head_dim: Option<u32>,
 }
 
 /// One sequence: its query and its tokens' K/V rows (`[len][Hkv]`, stored format).
@@ -78,11 +80,12 @@ impl Sequence {
     pub fn random(shape: &BatchShape, seed: u64, len: u32) -> Sequence {
         let mut r = SeqRng::new(seed);
         let d = shape.head_dim as usize;
+        let dv = shape.v_head_dim.map_or(d, |x| x as usize);
         let rows = (len * shape.n_kv_heads) as usize;
-        let row = |f: KvFormat, r: &mut SeqRng| f.encode_row(&(0..d).map(|_| r.range(-1.0, 1.0) as f32).collect::<Vec<_>>());
+        let row = |f: KvFormat, n: usize, r: &mut SeqRng| f.encode_row(&(0..n).map(|_| r.range(-1.0, 1.0) as f32).collect::<Vec<_>>());
         let q = (0..shape.n_heads as usize * d).map(|_| r.range(-1.0, 1.0) as f32).collect();
-        let k = (0..rows).flat_map(|_| row(shape.k_format, &mut r)).collect();
-        let v = (0..rows).flat_map(|_| row(shape.v_format, &mut r)).collect();
+        let k = (0..rows).flat_map(|_| row(shape.k_format, d, &mut r)).collect();
+        let v = (0..rows).flat_map(|_| row(shape.v_format, dv, &mut r)).collect();
         let h = |x: f32| onekernel_dsl::half::f16_to_f32(onekernel_dsl::half::f32_to_f16(x));
         let mask = (0..len).map(|_| if r.below(16) == 0 { -65504.0 } else { h(r.range(-3.0, 0.0) as f32) }).collect();
         Sequence { q, k, v, mask, len }
@@ -135,7 +138,8 @@ pub fn pack(shape: &BatchShape, seqs: &[&Sequence], page_size: u32, shuffle: Opt
         }
     }
     let p = page_size as usize;
-    let (kt, vt) = (shape.k_format.row_bytes(d) * hkv, shape.v_format.row_bytes(d) * hkv);
+    let dv = shape.v_head_dim.map_or(d, |x| x as usize);
+    let (kt, vt) = (shape.k_format.row_bytes(d) * hkv, shape.v_format.row_bytes(dv) * hkv);
     let mut k = vec![0u8; n_pages * p * kt];
     let mut v = vec![0u8; n_pages * p * vt];
     let mut mask = vec![0.0f32; b * pps * p];
@@ -165,6 +169,7 @@ pub fn pack(shape: &BatchShape, seqs: &[&Sequence], page_size: u32, shuffle: Opt
         max_bias: shape.max_bias,
         mask: shape.mask.then_some(mask),
         sinks: shape.sinks.clone(),
+        v_head_dim: shape.v_head_dim,
     }
 }
 
@@ -185,6 +190,7 @@ mod tests {
             max_bias: 0.0,
             mask: true,
             sinks: None,
+            v_head_dim: None,
         };
         let specs: Vec<(u64, u32)> = (0..9).map(|i| (100 + i, 1 + 37 * i as u32)).collect();
         let many = Sequence::random_many(&shape, &specs);

@@ -170,6 +170,7 @@ pub fn run_point(pt: &GridPoint, dev: &mut Device) -> Result<GridOutcome, Attent
         max_bias: if pt.alibi { 8.0 } else { 0.0 },
         mask: pt.mask,
         sinks: pt.sinks.then(|| (0..hq).map(|h| h as f32 * 0.5 - 1.0).collect()),
+        v_head_dim: None,
     };
     let largest = pt.batches.iter().copied().max().unwrap_or(1) as usize;
     // The target, then the other sequences, generated in parallel.

@@ -4,6 +4,7 @@
 //! batching helpers, and the determinism grid.
 
 pub mod batch;
+pub mod encode;
 pub mod format;
 pub mod grid;
 pub mod problem;

@@ -245,17 +245,47 @@ pub struct DecodeProblem {
     pub mask: Option<Vec<f32>>,
     /// `[Hq]` sink logits.
     pub sinks: Option<Vec<f32>>,
+    /// Elements of a V row where they differ from K's `head_dim` (MLA: K rows of 576,
+    /// V rows of 512); `None`: `head_dim`. The output is `[B][Hq][V elements]`.
+    pub v_head_dim: Option<u32>,
 }
 
-fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], head_dim: u32) -> Result<Vec<(String, Literal)>, AttentionError> {
+/// The largest K row of `attn_decode_wide` (its score pass takes any number of 32-element
+/// slices; this bounds a query's registers-free staging and the checks' arithmetic).
+pub const WIDE_MAX_K_DIM: u32 = 1024;
+
+/// The largest V row of `attn_decode_wide`: each of its invocations holds 16 dimensions
+/// of four heads' sums, 32 invocations per head.
+pub const WIDE_MAX_V_DIM: u32 = 512;
+
+/// The spec constants of `m`'s variant with `axes`, with the dimension constants in
+/// `dims` (`head_dim`, `k_dim`) set.
+fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], dims: &[(&str, u32)]) -> Result<Vec<(String, Literal)>, AttentionError> {
     let v = m.variant_with(axes).ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
-    Ok(v.spec.iter().map(|(n, val)| if n == "head_dim" { (n.clone(), Literal::U32(head_dim)) } else { (n.clone(), *val) }).collect())
+    Ok(v.spec
+        .iter()
+        .map(|(n, val)| match dims.iter().find(|(dn, _)| dn == n) {
+            Some((_, x)) => (n.clone(), Literal::U32(*x)),
+            None => (n.clone(), *val),
+        })
+        .collect())
 }
 
 impl DecodeProblem {
     /// Batch size B.
     pub fn n_seq(&self) -> u32 {
         self.kv_len.len() as u32
+    }
+
+    /// Elements of a V row (and of an output row).
+    pub fn v_dim(&self) -> u32 {
+        self.v_head_dim.unwrap_or(self.head_dim)
+    }
+
+    /// Whether the problem runs on `attn_decode_wide`: K rows longer than 256 elements,
+    /// V rows of another length than K's, or FP8 rows; `attn_decode_chunk` otherwise.
+    pub fn uses_wide(&self) -> bool {
+        self.head_dim > 256 || self.v_dim() != self.head_dim || self.k_format.is_fp8() || self.v_format.is_fp8()
     }
 
     /// Pages in the cache images.
@@ -375,16 +405,30 @@ impl DecodeProblem {
         if hq % hkv != 0 {
             return bad(format!("Hq = {hq} is not a multiple of Hkv = {hkv}"));
         }
-        if d > 256 || d % 2 != 0 {
+        let dv = self.v_dim();
+        if dv == 0 {
+            return bad("V rows of 0 elements".into());
+        }
+        if !self.uses_wide() && d % 2 != 0 {
             return bad(format!("D = {d}: the chunk kernel takes even head sizes up to 256"));
         }
-        for f in [self.k_format, self.v_format] {
-            if f.is_block() && d % 32 != 0 {
-                return bad(format!("{} rows are blocks of 32: D = {d} is not a multiple of 32", f.name()));
+        if self.uses_wide() && (d > WIDE_MAX_K_DIM || dv > WIDE_MAX_V_DIM || d % 4 != 0 || dv % 4 != 0) {
+            return bad(format!(
+                "K rows of {d} and V rows of {dv} elements: the wide kernel (`attn_decode_wide`, for rows over 256 elements, V rows unlike K's, FP8 rows) takes multiples of 4 up to {WIDE_MAX_K_DIM} and {WIDE_MAX_V_DIM}"
+            ));
+        }
+        for (f, dim, side) in [(self.k_format, d, "K"), (self.v_format, dv, "V")] {
+            if f.is_block() && dim % 32 != 0 {
+                return bad(format!("{} rows are blocks of 32: {side} rows of {dim} elements are not a multiple of 32", f.name()));
+            }
+            if let KvFormat::Fp8Mixed { fp8_dims } = f {
+                if fp8_dims > dim || fp8_dims % 4 != 0 {
+                    return bad(format!("{side}: fp8_mixed with fp8_dims = {fp8_dims}: a multiple of 4 up to the row's {dim} elements"));
+                }
             }
         }
-        let page_bytes = |f: KvFormat| f.row_bytes(d as usize) * (p * hkv) as usize;
-        let (kp, vp) = (page_bytes(self.k_format), page_bytes(self.v_format));
+        let page_bytes = |f: KvFormat, dim: u32| f.row_bytes(dim as usize) * (p * hkv) as usize;
+        let (kp, vp) = (page_bytes(self.k_format, d), page_bytes(self.v_format, dv));
         if self.k.is_empty() || !self.k.len().is_multiple_of(kp) {
             return bad(format!(
                 "K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})",
@@ -450,6 +494,9 @@ impl DecodeProblem {
     /// them, as an application runs them — is one unit). Returns the `[B][Hq][D]` output.
     pub fn run(&self, split: Split, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
         self.check()?;
+        if self.uses_wide() {
+            return self.run_wide(split, dev);
+        }
         let tensor_cores = matches!(split, Split::TensorCores { .. });
         if tensor_cores {
             self.check_tensor_cores()?;
@@ -457,7 +504,7 @@ impl DecodeProblem {
         let kernel = |name: &str| dev.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")));
         let artifacts = dev.artifacts();
         let chunk_name = if tensor_cores { "attn_decode_chunk_mma" } else { "attn_decode_chunk" };
-        let (chunk, combine) = (kernel(chunk_name)?, kernel("attn_decode_combine")?);
+        let chunk = kernel(chunk_name)?;
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
         // backend).
@@ -515,8 +562,32 @@ impl DecodeProblem {
         } else if plan.long_pairs {
             return Err(AttentionError::Manifest("`attn_decode_chunk` has no `long_pairs` variant".into()));
         }
-        let chunk_spec = variant_spec(chunk, &axes, d)?;
+        let chunk_spec = variant_spec(chunk, &axes, &[("head_dim", d)])?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
+        let (c, combine, combine_spec) = self.combine(dev, &a, n_chunks, chunk_tokens, deterministic, long_after)?;
+        let combine_launch = Launch { kernel: combine, artifacts: dev.artifacts(), spec: &combine_spec, groups: [self.n_heads, self.n_seq(), 1] };
+        let mut both = [a, c];
+        dev.execute(&[chunk_launch, combine_launch], &mut both)?;
+        Ok(both[1].get_buffer("out").map(|o| o.to_f32()).unwrap_or_default())
+    }
+}
+
+impl DecodeProblem {
+    /// The combine's arguments over the chunk kernel's partial results in `a`, its
+    /// manifest entry and its variant's spec constants.
+    #[allow(clippy::type_complexity)]
+    fn combine<'d>(
+        &self,
+        dev: &Device<'d>,
+        a: &Args,
+        n_chunks: u32,
+        chunk_tokens: u32,
+        deterministic: bool,
+        long_after: u32,
+    ) -> Result<(Args, &'d KernelManifest, Vec<(String, Literal)>), AttentionError> {
+        let combine =
+            dev.kernel("attn_decode_combine").ok_or_else(|| AttentionError::Manifest("`attn_decode_combine` is not in the manifest".into()))?;
+        let (hq, b) = (self.n_heads, self.n_seq());
         // The combine binds the chunk kernel's partial results (one buffer per name).
         let take = |name: &str| a.get_buffer(name).cloned().ok_or_else(|| AttentionError::Manifest(format!("no `{name}` for the chunk kernel")));
         let c = Args::new()
@@ -525,7 +596,7 @@ impl DecodeProblem {
             .buffer("part_acc", take("part_acc")?)
             .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
             .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
-            .buffer("out", HostBuffer::zeros(StorageType::F32, (b * hq * d) as usize))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, (b * hq * self.v_dim()) as usize))
             .scalar("n_heads", hq)
             .scalar("n_chunks", n_chunks)
             .scalar("chunk_tokens", chunk_tokens)
@@ -535,8 +606,73 @@ impl DecodeProblem {
         if combine.spec_constants.iter().any(|s| s.name == "early_loads") {
             combine_axes.push(("early_loads", Literal::Bool(early_combine_loads(b * hq))));
         }
-        let combine_spec = variant_spec(combine, &combine_axes, d)?;
-        let combine_launch = Launch { kernel: combine, artifacts, spec: &combine_spec, groups: [hq, b, 1] };
+        let spec = variant_spec(combine, &combine_axes, &[("head_dim", self.v_dim())])?;
+        Ok((c, combine, spec))
+    }
+
+    /// Tokens per chunk of a sequence of `len` tokens in `attn_decode_wide` under `split`
+    /// (the kernel's and the combine's rule): deterministic 128, or 256 past the split's
+    /// `long_after`; fast, the caller's chunk.
+    pub fn wide_chunk_tokens(split: Split, len: u32) -> Result<u32, AttentionError> {
+        match split {
+            Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok(chunk_tokens),
+            Split::Fast { chunk_tokens } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
+            Split::TensorCores { .. } => Err(AttentionError::Invalid(
+                "tensor-core decode (`attn_decode_chunk_mma`) takes f16 rows of 128 elements; this problem runs on `attn_decode_wide`".into(),
+            )),
+            _ if len > split.long_after() => Ok(DETERMINISTIC_LONG_CHUNK),
+            _ => Ok(DETERMINISTIC_CHUNK),
+        }
+    }
+
+    /// `attn_decode_wide` + `attn_decode_combine` ([`DecodeProblem::uses_wide`]); the
+    /// deterministic splits' chunks per workgroup do not apply (a workgroup takes one
+    /// chunk).
+    fn run_wide(&self, split: Split, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
+        let chunk = dev.kernel("attn_decode_wide").ok_or_else(|| AttentionError::Manifest("`attn_decode_wide` is not in the manifest".into()))?;
+        let (d, dv, hq, hkv, b) = (self.head_dim, self.v_dim(), self.n_heads, self.n_kv_heads, self.n_seq());
+        let deterministic = split.is_deterministic();
+        let long_after = split.long_after();
+        let mut n_chunks = 1;
+        for &len in &self.kv_len {
+            n_chunks = n_chunks.max(len.div_ceil(Self::wide_chunk_tokens(split, len)?));
+        }
+        let chunk_tokens = match split {
+            Split::Fast { chunk_tokens } => chunk_tokens,
+            _ => DETERMINISTIC_CHUNK,
+        };
+        let parts = (b * hq * n_chunks) as usize;
+        let a = Args::new()
+            .buffer("q", HostBuffer::from_f32(&self.q))
+            .buffer("k", HostBuffer::u32_image(&self.k))
+            .buffer("v", HostBuffer::u32_image(&self.v))
+            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
+            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
+            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
+            .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * dv as usize))
+            .scalar("n_heads", hq)
+            .scalar("n_kv_heads", hkv)
+            .scalar("page_size", self.page_size)
+            .scalar("pages_per_seq", self.pages_per_seq)
+            .scalar("n_chunks", n_chunks)
+            .scalar("chunk_tokens", chunk_tokens)
+            .scalar("scale", self.scale)
+            .scalar("softcap", self.softcap)
+            .scalar("max_bias", self.max_bias)
+            .scalar("has_mask", self.mask.is_some() as u32)
+            .scalar("k_type", self.k_format.code())
+            .scalar("v_type", self.v_format.code())
+            .scalar("k_fp8_dims", self.k_format.fp8_dims(d))
+            .scalar("v_fp8_dims", self.v_format.fp8_dims(dv))
+            .scalar("det_long", long_after);
+        let axes = [("paged", Literal::Bool(self.block_table.is_some())), ("deterministic", Literal::Bool(deterministic))];
+        let spec = variant_spec(chunk, &axes, &[("k_dim", d), ("head_dim", dv)])?;
+        let blocks = (hq / hkv).div_ceil(16);
+        let chunk_launch = Launch { kernel: chunk, artifacts: dev.artifacts(), spec: &spec, groups: [n_chunks, hkv * blocks, b] };
+        let (c, combine, combine_spec) = self.combine(dev, &a, n_chunks, chunk_tokens, deterministic, long_after)?;
+        let combine_launch = Launch { kernel: combine, artifacts: dev.artifacts(), spec: &combine_spec, groups: [self.n_heads, self.n_seq(), 1] };
         let mut both = [a, c];
         dev.execute(&[chunk_launch, combine_launch], &mut both)?;
         Ok(both[1].get_buffer("out").map(|o| o.to_f32()).unwrap_or_default())
@@ -581,6 +717,7 @@ pub(crate) mod tests {
             max_bias: 0.0,
             mask: None,
             sinks: None,
+            v_head_dim: None,
         }
     }
 

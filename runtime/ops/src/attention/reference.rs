@@ -20,11 +20,13 @@ pub fn alibi_slope(h: u32, n_heads: u32, max_bias: f64) -> f64 {
     }
 }
 
-/// The `[B][Hq][D]` output in float64 over the stored (dequantized) cache values.
+/// The `[B][Hq][Dv]` output in float64 over the stored (dequantized) cache values, exact
+/// for every format ([`super::KvFormat::decode_row_f64`]).
 pub fn reference(p: &DecodeProblem) -> Vec<f64> {
     let (d, hq, hkv, ps, pps) = (p.head_dim as usize, p.n_heads as usize, p.n_kv_heads as usize, p.page_size as usize, p.pages_per_seq as usize);
-    let (kb, vb) = (p.k_format.row_bytes(d), p.v_format.row_bytes(d));
-    let mut out = vec![0.0f64; p.kv_len.len() * hq * d];
+    let dv = p.v_dim() as usize;
+    let (kb, vb) = (p.k_format.row_bytes(d), p.v_format.row_bytes(dv));
+    let mut out = vec![0.0f64; p.kv_len.len() * hq * dv];
     for (s, &len) in p.kv_len.iter().enumerate() {
         let page = |t: usize| match &p.block_table {
             Some(tab) => tab[s * pps + t / ps] as usize,
@@ -36,8 +38,8 @@ pub fn reference(p: &DecodeProblem) -> Vec<f64> {
             let q = &p.q[(s * hq + h) * d..][..d];
             let mut logits: Vec<f64> = (0..len as usize)
                 .map(|t| {
-                    let k = p.k_format.decode_row(&p.k[row(t) * kb..][..kb], d);
-                    let mut x = p.scale as f64 * q.iter().zip(&k).map(|(a, b)| *a as f64 * *b as f64).sum::<f64>();
+                    let k = p.k_format.decode_row_f64(&p.k[row(t) * kb..][..kb], d);
+                    let mut x = p.scale as f64 * q.iter().zip(&k).map(|(a, b)| *a as f64 * b).sum::<f64>();
                     if p.softcap > 0.0 {
                         let c = p.softcap as f64;
                         x = c * (x / c).tanh();
@@ -54,11 +56,11 @@ pub fn reference(p: &DecodeProblem) -> Vec<f64> {
             for x in logits.iter_mut() {
                 *x = (*x - m).exp() / denom;
             }
-            let o = &mut out[(s * hq + h) * d..][..d];
+            let o = &mut out[(s * hq + h) * dv..][..dv];
             for (t, pt) in logits.iter().enumerate() {
-                let v = p.v_format.decode_row(&p.v[row(t) * vb..][..vb], d);
+                let v = p.v_format.decode_row_f64(&p.v[row(t) * vb..][..vb], dv);
                 for (o, vx) in o.iter_mut().zip(&v) {
-                    *o += pt * *vx as f64;
+                    *o += pt * vx;
                 }
             }
         }

@@ -99,6 +99,8 @@ pub fn run_linear(fx: &Value, dev: &mut Device) -> Result<FixtureResult, String>
         max_abs,
         nmse_bound,
         max_abs_bound,
+        cosine: None,
+        cosine_bound: None,
         passed: checks.iter().all(|&(n, m)| n <= nmse_bound && m <= max_abs_bound),
     })
 }
