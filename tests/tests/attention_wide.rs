@@ -200,3 +200,14 @@ fn malformed_wide_problems_are_rejected_before_launch() {
     let e = onekernel_ops::Device::new(&mut cpu(), &manifest(), &root().join("generated")).kv_fp8_encode(&[1.0; 8], 2, 4, KvFormat::F16).unwrap_err();
     assert!(matches!(e, CallError::Invalid { argument: "format", .. }), "{e}");
 }
+
+#[test]
+fn a_mixed_fixture_without_fp8_dims_is_an_error_naming_the_field() {
+    let mut fx = fixture("mixed448_d512_mqa_sinks.json");
+    fx.as_object_mut().unwrap().remove("fp8_dims");
+    let e = run_attention(&fx, &mut onekernel_ops::Device::new(&mut cpu(), &manifest(), &root().join("generated"))).unwrap_err();
+    assert!(e.contains("needs the field `fp8_dims`"), "{e}");
+    fx["fp8_dims"] = serde_json::json!(446);
+    let e = run_attention(&fx, &mut onekernel_ops::Device::new(&mut cpu(), &manifest(), &root().join("generated"))).unwrap_err();
+    assert!(e.contains("fp8_dims = 446"), "{e}");
+}

@@ -3,7 +3,7 @@
 //! query heads over one KV head, and the FP8 row formats of
 //! `tests/fixtures/attention-fp8/README.md` beside the five formats of
 //! `attn_decode_chunk`. Its partial results are `attn_decode_chunk`'s, merged by
-//! `attn_decode_combine` (docs/ATTENTION.md).
+//! `attn_decode_combine` (docs/RUNTIME.md, "Wide heads and FP8 rows").
 //!
 //! * `kv_fp8_encode`: stores f32 rows as FP8 rows (the cache write).
 
@@ -25,7 +25,7 @@ use onekernel_macros::kernel;
 /// `chunk_tokens` (≤ 512). A chunk is taken in tiles of 128 tokens with an online
 /// softmax, in a fixed order, so a sequence's bits depend on its chunks only.
 ///
-/// Per tile (docs/ATTENTION.md): the scores are a small matrix product, 16 heads × 128
+/// Per tile (docs/RUNTIME.md, "Wide heads and FP8 rows"): the scores are a small matrix product, 16 heads × 128
 /// tokens, over slices of 32 dimensions staged in shared memory as f32 (the query slice
 /// `[32][16]`, the K slice `[32][128]`, each row element decoded once per workgroup);
 /// each invocation accumulates 4 heads × 4 tokens over the dimensions in order with `fma`.
@@ -273,8 +273,11 @@ pub fn attn_decode_wide(
         barrier();
         let mut alpha = [0.0; 4];
         load_words(alpha, 0, stat, 32 + 4 * wq, 4);
-        for i in 0..64u32 {
-            acc[i] = acc[i] * alpha[i % 4];
+        // Nested loops of at most 16 trips (unrolled: `acc` stays in registers).
+        for i in 0..16u32 {
+            for hh in 0..4u32 {
+                acc[i * 4 + hh] = acc[i * 4 + hh] * alpha[hh];
+            }
         }
         for t8 in (0..tn).step_by(8u32) {
             // V rows t8 … t8 + 7: invocation t0 decodes dimensions t0 % 16 + 16·m of row
