@@ -19,6 +19,8 @@
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
 #             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
+#   prefill   `onekernel bench-prefill` (causal prefill, exact mode) and PyTorch SDPA's
+#             prefill on the same shapes (cli/anchors/sdpa_prefill.py)
 #   formats   `onekernel bench-formats` (FP8 and mixed-row decode at D 512, NVFP4 GEMV) and
 #             the f16 GEMV anchor (cli/anchors/gemv_f16.py, cuBLAS through torch)
 #   sanitize  `onekernel validate --backend cuda` under compute-sanitizer's memcheck,
@@ -46,7 +48,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 out=${EVIDENCE_DIR:-evidence/${gpu:-gpu}}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear formats anchors)
+[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear formats prefill anchors)
 if [ -z "${ONEKERNEL:-}" ]; then
     echo "== building (cargo test --workspace --no-run)"
     cargo test --workspace --locked --no-run || exit 1
@@ -68,7 +70,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores attention_wide linear_attention layers nvfp4 argmax differential; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats attention_tensor_cores attention_wide attention_prefill linear_attention layers nvfp4 argmax differential; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
@@ -110,9 +112,12 @@ for part in "${parts[@]}"; do
         formats)  "$ONEKERNEL" bench-formats --backend cuda,vulkan --evidence "$out" > "$out/bench-formats.md" 2> "$out/bench-formats.log" || status=1
                   python3 cli/anchors/gemv_f16.py "$out/bench-gemv-f16.json" > "$out/bench-gemv-f16.log" 2>&1 || status=1
                   cat "$out/bench-formats.md" "$out/bench-gemv-f16.log" ;;
+        prefill)  "$ONEKERNEL" bench-prefill --backend cuda,vulkan --runs 20 --evidence "$out" > "$out/bench-prefill.md" 2> "$out/bench-prefill.log" || status=1
+                  python3 cli/anchors/sdpa_prefill.py "$out/bench-sdpa-prefill.json" > "$out/bench-sdpa-prefill.log" 2>&1 || status=1
+                  cat "$out/bench-prefill.md" "$out/bench-sdpa-prefill.log" ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear formats anchors sanitize sanitize-bench"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear formats prefill anchors sanitize sanitize-bench"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"

@@ -187,7 +187,7 @@ pub struct BenchOptions {
     pub evidence: Option<PathBuf>,
     /// `--quick` was given.
     pub quick: bool,
-    /// `--smoke` (bench-kvquant, bench-linear, bench-formats): every launch path at one small shape
+    /// `--smoke` (bench-kvquant, bench-linear, bench-formats, bench-prefill): every launch path at one small shape
     /// with small copies and a small flush, one pass — a check of the program (e.g. under
     /// compute-sanitizer), not a measurement.
     pub smoke: bool,

@@ -41,7 +41,7 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
                     let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
                     (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
                 })
-            } else if fx["kernel"].as_str() == Some("flash_attn_decode") {
+            } else if matches!(fx["kernel"].as_str(), Some("flash_attn_decode" | "flash_attn_prefill")) {
                 onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
                     let mut line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
                     if let (Some(c), Some(bound)) = (r.cosine, r.cosine_bound) {

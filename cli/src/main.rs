@@ -12,6 +12,7 @@
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench-linear [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench-formats [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
+//! onekernel bench-prefill [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
@@ -20,6 +21,7 @@ mod bench;
 mod bench_formats;
 mod bench_kvquant;
 mod bench_linear;
+mod bench_prefill;
 mod common;
 mod fixture;
 mod flags;
@@ -54,7 +56,7 @@ struct Options {
 }
 
 pub(crate) const USAGE: &str =
-    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|bench-prefill|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -95,6 +97,9 @@ pub(crate) const USAGE: &str =
          14336 × 4096, 4096 × 14336; f32, bf16, NVFP4 activations) against the driver copy
          of the same run (GPU machine; --quick or --smoke: one small shape of each, a check
          of the program, not a measurement)
+  bench-prefill  causal prefill in its exact mode (every query's decode-step bits; Hq 32,
+         Hkv 8, D 128, f16, paged; 1 × 4096, 4 × 2048, 16 × 512, a varlen mix) in TFLOP/s
+         (GPU machine; --quick or --smoke: one small step, a check of the program)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
@@ -348,6 +353,7 @@ fn main() {
         Some("bench-kvquant") => bench_kvquant::bench_kvquant_cmd(&args[1..]),
         Some("bench-linear") => bench_linear::bench_linear_cmd(&args[1..]),
         Some("bench-formats") => bench_formats::bench_formats_cmd(&args[1..]),
+        Some("bench-prefill") => bench_prefill::bench_prefill_cmd(&args[1..]),
         Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

@@ -4,7 +4,7 @@
 //! file's tolerance. A fixture this runner cannot execute is an error, never a pass.
 
 use crate::attention::reference::compare;
-use crate::attention::{DecodeProblem, KvFormat, Split};
+use crate::attention::{DecodeProblem, KvFormat, PrefillProblem, RowLayout, Split};
 use crate::json::{field_u32, flat};
 use crate::Device;
 use serde_json::Value;
@@ -64,10 +64,12 @@ fn kv_format(fx: &Value, k: &str) -> Result<KvFormat, String> {
     }
 }
 
-/// The problem an attention-schema fixture describes.
+/// The decode problem an attention-schema fixture describes (for `flash_attn_prefill`,
+/// the cache, shapes and options, with the file's `q` taken as it is; see
+/// [`prefill_problem`]).
 pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
     match fx["kernel"].as_str() {
-        Some("flash_attn_decode") => {}
+        Some("flash_attn_decode" | "flash_attn_prefill") => {}
         Some(other) => return Err(format!("fixture kernel `{other}` is not supported by this runner")),
         None => return Err("not an attention fixture: no `kernel` field".into()),
     }
@@ -97,6 +99,9 @@ pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
     if p.n_seq() != n_seq {
         return Err(format!("`kv_len` holds {} lengths, `n_seq` is {n_seq}", p.n_seq()));
     }
+    if fx["kernel"].as_str() == Some("flash_attn_prefill") {
+        return Ok(p);
+    }
     p.check().map_err(|e| e.to_string())?;
     // `n_pages` is redundant with K's size: a file where they disagree is inconsistent.
     let n_pages = field_u32(fx, "n_pages")?;
@@ -106,10 +111,54 @@ pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
     Ok(p)
 }
 
-/// Runs one attention fixture on `dev`.
+/// The prefill step a `flash_attn_prefill` fixture describes: `n_query_tokens` (T)
+/// queries per sequence, `q[B][T][Hq][D]`, the output `[B][T][Hq][D]`.
+pub fn prefill_problem(fx: &Value) -> Result<PrefillProblem, String> {
+    if fx["kernel"].as_str() != Some("flash_attn_prefill") {
+        return Err("not a prefill fixture: `kernel` is not `flash_attn_prefill`".into());
+    }
+    let d = attention_problem(fx)?;
+    let t = field_u32(fx, "n_query_tokens")?;
+    let p = PrefillProblem {
+        head_dim: d.head_dim,
+        n_heads: d.n_heads,
+        n_kv_heads: d.n_kv_heads,
+        page_size: d.page_size,
+        pages_per_seq: d.pages_per_seq,
+        q_tokens: vec![t; d.kv_len.len()],
+        kv_len: d.kv_len,
+        k_format: d.k_format,
+        v_format: d.v_format,
+        k: d.k,
+        v: d.v,
+        block_table: d.block_table,
+        q: d.q,
+        q_layout: RowLayout::dense(d.n_heads, d.head_dim),
+        out_layout: RowLayout::dense(d.n_heads, d.head_dim),
+        scale: d.scale,
+        softcap: d.softcap,
+        max_bias: d.max_bias,
+        mask: d.mask,
+        sinks: d.sinks,
+        v_head_dim: None,
+    };
+    let n_pages = field_u32(fx, "n_pages")?;
+    let decode = p.as_decode().map_err(|e| e.to_string())?;
+    decode.check().map_err(|e| format!("prefill: {e}"))?;
+    if n_pages as usize != decode.n_pages() {
+        return Err(format!("`n_pages` is {n_pages}, but `k` holds {} pages", decode.n_pages()));
+    }
+    Ok(p)
+}
+
+/// Runs one attention fixture (`flash_attn_decode` or `flash_attn_prefill`, deterministic
+/// mode) on `dev`.
 pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, String> {
-    let problem = attention_problem(fx)?;
-    let out = problem.run(Split::Deterministic, dev).map_err(|e| e.to_string())?;
+    let out = if fx["kernel"].as_str() == Some("flash_attn_prefill") {
+        prefill_problem(fx)?.run(Split::Deterministic, dev).map_err(|e| e.to_string())?
+    } else {
+        attention_problem(fx)?.run(Split::Deterministic, dev).map_err(|e| e.to_string())?
+    };
     let want = flat(&fx["expected_out"]);
     if want.len() != out.len() {
         return Err(format!("`expected_out` has {} values, the kernel produced {}", want.len(), out.len()));

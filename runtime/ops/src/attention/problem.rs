@@ -412,7 +412,7 @@ impl DecodeProblem {
         if !self.uses_wide() && d % 2 != 0 {
             return bad(format!("D = {d}: the chunk kernel takes even head sizes up to 256"));
         }
-        if self.uses_wide() && (d > WIDE_MAX_K_DIM || dv > WIDE_MAX_V_DIM || d % 4 != 0 || dv % 4 != 0) {
+        if self.uses_wide() && (d > WIDE_MAX_K_DIM || dv > WIDE_MAX_V_DIM || !d.is_multiple_of(4) || !dv.is_multiple_of(4)) {
             return bad(format!(
                 "K rows of {d} and V rows of {dv} elements: the wide kernel (`attn_decode_wide`, for rows over 256 elements, V rows unlike K's, FP8 rows) takes multiples of 4 up to {WIDE_MAX_K_DIM} and {WIDE_MAX_V_DIM}"
             ));
@@ -422,7 +422,7 @@ impl DecodeProblem {
                 return bad(format!("{} rows are blocks of 32: {side} rows of {dim} elements are not a multiple of 32", f.name()));
             }
             if let KvFormat::Fp8Mixed { fp8_dims } = f {
-                if fp8_dims > dim || fp8_dims % 4 != 0 {
+                if fp8_dims > dim || !fp8_dims.is_multiple_of(4) {
                     return bad(format!("{side}: fp8_mixed with fp8_dims = {fp8_dims}: a multiple of 4 up to the row's {dim} elements"));
                 }
             }
