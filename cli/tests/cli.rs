@@ -294,6 +294,29 @@ fn cli_refuses_stale_artifacts_with_the_gen_command() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `bench-formats --smoke` and `bench-prefill --smoke` run every launch path once at a
+/// small shape on lavapipe and print their tables.
+#[test]
+fn cli_format_and_prefill_benches_run_their_smoke_shapes() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    for (cmd, rows) in [
+        ("bench-formats", &["| vulkan | fp8_mixed | 1 × 300 | deterministic |", "| vulkan | 64 × 256 | nvfp4 |"][..]),
+        ("bench-prefill", &["| vulkan | 2 × 40 | 80 |"][..]),
+    ] {
+        let (code, out, err) = onekernel(&[cmd, "--backend", "vulkan", "--runs", "1", "--smoke", "--out", gen]);
+        if err.contains("`vulkan` was asked for and is not available") {
+            assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+            println!("SKIPPED (no Vulkan device)");
+            return;
+        }
+        assert_eq!(code, 0, "{cmd}: {out}{err}");
+        assert!(err.contains("not measurements") || err.contains("not a measurement"), "{cmd} says its figures are no measurement: {err}");
+        for r in rows {
+            assert!(out.contains(r), "{cmd}: no row `{r}` in {out}");
+        }
+    }
+}
+
 /// One grammar for every subcommand: list flags take commas and repetition alike, a
 /// family name selects its type instances, a one-value flag twice and an unknown flag
 /// are errors that name the flag and the subcommand.
