@@ -12,7 +12,7 @@
 //! kernels' medians, each kernel timed on its own after its own flush (its launch
 //! latency and its cold partial results counted).
 
-use crate::common::{command_line, open_list, read_manifest, unix_time, BenchOptions, TensorCoreMode};
+use crate::common::{command_line, open_list, read_manifest, shuffled_pages, unix_time, write_evidence, BenchOptions, TensorCoreMode, Xorshift};
 use anyhow::{anyhow, Context, Result};
 use onekernel_cli::harness::{
     after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
@@ -39,10 +39,7 @@ const PAGE: u32 = 16;
 fn problem(b: u32, l: u32, paged: bool, k: &[u8], v: &[u8], r: &mut SeqRng) -> DecodeProblem {
     let pps = l.div_ceil(PAGE);
     let n_pages = (b * pps) as usize;
-    let mut phys: Vec<i32> = (0..n_pages as i32).collect();
-    for i in (1..n_pages).rev() {
-        phys.swap(i, r.below(i as u32 + 1) as usize);
-    }
+    let phys = shuffled_pages(n_pages, r);
     DecodeProblem {
         head_dim: D,
         n_heads: HQ,
@@ -63,18 +60,6 @@ fn problem(b: u32, l: u32, paged: bool, k: &[u8], v: &[u8], r: &mut SeqRng) -> D
         sinks: None,
         v_head_dim: None,
     }
-}
-
-fn f16_image(bytes: usize, r: &mut SeqRng) -> Vec<u8> {
-    let mut state = r.below(u32::MAX) as u64 | 1;
-    (0..bytes / 2)
-        .flat_map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (((state >> 16) as u16 & 0x8fff) | 0x3000).to_le_bytes()
-        })
-        .collect()
 }
 
 /// A backend's baselines: `copy_words`' and the driver's copy bandwidth in GB/s.
@@ -195,7 +180,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     for &(bsz, l) in &shapes {
         let bytes = (bsz * l * HKV * D * 2) as usize;
         let image = (bsz * l.div_ceil(PAGE) * PAGE * HKV * D * 2) as usize;
-        let (kimg, vimg) = (f16_image(image, &mut r), f16_image(image, &mut r));
+        let (kimg, vimg) = (Xorshift::from(&mut r).f16_image(image), Xorshift::from(&mut r).f16_image(image));
         for paged in [true, false] {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
             for (mode, split) in modes(&o, &p, paged) {
@@ -234,15 +219,12 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let report = Report { name: b.name(), base: base[i], driver_bytes, shapes: &shapes, records: &records[i] };
         report.print_tables(&o.tensor_cores);
         if let Some(dir) = &o.evidence {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let doc = serde_json::json!({
                 "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": o.runs, "warmup": WARMUP, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
                 "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE},
                 "copy_gb_per_s": report.base.copy, "driver_copy": {"api": driver_copy_api(report.name), "bytes": driver_bytes, "gb_per_s": report.base.driver}, "quick_smoke_test": o.quick, "results": records[i],
             });
-            let p = dir.join(format!("bench-attention-{}.json", report.name));
-            std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-            eprintln!("evidence written to {}", p.display());
+            write_evidence(dir, &format!("bench-attention-{}.json", report.name), &doc)?;
         }
     }
     Ok(true)

@@ -13,11 +13,11 @@
 //!   GEMV anchor (cuBLAS through PyTorch, `cli/anchors/gemv_f16.py`) runs beside this
 //!   program in the same device call (`scripts/gpu-evidence.sh`, part `formats`).
 
-use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions};
-use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{
-    driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP,
+use crate::common::{
+    command_line, driver_copies_json, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift,
 };
+use anyhow::{bail, Context, Result};
+use onekernel_cli::harness::{driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_ops::nvfp4::{Activation, Nvfp4};
@@ -37,32 +37,23 @@ fn problem(b: u32, l: u32, format: KvFormat, r: &mut SeqRng) -> DecodeProblem {
     let rows = n_pages * PAGE as usize;
     let rb = format.row_bytes(D as usize);
     let f8 = format.fp8_dims(D) as usize;
-    let mut state = r.below(u32::MAX) as u64 | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut x = Xorshift::from(r);
     let mut image = |_: ()| -> Vec<u8> {
         let mut v = vec![0u8; rows * rb];
         for row in v.chunks_mut(rb) {
             row[..4].copy_from_slice(&(1.0f32 / 64.0).to_le_bytes());
             for c in row[4..4 + f8].chunks_mut(8) {
-                let w = (next() & 0xbfbf_bfbf_bfbf_bfbf).to_le_bytes();
+                let w = (x.next_u64() & 0xbfbf_bfbf_bfbf_bfbf).to_le_bytes();
                 c.copy_from_slice(&w[..c.len()]);
             }
             for c in row[4 + f8..].chunks_mut(2) {
-                c.copy_from_slice(&((((next() >> 16) as u16) & 0x807f) | 0x3e00).to_le_bytes());
+                c.copy_from_slice(&((((x.next_u64() >> 16) as u16) & 0x807f) | 0x3e00).to_le_bytes());
             }
         }
         v
     };
     let (k, v) = (image(()), image(()));
-    let mut phys: Vec<i32> = (0..n_pages as i32).collect();
-    for i in (1..n_pages).rev() {
-        phys.swap(i, r.below(i as u32 + 1) as usize);
-    }
+    let phys = shuffled_pages(n_pages, r);
     DecodeProblem {
         head_dim: D,
         n_heads: HQ,
@@ -95,15 +86,9 @@ pub fn wide_fast_chunk(b: u32, l: u32, n_heads: u32) -> u32 {
 
 /// A random NVFP4 matrix: scale codes 0x28 … 0x2f (2⁻² … 2⁻¹·1.875), random nibbles.
 fn nvfp4(rows: usize, cols: usize, r: &mut SeqRng) -> Nvfp4 {
-    let mut state = r.below(u32::MAX) as u64 | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let packed = (0..rows * cols / 2).map(|_| next() as u8).collect();
-    let scales = (0..rows * cols / 16).map(|_| 0x28 | (next() as u8 & 7)).collect();
+    let mut x = Xorshift::from(r);
+    let packed = (0..rows * cols / 2).map(|_| x.next_u64() as u8).collect();
+    let scales = (0..rows * cols / 16).map(|_| 0x28 | (x.next_u64() as u8 & 7)).collect();
     Nvfp4 { rows, cols, packed, scales, global: 1.0 / 256.0 }
 }
 
@@ -211,20 +196,13 @@ pub fn bench_formats_cmd(args: &[String]) -> Result<bool> {
     println!("|---|---|---|---|---|---|");
     print!("{rows}");
     if let Some(dir) = evidence {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let copies: Vec<_> = opened
-            .iter()
-            .zip(&driver)
-            .map(|(b, g)| serde_json::json!({"backend": b.name(), "api": driver_copy_api(b.name()), "bytes": driver_bytes, "gb_per_s": g}))
-            .collect();
+        let copies = driver_copies_json(&opened, &driver, driver_bytes);
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "runs": runs, "warmup": WARMUP,
             "driver_copies": copies, "device_copy_gb_per_s": device_gbs, "l2_flush_bytes": if small { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES }, "l2_flush": L2_FLUSH_METHOD, "smoke_test": small,
             "results": records,
         });
-        let p = dir.join("bench-formats.json");
-        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-        eprintln!("evidence written to {}", p.display());
+        write_evidence(&dir, "bench-formats.json", &doc)?;
     }
     Ok(true)
 }

@@ -32,7 +32,7 @@
 //! 4–11 MB, where the fixed cost of a timed dispatch is a large part of any kernel's time.
 
 use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions, Times};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use onekernel_cli::harness::{
     driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP,
 };
@@ -196,7 +196,6 @@ impl Report<'_> {
     fn write_evidence(&self, dir: &std::path::Path, runs: usize, smoke: bool, records: &[serde_json::Value]) -> Result<()> {
         let Copies { copy_ns, copy_gbs, driver_gbs, floor_ns } = self.copies;
         let (info, device_gbs, driver_bytes) = (&self.info, self.device_gbs, self.driver_bytes);
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "device": info, "runs": runs, "warmup": WARMUP,
             "clock_warmup": "20 copy_words dispatches (96 MiB) before each measurement; backends take turns per shape",
@@ -209,10 +208,7 @@ impl Report<'_> {
             "goal": {"fraction_of_device_copy": GOAL, "out_of_reach": self.out_of_reach},
             "results": records,
         });
-        let p = dir.join(format!("bench-kvquant-{}.json", info.backend));
-        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-        eprintln!("evidence written to {}", p.display());
-        Ok(())
+        crate::common::write_evidence(dir, &format!("bench-kvquant-{}.json", info.backend), &doc)
     }
 }
 

@@ -16,11 +16,9 @@
 //! style CUDA anchor runs beside this program (`cli/anchors/gdn_ggml.cu`, same shapes,
 //! same flush and timing method; `scripts/gpu-evidence.sh`, part `linear`).
 
-use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions};
+use crate::common::{command_line, driver_copies_json, open_list, read_manifest, time_layers, unix_time, write_evidence, BenchOptions};
 use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{
-    driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP,
-};
+use onekernel_cli::harness::{driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::linear::{GdnInputs, LinearError};
 use onekernel_ops::{Device, Timing};
@@ -181,12 +179,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     print!("{rows}");
     if let Some(dir) = evidence {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let copies: Vec<_> = opened
-            .iter()
-            .zip(&driver)
-            .map(|(b, g)| serde_json::json!({"backend": b.name(), "api": driver_copy_api(b.name()), "bytes": driver_bytes, "gb_per_s": g}))
-            .collect();
+        let copies = driver_copies_json(&opened, &driver, driver_bytes);
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "runs": runs, "warmup": WARMUP,
             "kernel": "gated_delta_net, fused state gather and in-place write-back (slots shuffled, B + 8 cache slots), T = 1, S = 128, H = 32",
@@ -194,9 +187,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
             "goal": {"fraction_of_device_copy": GOAL, "at_batches": [16, 64]},
             "results": records,
         });
-        let p = dir.join("bench-linear.json");
-        std::fs::write(&p, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
-        eprintln!("evidence written to {}", p.display());
+        write_evidence(&dir, "bench-linear.json", &doc)?;
     }
     Ok(true)
 }

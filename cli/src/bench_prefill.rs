@@ -9,7 +9,7 @@
 //! backends on the same shapes run beside it (`cli/anchors/sdpa_prefill.py`,
 //! `scripts/gpu-evidence.sh`, part `prefill`).
 
-use crate::common::{command_line, open_list, read_manifest, time_layers, unix_time, BenchOptions};
+use crate::common::{command_line, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift};
 use anyhow::{bail, Context, Result};
 use onekernel_cli::harness::{l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
@@ -27,22 +27,9 @@ fn step(seqs: &[(u32, u32)], r: &mut SeqRng) -> PrefillProblem {
     let pps = seqs.iter().map(|s| s.0).max().unwrap_or(1).div_ceil(PAGE);
     let n_pages = seqs.len() * pps as usize;
     let bytes = n_pages * (PAGE * HKV * D * 2) as usize;
-    let mut state = r.below(u32::MAX) as u64 | 1;
-    let mut image = || -> Vec<u8> {
-        (0..bytes / 2)
-            .flat_map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (((state >> 16) as u16 & 0x8fff) | 0x3000).to_le_bytes()
-            })
-            .collect()
-    };
-    let (k, v) = (image(), image());
-    let mut phys: Vec<i32> = (0..n_pages as i32).collect();
-    for i in (1..n_pages).rev() {
-        phys.swap(i, r.below(i as u32 + 1) as usize);
-    }
+    let mut x = Xorshift::from(r);
+    let (k, v) = (x.f16_image(bytes), x.f16_image(bytes));
+    let phys = shuffled_pages(n_pages, r);
     let n: u32 = seqs.iter().map(|s| s.1).sum();
     PrefillProblem {
         head_dim: D,
@@ -124,15 +111,12 @@ pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
     println!("|---|---|---|---|---|---|");
     print!("{rows}");
     if let Some(dir) = evidence {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let doc = serde_json::json!({
             "command": command_line(), "unix_time": unix_time(), "runs": runs, "warmup": WARMUP,
             "l2_flush_bytes": if small { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES }, "l2_flush": L2_FLUSH_METHOD, "smoke_test": small,
             "results": records,
         });
-        let path = dir.join("bench-prefill.json");
-        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("evidence written to {}", path.display());
+        write_evidence(&dir, "bench-prefill.json", &doc)?;
     }
     Ok(true)
 }

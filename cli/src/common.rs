@@ -1,7 +1,7 @@
 //! What the subcommands share: the catalogue, the manifest, the backends present, and
 //! the command line recorded in evidence.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use onekernel_cli::harness::{after_warmup, median, WARMUP};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::CodegenError;
@@ -107,6 +107,58 @@ fn read_any_manifest(dir: &Path) -> Result<Manifest> {
 /// The command as typed, for evidence files.
 pub fn command_line() -> String {
     std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
+}
+
+/// Writes `doc` as pretty JSON to `dir/file` (creating `dir`) and says where on stderr.
+pub fn write_evidence(dir: &Path, file: &str, doc: &serde_json::Value) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let p = dir.join(file);
+    std::fs::write(&p, serde_json::to_string_pretty(doc)? + "\n").with_context(|| format!("cannot write {}", p.display()))?;
+    eprintln!("evidence written to {}", p.display());
+    Ok(())
+}
+
+/// The benchmarks' fast generator of cache images (xorshift64; not the validator's
+/// SplitMix stream: images of hundreds of MB are drawn word by word).
+pub struct Xorshift(u64);
+
+impl Xorshift {
+    /// A stream seeded from `r` (never zero).
+    pub fn from(r: &mut onekernel_ops::attention::batch::SeqRng) -> Self {
+        Xorshift(r.below(u32::MAX) as u64 | 1)
+    }
+
+    /// The next 64 bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `bytes` bytes of f16 values with |x| in [1/8, 2), signs random (exponent bits
+    /// 0b011xx): finite, normal, no overflow in any sum the benchmarks take.
+    pub fn f16_image(&mut self, bytes: usize) -> Vec<u8> {
+        (0..bytes / 2).flat_map(|_| (((self.next_u64() >> 16) as u16 & 0x8fff) | 0x3000).to_le_bytes()).collect()
+    }
+}
+
+/// Pages `0 … n − 1` in a random order (a paged cache's physical pages).
+pub fn shuffled_pages(n: usize, r: &mut onekernel_ops::attention::batch::SeqRng) -> Vec<i32> {
+    let mut phys: Vec<i32> = (0..n as i32).collect();
+    for i in (1..n).rev() {
+        phys.swap(i, r.below(i as u32 + 1) as usize);
+    }
+    phys
+}
+
+/// The driver copies of a run as evidence: backend, API, bytes and GB/s each.
+pub fn driver_copies_json(backends: &[Box<dyn Backend>], gbs: &[f64], bytes: u64) -> Vec<serde_json::Value> {
+    backends
+        .iter()
+        .zip(gbs)
+        .map(|(b, g)| serde_json::json!({"backend": b.name(), "api": onekernel_cli::harness::driver_copy_api(b.name()), "bytes": bytes, "gb_per_s": g}))
+        .collect()
 }
 
 /// Seconds since the Unix epoch, for evidence files.

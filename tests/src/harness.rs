@@ -87,6 +87,35 @@ pub fn all_backends() -> Vec<Box<dyn Backend>> {
     v
 }
 
+/// The JSON of fixture `name` in `tests/fixtures/<dir>/` (panics naming the file when it
+/// cannot be read or parsed).
+pub fn fixture_json(dir: &str, name: &str) -> serde_json::Value {
+    let p = root().join("tests/fixtures").join(dir).join(name);
+    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Runs the attention fixture `name` of `tests/fixtures/<dir>/` on every backend of
+/// [`all_backends_and_msl_emu`] through the shared fixture runner; panics unless each
+/// run meets the file's bounds. Returns the results, one per backend.
+pub fn check_attention_fixture(dir: &str, name: &str) -> Vec<onekernel_ops::fixture::FixtureResult> {
+    let fx = fixture_json(dir, name);
+    let m = manifest();
+    let mut results = Vec::new();
+    for mut b in all_backends_and_msl_emu() {
+        let r = onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
+            .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
+        let cosine = r.cosine.map(|c| format!(", cosine {c:.8}")).unwrap_or_default();
+        println!(
+            "{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e}){cosine}",
+            r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound
+        );
+        assert!(r.passed, "{name} on {}: {r:?}", b.name());
+        results.push(r);
+    }
+    results
+}
+
 /// Runs `f` on every backend of [`all_backends_and_msl_emu`] with the checked-in
 /// catalogue; every result must equal the interpreter's (the first), which is returned.
 pub fn on_every_backend<T: PartialEq + std::fmt::Debug>(what: &str, f: impl Fn(&mut onekernel_ops::Device) -> T) -> T {

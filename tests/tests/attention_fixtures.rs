@@ -4,23 +4,15 @@
 
 use onekernel_ops::fixture::run_attention;
 use onekernel_runtime::cpu::CpuBackend;
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
+use onekernel_tests::harness::{check_attention_fixture, fixture_json, manifest, root};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
-    let p = root().join("tests/fixtures/attention").join(name);
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    fixture_json("attention", name)
 }
 
 fn check(name: &str) {
-    let fx = fixture(name);
-    let m = manifest();
-    for mut b in all_backends_and_msl_emu() {
-        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
-            .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
-        println!("{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e})", r.backend, r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
-        assert!(r.passed, "{name} on {}: {r:?}", b.name());
-    }
+    check_attention_fixture("attention", name);
 }
 
 #[test]

@@ -13,19 +13,7 @@ use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, on_every_back
 use onekernel_tests::{bits, uniform};
 
 fn shape(d: u32, hq: u32, hkv: u32, k: KvFormat, v: KvFormat) -> BatchShape {
-    BatchShape {
-        head_dim: d,
-        n_heads: hq,
-        n_kv_heads: hkv,
-        k_format: k,
-        v_format: v,
-        scale: 1.0 / (d as f32).sqrt(),
-        softcap: 0.0,
-        max_bias: 0.0,
-        mask: false,
-        sinks: None,
-        v_head_dim: None,
-    }
+    BatchShape::new(d, hq, hkv, k, v)
 }
 
 /// One sequence of `n` tokens in a shuffled paged cache, and `n` query vectors.

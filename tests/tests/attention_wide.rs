@@ -10,29 +10,15 @@ use onekernel_ops::attention::{AttentionError, DecodeProblem, KvFormat, Split};
 use onekernel_ops::fixture::{cosine, run_attention};
 use onekernel_ops::CallError;
 use onekernel_tests::bits;
-use onekernel_tests::harness::{all_backends_and_msl_emu, cpu, manifest, on_every_backend, root};
+use onekernel_tests::harness::{check_attention_fixture, cpu, fixture_json, manifest, on_every_backend, root};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
-    let p = root().join("tests/fixtures/attention-fp8").join(name);
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    fixture_json("attention-fp8", name)
 }
 
 fn check(name: &str) {
-    let fx = fixture(name);
-    let m = manifest();
-    for mut b in all_backends_and_msl_emu() {
-        let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
-            .unwrap_or_else(|e| panic!("{name} on {}: {e}", b.name()));
-        println!(
-            "{name} on {}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e}, cosine {:.8}",
-            r.backend,
-            r.nmse,
-            r.nmse_bound,
-            r.max_abs,
-            r.cosine.unwrap_or(f64::NAN)
-        );
-        assert!(r.passed, "{name} on {}: {r:?}", b.name());
+    for r in check_attention_fixture("attention-fp8", name) {
         assert!(r.cosine_bound.is_some(), "{name} states a cosine bound");
     }
 }
@@ -75,19 +61,7 @@ fn a_swapped_mixed_v_layout_fails_the_fixture() {
 
 /// A wide shape: K rows of `d`, V rows of `dv`, `hq` heads over `hkv`.
 fn shape(d: u32, dv: u32, hq: u32, hkv: u32, k: KvFormat, v: KvFormat) -> BatchShape {
-    BatchShape {
-        head_dim: d,
-        n_heads: hq,
-        n_kv_heads: hkv,
-        k_format: k,
-        v_format: v,
-        scale: 1.0 / (d as f32).sqrt(),
-        softcap: 0.0,
-        max_bias: 0.0,
-        mask: false,
-        sinks: None,
-        v_head_dim: (dv != d).then_some(dv),
-    }
+    BatchShape { v_head_dim: (dv != d).then_some(dv), ..BatchShape::new(d, hq, hkv, k, v) }
 }
 
 /// Random wide problems (every FP8 layout, D 512, MLA 576/512, head blocks of 16 and

@@ -59,6 +59,26 @@ pub struct BatchShape {
     pub v_head_dim: Option<u32>,
 }
 
+impl BatchShape {
+    /// `n_heads` query heads over `n_kv_heads`, rows of `head_dim` in formats `k` / `v`,
+    /// scale `1/√D`, no softcap, ALiBi, mask or sinks, V rows as long as K's.
+    pub fn new(head_dim: u32, n_heads: u32, n_kv_heads: u32, k: KvFormat, v: KvFormat) -> Self {
+        BatchShape {
+            head_dim,
+            n_heads,
+            n_kv_heads,
+            k_format: k,
+            v_format: v,
+            scale: 1.0 / (head_dim as f32).sqrt(),
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: false,
+            sinks: None,
+            v_head_dim: None,
+        }
+    }
+}
+
 /// One sequence: its query and its tokens' K/V rows (`[len][Hkv]`, stored format).
 #[derive(Clone, Debug)]
 pub struct Sequence {

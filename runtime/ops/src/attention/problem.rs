@@ -510,7 +510,7 @@ impl DecodeProblem {
         // backend).
         let staged = dev.backend().info().async_copies && chunk.spec_constants.iter().any(|s| s.name == "async_k");
         let plan = self.plan(split, staged)?;
-        let (d, hq, b) = (self.head_dim, self.n_heads, self.n_seq());
+        let (d, b) = (self.head_dim, self.n_seq());
         let deterministic = split.is_deterministic();
         let long_after = split.long_after();
         // Partial rows and workgroups per (sequence, KV head): the most any sequence needs.
@@ -519,25 +519,7 @@ impl DecodeProblem {
             (nc.max(l.div_ceil(c)), ng.max(l.div_ceil(g)))
         });
         let (chunk_tokens, group_tokens) = (plan.chunk_tokens, plan.group_tokens);
-        let parts = (b * hq * n_chunks) as usize;
-        let mut a = Args::new()
-            .buffer("q", HostBuffer::from_f32(&self.q))
-            .buffer("k", HostBuffer::u32_image(&self.k))
-            .buffer("v", HostBuffer::u32_image(&self.v))
-            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
-            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
-            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
-            .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
-            .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
-            .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * d as usize))
-            .scalar("n_heads", hq)
-            .scalar("n_kv_heads", self.n_kv_heads)
-            .scalar("page_size", self.page_size)
-            .scalar("pages_per_seq", self.pages_per_seq)
-            .scalar("n_chunks", n_chunks)
-            .scalar("chunk_tokens", group_tokens)
-            .scalar("scale", self.scale)
-            .scalar("has_mask", self.mask.is_some() as u32);
+        let mut a = self.chunk_args(n_chunks, group_tokens);
         if !tensor_cores {
             a = a
                 .scalar("softcap", self.softcap)
@@ -573,6 +555,31 @@ impl DecodeProblem {
 }
 
 impl DecodeProblem {
+    /// What every chunk kernel binds: the queries, the cache images, the table, the
+    /// lengths, the mask, zeroed partial results for `n_chunks` chunks per head, and the
+    /// shared scalars (`chunk_tokens` as given).
+    fn chunk_args(&self, n_chunks: u32, chunk_tokens: u32) -> Args {
+        let parts = (self.n_seq() * self.n_heads * n_chunks) as usize;
+        Args::new()
+            .buffer("q", HostBuffer::from_f32(&self.q))
+            .buffer("k", HostBuffer::u32_image(&self.k))
+            .buffer("v", HostBuffer::u32_image(&self.v))
+            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
+            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
+            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
+            .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
+            .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * self.v_dim() as usize))
+            .scalar("n_heads", self.n_heads)
+            .scalar("n_kv_heads", self.n_kv_heads)
+            .scalar("page_size", self.page_size)
+            .scalar("pages_per_seq", self.pages_per_seq)
+            .scalar("n_chunks", n_chunks)
+            .scalar("chunk_tokens", chunk_tokens)
+            .scalar("scale", self.scale)
+            .scalar("has_mask", self.mask.is_some() as u32)
+    }
+
     /// The combine's arguments over the chunk kernel's partial results in `a`, its
     /// manifest entry and its variant's spec constants.
     #[allow(clippy::type_complexity)]
@@ -641,27 +648,10 @@ impl DecodeProblem {
             Split::Fast { chunk_tokens } => chunk_tokens,
             _ => DETERMINISTIC_CHUNK,
         };
-        let parts = (b * hq * n_chunks) as usize;
-        let a = Args::new()
-            .buffer("q", HostBuffer::from_f32(&self.q))
-            .buffer("k", HostBuffer::u32_image(&self.k))
-            .buffer("v", HostBuffer::u32_image(&self.v))
-            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
-            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
-            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
-            .buffer("part_m", HostBuffer::zeros(StorageType::F32, parts))
-            .buffer("part_l", HostBuffer::zeros(StorageType::F32, parts))
-            .buffer("part_acc", HostBuffer::zeros(StorageType::F32, parts * dv as usize))
-            .scalar("n_heads", hq)
-            .scalar("n_kv_heads", hkv)
-            .scalar("page_size", self.page_size)
-            .scalar("pages_per_seq", self.pages_per_seq)
-            .scalar("n_chunks", n_chunks)
-            .scalar("chunk_tokens", chunk_tokens)
-            .scalar("scale", self.scale)
+        let a = self
+            .chunk_args(n_chunks, chunk_tokens)
             .scalar("softcap", self.softcap)
             .scalar("max_bias", self.max_bias)
-            .scalar("has_mask", self.mask.is_some() as u32)
             .scalar("k_type", self.k_format.code())
             .scalar("v_type", self.v_format.code())
             .scalar("k_fp8_dims", self.k_format.fp8_dims(d))
