@@ -146,7 +146,8 @@ impl Device<'_> {
                 (K, a)
             }
         };
-        self.launch_variant(kernel, &[], &mut args, [rows, 1, 1])?;
+        // Eight rows per workgroup.
+        self.launch_variant(kernel, &[], &mut args, [rows.div_ceil(8), 1, 1])?;
         Ok(args.get_buffer("y").map(|b| b.to_f32()).unwrap_or_default())
     }
 }
