@@ -173,12 +173,11 @@ pub fn nvfp4_dequantize(
 }
 
 /// `y = W · x` with NVFP4 weights `W` (`[n_rows][n_cols]`: `w_packed` two words per
-/// block, `w_scales`, global scale `w_global`) and f32 or bf16 activations, eight rows
-/// per workgroup (`groups = [ceil(n_rows / 8), 1, 1]`), sixteen invocations per row:
-/// lane l takes the row's blocks l, l + 16, … in order (the lanes of a row read 128
-/// consecutive bytes at a time); a block's sum is `Σ_i E2M1(q_i) · x_i` from i = 0,
-/// multiplied by `E4M3(s) · w_global` and added to the lane's total; the row's sixteen
-/// totals are added in lane order.
+/// block, `w_scales`, global scale `w_global`) and f32 or bf16 activations, one
+/// workgroup per output row (`groups = [n_rows, 1, 1]`). Invocation t takes the row's
+/// blocks t, t + 128, … in order; a block's sum is `Σ_i E2M1(q_i) · x_i` from i = 0,
+/// multiplied by `E4M3(s) · w_global` and added to the invocation's total;
+/// `workgroup_sum` (the fixed tree) adds the totals.
 #[kernel(workgroup = 128, variants(T = [f32, bf16]))]
 pub fn nvfp4_gemv(
     #[len(n_rows * (n_cols / 8))] w_packed: &[u32],
@@ -189,51 +188,39 @@ pub fn nvfp4_gemv(
     #[push] n_cols: u32,
     #[push] w_global: f32,
 ) {
-    let totals = shared::<f32, 128>();
+    let row = group_id().x;
     let t = local_id().x;
-    let row = group_id().x * 8 + t / 16;
-    let lane = t % 16;
     let blocks = n_cols / 16;
     let table = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
     let mut total = 0.0;
-    if row < n_rows {
-        for b in (lane..blocks).step_by(16u32) {
-            let at = row * blocks + b;
-            let s = w_scales[at] as u32;
-            let se = s >> 3;
-            let sm = (s & 7) as f32;
-            let mut sv = sm * 0.001953125;
-            if se > 0 {
-                sv = (8.0 + sm) * f32::from_bits((se + 117) << 23);
-            }
-            let mut wv = [0u32; 2];
-            load_words(wv, 0, w_packed, 2 * at, 2);
-            let mut sum = 0.0;
-            for i in 0..16u32 {
-                let code = (wv[i / 8] >> (4 * (i % 8))) & 15;
-                let mut q = table[code & 7];
-                if code >= 8 {
-                    q = -q;
-                }
-                sum += q * x[b * 16 + i];
-            }
-            total += sum * (sv * w_global);
+    for b in (t..blocks).step_by(WORKGROUP_X) {
+        let at = row * blocks + b;
+        let s = w_scales[at] as u32;
+        let se = s >> 3;
+        let sm = (s & 7) as f32;
+        let mut sv = sm * 0.001953125;
+        if se > 0 {
+            sv = (8.0 + sm) * f32::from_bits((se + 117) << 23);
         }
+        let mut sum = 0.0;
+        for i in 0..16u32 {
+            let code = (w_packed[2 * at + i / 8] >> (4 * (i % 8))) & 15;
+            let mut q = table[code & 7];
+            if code >= 8 {
+                q = -q;
+            }
+            sum += q * x[b * 16 + i];
+        }
+        total += sum * (sv * w_global);
     }
-    totals[t] = total;
-    barrier();
-    if lane == 0 && row < n_rows {
-        let mut dot = totals[t];
-        for l in 1..16u32 {
-            dot += totals[t + l];
-        }
+    let dot = workgroup_sum(total);
+    if t == 0 {
         y[row] = dot;
     }
 }
 
 /// `y = W · x` with NVFP4 weights and NVFP4 activations (`x_packed`, `x_scales` and the
-/// global scale `x_global[0]` that `nvfp4_quantize` wrote): as `nvfp4_gemv` (eight rows
-/// per workgroup, sixteen lanes per row, lane totals added in lane order), a block's
+/// global scale `x_global[0]` that `nvfp4_quantize` wrote): as `nvfp4_gemv`, a block's
 /// sum `Σ_i E2M1(w_i) · E2M1(x_i)` (exact: multiples of 1/4 below 2¹⁰) multiplied by
 /// `(E4M3(s_w) · w_global) · (E4M3(s_x) · x_global)`.
 #[kernel(workgroup = 128)]
@@ -248,15 +235,13 @@ pub fn nvfp4_gemv_nvfp4(
     #[push] n_cols: u32,
     #[push] w_global: f32,
 ) {
-    let totals = shared::<f32, 128>();
+    let row = group_id().x;
     let t = local_id().x;
-    let row = group_id().x * 8 + t / 16;
-    let lane = t % 16;
     let blocks = n_cols / 16;
     let table = [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
     let xg = x_global[0];
     let mut total = 0.0;
-    for b in (lane..select(row < n_rows, blocks, 0u32)).step_by(16u32) {
+    for b in (t..blocks).step_by(WORKGROUP_X) {
         let at = row * blocks + b;
         let sw = w_scales[at] as u32;
         let mut swv = (sw & 7) as f32 * 0.001953125;
@@ -268,11 +253,9 @@ pub fn nvfp4_gemv_nvfp4(
         if sx >> 3 > 0 {
             sxv = (8.0 + (sx & 7) as f32) * f32::from_bits(((sx >> 3) + 117) << 23);
         }
-        let mut wv = [0u32; 2];
-        load_words(wv, 0, w_packed, 2 * at, 2);
         let mut sum = 0.0;
         for i in 0..16u32 {
-            let cw = (wv[i / 8] >> (4 * (i % 8))) & 15;
+            let cw = (w_packed[2 * at + i / 8] >> (4 * (i % 8))) & 15;
             let cx = (x_packed[2 * b + i / 8] >> (4 * (i % 8))) & 15;
             let mut qw = table[cw & 7];
             if cw >= 8 {
@@ -286,13 +269,8 @@ pub fn nvfp4_gemv_nvfp4(
         }
         total += sum * ((swv * w_global) * (sxv * xg));
     }
-    totals[t] = total;
-    barrier();
-    if lane == 0 && row < n_rows {
-        let mut dot = totals[t];
-        for l in 1..16u32 {
-            dot += totals[t + l];
-        }
+    let dot = workgroup_sum(total);
+    if t == 0 {
         y[row] = dot;
     }
 }

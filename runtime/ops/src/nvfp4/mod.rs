@@ -146,8 +146,7 @@ impl Device<'_> {
                 (K, a)
             }
         };
-        // Eight rows per workgroup.
-        self.launch_variant(kernel, &[], &mut args, [rows.div_ceil(8), 1, 1])?;
+        self.launch_variant(kernel, &[], &mut args, [rows, 1, 1])?;
         Ok(args.get_buffer("y").map(|b| b.to_f32()).unwrap_or_default())
     }
 }
