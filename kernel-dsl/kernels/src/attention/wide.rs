@@ -80,8 +80,9 @@ pub fn attn_decode_wide(
     let row_bytes = |fmt: u32, dim: u32, f8: u32| -> u32 {
         select(fmt == 0, dim * 4, select(fmt <= 2, dim * 2, select(fmt <= 4, dim / 32 * select(fmt == 3, 34u32, 18u32), 4 + 2 * dim - f8)))
     };
-    // Element d of the row at byte `row` (FP8 rows start at whole words).
-    let elem = |w: &[u32], row: u32, d: u32, fmt: u32, f8: u32| -> f32 {
+    // Element d of the row at byte `row` in one of the formats 0 … 4 (FP8 rows are
+    // decoded a word at a time, below).
+    let elem = |w: &[u32], row: u32, d: u32, fmt: u32| -> f32 {
         let mut x = 0.0;
         if fmt == 0 {
             x = f32::from_bits(w[row / 4 + d]);
@@ -104,25 +105,22 @@ pub fn attn_decode_wide(
                 qv = (select(j < 16, byte & 15, byte >> 4) as i32) - 8;
             }
             x = bs * (qv as f32);
-        } else if d < f8 {
-            // E4M3: subnormal (e = 0) m·2⁻⁹, else (8 + m)·2^(e − 10), S.1111.111 NaN.
-            let at = row + 4 + d;
-            let byte = (w[at / 4] >> ((at % 4) * 8)) & 255;
-            let e = (byte >> 3) & 15;
-            let m = byte & 7;
-            let mut mag = (m as f32) * 0.001953125;
-            if e > 0 {
-                mag = f32::from_bits(((e + 120) << 23) | (m << 20));
-            }
-            if e == 15 && m == 7 {
-                mag = f32::NAN;
-            }
-            x = f32::from_bits(w[row / 4]) * select(byte >= 128, -mag, mag);
-        } else {
-            let at = row + 4 + f8 + 2 * (d - f8);
-            x = f32::from_bits(((w[at / 4] >> ((at % 4) * 8)) & 65535) << 16);
         }
         x
+    };
+    // The value of E4M3 code `e` (low 8 bits): subnormal m·2⁻⁹, else (8 + m)·2^(e − 10),
+    // S.1111.111 NaN; the sign by a multiplication by ±1 (exact).
+    let e4m3 = |e: u32| -> f32 {
+        select(
+            (e & 127) == 127,
+            f32::NAN,
+            select(((e >> 3) & 15) == 0, ((e & 7) as f32) * 0.001953125, f32::from_bits(((((e >> 3) & 15) + 120) << 23) | ((e & 7) << 20))),
+        ) * select(e >= 128, -1.0, 1.0)
+    };
+    // Element x (0 … 3) of four consecutive dimensions of an FP8 row, from the row's
+    // word `w0` (four E4M3 bytes, times the row's `scale`) or words `w0`, `w1` (four bf16).
+    let quad_elem = |w0: u32, w1: u32, x: u32, fp8: bool, scale: f32| -> f32 {
+        select(fp8, e4m3((w0 >> (8 * x)) & 255) * scale, f32::from_bits(((select(x < 2, w0, w1) >> (16 * (x % 2))) & 65535) << 16))
     };
     let c = group_id().x;
     let b = group_id().z;
@@ -185,15 +183,37 @@ pub fn attn_decode_wide(
                 qs[idx] = x;
             }
             // Invocation t0 decodes token t0's slice; past the tile or the row: zeros,
-            // whose products leave the sums as they are.
+            // whose products leave the sums as they are. FP8 rows (dimensions and
+            // `fp8_dims` multiples of 4, rows whole words) go a word at a time: four E4M3
+            // values or, past `fp8_dims`, two words of bf16.
             let row = cells[min(t0, tn - 1)] * k_bytes;
-            for dd in 0..32u32 {
-                let d = ds + dd;
-                let mut x = 0.0;
-                if t0 < tn && d < k_dim {
-                    x = elem(k, row, d, k_type, k_fp8_dims);
+            if k_type >= 5 {
+                let scale_k = f32::from_bits(k[row / 4]);
+                for w in 0..8u32 {
+                    let d0 = ds + 4 * w;
+                    let fp8 = d0 < k_fp8_dims;
+                    let mut w0 = 0u32;
+                    let mut w1 = 0u32;
+                    if t0 < tn && d0 < k_dim {
+                        let at = select(fp8, row + 4 + d0, row + 4 + k_fp8_dims + 2 * (d0 - min(d0, k_fp8_dims))) / 4;
+                        w0 = k[at];
+                        if !fp8 {
+                            w1 = k[at + 1];
+                        }
+                    }
+                    for x in 0..4u32 {
+                        stage[(4 * w + x) * 128 + t0] = select(t0 < tn && d0 < k_dim, quad_elem(w0, w1, x, fp8, scale_k), 0.0);
+                    }
                 }
-                stage[dd * 128 + t0] = x;
+            } else {
+                for dd in 0..32u32 {
+                    let d = ds + dd;
+                    let mut x = 0.0;
+                    if t0 < tn && d < k_dim {
+                        x = elem(k, row, d, k_type);
+                    }
+                    stage[dd * 128 + t0] = x;
+                }
             }
             barrier();
             for dd in 0..32u32 {
@@ -281,15 +301,35 @@ pub fn attn_decode_wide(
         }
         for t8 in (0..tn).step_by(8u32) {
             // V rows t8 … t8 + 7: invocation t0 decodes dimensions t0 % 16 + 16·m of row
-            // t8 + t0 / 16 (consecutive invocations, consecutive elements).
+            // t8 + t0 / 16 (consecutive invocations, consecutive elements); FP8 rows the
+            // four dimensions 4·(t0 % 16) + 64·m … + 3, a word at a time.
             let j = t0 / 16;
             if t8 + j < tn {
                 let row = cells[t8 + j] * v_bytes;
-                for mm in 0..32u32 {
-                    let d = t0 % 16 + 16 * mm;
-                    if d < head_dim {
-                        let x = elem(v, row, d, v_type, v_fp8_dims);
-                        stage[j * 512 + d] = x;
+                if v_type >= 5 {
+                    let scale_v = f32::from_bits(v[row / 4]);
+                    for mm in 0..8u32 {
+                        let d0 = 4 * (t0 % 16) + 64 * mm;
+                        if d0 < head_dim {
+                            let fp8 = d0 < v_fp8_dims;
+                            let at = select(fp8, row + 4 + d0, row + 4 + v_fp8_dims + 2 * (d0 - min(d0, v_fp8_dims))) / 4;
+                            let w0 = v[at];
+                            let mut w1 = 0u32;
+                            if !fp8 {
+                                w1 = v[at + 1];
+                            }
+                            for x in 0..4u32 {
+                                stage[j * 512 + d0 + x] = quad_elem(w0, w1, x, fp8, scale_v);
+                            }
+                        }
+                    }
+                } else {
+                    for mm in 0..32u32 {
+                        let d = t0 % 16 + 16 * mm;
+                        if d < head_dim {
+                            let x = elem(v, row, d, v_type);
+                            stage[j * 512 + d] = x;
+                        }
                     }
                 }
             }
