@@ -27,7 +27,8 @@ use onekernel_macros::kernel;
 ///
 /// Per tile (docs/RUNTIME.md, "Wide heads and FP8 rows"): the scores are a small matrix product, 16 heads × 128
 /// tokens, over slices of 32 dimensions staged in shared memory as f32 (the query slice
-/// `[32][16]`, the K slice `[32][128]`, each row element decoded once per workgroup);
+/// `[32][16]`, the K slice `[32][128]`, each row element decoded once per workgroup, FP8
+/// rows a 32-bit word at a time);
 /// each invocation accumulates 4 heads × 4 tokens over the dimensions in order with `fma`.
 /// V rows are staged eight at a time (`[8][512]`), and each invocation accumulates
 /// 4 heads × 16 dimensions over the tile's tokens in order. 28 KiB of shared memory: it
