@@ -6,7 +6,7 @@ copied: Hq 32, Hkv 8, D 128, fp16, one query token, pages of 16 tokens in the NH
 permutation. Both of FlashInfer's decode paths are timed (`use_tensor_cores` False and
 True); `plan` runs once per shape, outside the timing. CUDA events around one `run`,
 median of 50 after 10 warm-ups, as ANCHORS.md (no flush), and the way `onekernel bench`
-and `bench_sdpa.py` time kernels: 128 MiB of zeroed scratch read (a sum) before each
+and `sdpa.py` time kernels: 128 MiB of zeroed scratch read (a sum) before each
 timed call, so K and V come from DRAM (`median_us_l2_read_flush`). A path that fails
 for a shape is recorded with its error, not fatal. FlashInfer is not part of this
 repository: the GPU-machine script unpacks its PyPI source distribution there and puts
@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from bench_sdpa import median_us  # the same timing as SDPA's
+from anchor_timing import flush_scratch, median_us  # the same timing as SDPA's
 
 SHAPES = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)]
 HQ, HKV, D, PAGE = 32, 8, 128, 16
@@ -49,7 +49,7 @@ def decode_call(cache, tensor_cores, workspace):
 def main(path):
     import flashinfer
 
-    scratch = torch.zeros(32 << 20, device="cuda", dtype=torch.int32)
+    scratch = flush_scratch()
     workspace = torch.zeros(512 << 20, device="cuda", dtype=torch.uint8)
     gen = torch.Generator(device="cpu").manual_seed(7)
     results = []
@@ -71,7 +71,7 @@ def main(path):
             results.append(rec)
         call = cache = None
         torch.cuda.empty_cache()
-    doc = {"flashinfer": flashinfer.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(), "l2_read_flush_bytes": 128 << 20, "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "dtype": "float16"}, "results": results}
+    doc = {"flashinfer": getattr(flashinfer, "__version__", "unknown"), "torch": torch.__version__, "device": torch.cuda.get_device_name(), "l2_read_flush_bytes": 128 << 20, "shape": {"n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "dtype": "float16"}, "results": results}
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
 

@@ -9,29 +9,13 @@ import json
 import sys
 
 import torch
+from anchor_timing import flush_scratch, median_us
 
 SHAPES = [(4096, 4096), (14336, 4096), (4096, 14336)]
 
 
-def median_us(call, scratch):
-    for _ in range(10):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(50):
-        scratch.sum()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main(path):
-    scratch = torch.zeros(32 << 20, device="cuda", dtype=torch.int32)
+    scratch = flush_scratch()
     results = []
     for n, k in SHAPES:
         w = torch.randn(n, k, device="cuda", dtype=torch.float16)

@@ -10,34 +10,15 @@ import json
 import sys
 
 import torch
+from anchor_timing import flush_scratch, median_us
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [(1, 4096), (1, 32768), (16, 4096), (64, 4096), (16, 32768), (128, 8192)]
 HQ, HKV, D = 32, 8, 128
 
 
-def median_us(call, scratch):
-    """Median device time in µs of 50 calls after 10 warm-ups, each between two events;
-    with `scratch`, a read of it before each call (outside the events)."""
-    for _ in range(10):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(50):
-        if scratch is not None:
-            scratch.sum()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main(path):
-    scratch = torch.zeros(32 << 20, device="cuda", dtype=torch.int32)
+    scratch = flush_scratch()
     results = []
     for b, l in SHAPES:
         q = torch.randn(b, HQ, 1, D, device="cuda", dtype=torch.float16)

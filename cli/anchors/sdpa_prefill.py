@@ -11,6 +11,7 @@ import json
 import sys
 
 import torch
+from anchor_timing import flush_scratch, median_us
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 HQ, HKV, D = 32, 8, 128
@@ -20,25 +21,6 @@ CASES = [("1 × 4096", [(4096, 4096)]), ("4 × 2048", [(2048, 2048)] * 4), ("16 
 
 def flops(seqs):
     return sum(4.0 * D * HQ * (l - t + i + 1) for l, t in seqs for i in range(t))
-
-
-def median_us(calls, scratch):
-    for _ in range(5):
-        for c in calls:
-            c()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(30):
-        scratch.sum()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for c in calls:
-            c()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def calls_for(seqs):
@@ -64,7 +46,7 @@ def calls_for(seqs):
 
 
 def main(path):
-    scratch = torch.zeros(32 << 20, device="cuda", dtype=torch.int32)
+    scratch = flush_scratch()
     results = []
     for label, seqs in CASES:
         calls = calls_for(seqs)
@@ -74,7 +56,7 @@ def main(path):
             rec = {"backend": name, "case": label, "sequences": [{"kv_len": l, "new_tokens": t} for l, t in seqs], "causal_flops": f}
             try:
                 with sdpa_kernel(backend):
-                    us = median_us(calls, scratch)
+                    us = median_us(calls, scratch, runs=30, warmup=5)
                 rec.update(median_us=us, tflop_per_s=f / (us * 1e-6) / 1e12)
                 print(f"{name:<15} {label:<11} {us:9.1f} µs  {rec['tflop_per_s']:6.1f} TFLOP/s", flush=True)
             except Exception as ex:  # a backend unavailable for a case is recorded, not fatal
