@@ -269,6 +269,106 @@ fn decode_attention_agrees_bitwise_on_random_batches() {
     });
 }
 
+/// Wide and FP8 decode attention (`attn_decode_wide`) and exact prefill on random
+/// problems: every K/V format including FP8 and mixed rows (E4M3 dimensions at any
+/// multiple of 4), K rows up to 576 and V rows up to 512, one or two KV heads with up to
+/// 20 query heads each (two head blocks), random pages, lengths around chunk edges, both
+/// splits; half the draws as a prefill of up to 6 query tokens per sequence.
+#[test]
+fn wide_decode_and_prefill_agree_bitwise_on_random_calls() {
+    use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
+    use onekernel_ops::attention::{KvFormat, PrefillProblem, RowLayout, Split};
+    differential("wide_decode_and_prefill_agree_bitwise_on_random_calls", |r| {
+        let (d, dv) = [(64u32, 64u32), (128, 96), (320, 320), (512, 512), (576, 512)][r.below(5) as usize];
+        let format = |r: &mut Rng, dim: u32| match r.below(4) {
+            0 => KvFormat::Fp8E4m3,
+            1 => KvFormat::Fp8Mixed { fp8_dims: 4 * r.below(dim / 4 + 1) },
+            _ => [KvFormat::F32, KvFormat::F16, KvFormat::Bf16, KvFormat::Q8_0, KvFormat::Q4_0][r.below(5) as usize],
+        };
+        let (k_format, v_format) = (format(r, d), format(r, dv));
+        let hkv = 1 + r.below(2);
+        let hq = hkv * [1u32, 4, 16, 20][r.below(4) as usize];
+        let page = [1u32, 16, 64][r.below(3) as usize];
+        let b = 1 + r.below(2);
+        let lens: Vec<u32> = (0..b).map(|_| [1u32, 127, 128, 129, 256, 257][r.below(6) as usize].max(length(r, 300) * r.below(2))).collect();
+        let shape = BatchShape {
+            scale: r.range(0.03, 0.2) as f32,
+            softcap: if r.below(3) == 0 { 20.0 } else { 0.0 },
+            max_bias: if r.below(4) == 0 { 8.0 } else { 0.0 },
+            mask: r.below(2) == 0,
+            sinks: (r.below(3) == 0).then(|| r.f32_vec(hq as usize, -2.0, 2.0)),
+            v_head_dim: (dv != d).then_some(dv),
+            ..BatchShape::new(d, hq, hkv, k_format, v_format)
+        };
+        let seqs: Vec<Sequence> = lens.iter().map(|&l| Sequence::random(&shape, r.next_u64(), l)).collect();
+        let shuffle = (r.below(2) == 0).then(|| r.next_u64());
+        let p = pack(&shape, &seqs.iter().collect::<Vec<_>>(), page, shuffle);
+        let split = match r.below(3) {
+            0 => Split::Deterministic,
+            1 => Split::DeterministicLongAfter { long_after: 1 + r.below(300), chunks_per_group: None },
+            _ => Split::Fast { chunk_tokens: 1 + r.below(512) },
+        };
+        let q_tokens: Vec<u32> = lens.iter().map(|&l| 1 + r.below(l.min(6))).collect();
+        let prefill = (r.below(2) == 0).then(|| PrefillProblem {
+            head_dim: d,
+            n_heads: hq,
+            n_kv_heads: hkv,
+            page_size: page,
+            pages_per_seq: p.pages_per_seq,
+            kv_len: lens.clone(),
+            q: r.f32_vec((q_tokens.iter().sum::<u32>() * hq * d) as usize, -1.0, 1.0),
+            q_tokens: q_tokens.clone(),
+            k_format,
+            v_format,
+            k: p.k.clone(),
+            v: p.v.clone(),
+            block_table: p.block_table.clone(),
+            q_layout: RowLayout::dense(hq, d),
+            out_layout: RowLayout::dense(hq, dv),
+            scale: p.scale,
+            softcap: p.softcap,
+            max_bias: p.max_bias,
+            mask: p.mask.clone(),
+            sinks: p.sinks.clone(),
+            v_head_dim: p.v_head_dim,
+        });
+        let what = format!(
+            "K {d} V {dv} Hq {hq} Hkv {hkv} P {page} lens {lens:?} K {k_format:?} V {v_format:?} softcap {} alibi {} mask {} sinks {} paged {} {split:?}{}",
+            shape.softcap,
+            shape.max_bias,
+            shape.mask,
+            shape.sinks.is_some(),
+            shuffle.is_some(),
+            prefill.as_ref().map_or(String::new(), |_| format!(", prefill of {q_tokens:?} tokens"))
+        );
+        let desc = what.clone();
+        (
+            what,
+            Box::new(move |be: &mut dyn Backend| {
+                let (m, artifacts) = (manifest(), root().join("generated"));
+                let mut dev = Device::new(be, &m, &artifacts);
+                let (out, problem) = match &prefill {
+                    Some(pf) => (pf.run(split, &mut dev), pf.as_decode().unwrap()),
+                    None => (p.run(split, &mut dev), p.clone()),
+                };
+                let out = out.unwrap_or_else(|e| panic!("{desc} on {}: {e}", be.name()));
+                if be.name() == "cpu" {
+                    let want = onekernel_ops::attention::reference::reference(&problem);
+                    let (nmse, _) = onekernel_ops::attention::reference::compare(&out, &want);
+                    assert!(
+                        nmse <= 1e-9,
+                        "{desc}: NMSE {nmse:e} against the float64 reference ({} NaN outputs, {} NaN reference values of {})",
+                        out.iter().filter(|x| x.is_nan()).count(),
+                        want.iter().filter(|x| x.is_nan()).count(),
+                        out.len()
+                    );
+                }
+                out
+            }),
+        )
+    });
+}
+
 /// The KV-quant family on random rows: the TBQ and QJL encoders (bytes), every turbo
 /// layout's scores in both domains, QJL scores with and without the projection, Polar
 /// scores and rows, QJL rows, with GQA ratios and token counts around tile edges.
