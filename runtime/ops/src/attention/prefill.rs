@@ -36,19 +36,24 @@ impl RowLayout {
         RowLayout { token_stride: (heads * dim) as usize, head_stride: dim as usize }
     }
 
-    /// Elements a buffer of `tokens` tokens of `heads` rows of `dim` needs.
+    /// Elements a buffer of `tokens` tokens of `heads` rows of `dim` needs (saturating at
+    /// `usize::MAX` for strides no buffer can have).
     pub fn len(&self, tokens: usize, heads: u32, dim: u32) -> usize {
-        if tokens == 0 {
+        if tokens == 0 || heads == 0 {
             0
         } else {
-            (tokens - 1) * self.token_stride + (heads as usize - 1) * self.head_stride + dim as usize
+            (tokens - 1)
+                .saturating_mul(self.token_stride)
+                .saturating_add((heads as usize - 1).saturating_mul(self.head_stride))
+                .saturating_add(dim as usize)
         }
     }
 
     /// Whether rows of `dim` elements of `heads` heads overlap in this layout.
     fn overlaps(&self, heads: u32, dim: u32) -> bool {
         let (h, d) = (heads as usize, dim as usize);
-        (h > 1 && self.head_stride < d) || self.token_stride < (h - 1) * self.head_stride + d
+        let row_span = h.saturating_sub(1).saturating_mul(self.head_stride).saturating_add(d);
+        (h > 1 && self.head_stride < d) || self.token_stride < row_span
     }
 }
 
@@ -115,9 +120,10 @@ impl PrefillProblem {
         self.v_head_dim.unwrap_or(self.head_dim)
     }
 
-    /// The position of each query token, in order: `kv_len[b] − T_b + t`.
+    /// The position of each query token, in order: `kv_len[b] − T_b + t` (a sequence with
+    /// more queries than tokens, which `check` rejects, gives positions from 0).
     pub fn positions(&self) -> Vec<u32> {
-        self.kv_len.iter().zip(&self.q_tokens).flat_map(|(&l, &t)| (l - t..l).collect::<Vec<_>>()).collect()
+        self.kv_len.iter().zip(&self.q_tokens).flat_map(|(&l, &t)| (l.saturating_sub(t)..l).collect::<Vec<_>>()).collect()
     }
 
     /// Rejects a malformed step before anything is launched (the decode checks then
@@ -300,5 +306,9 @@ mod tests {
         assert!(msg(&p).contains("q holds 15 values"));
         p.q_layout = RowLayout { token_stride: 6, head_stride: 4 };
         assert!(msg(&p).contains("overlaps"));
+        // Strides no buffer can have: an error, not an overflow.
+        p.q_layout = RowLayout { token_stride: usize::MAX, head_stride: usize::MAX / 2 };
+        assert!(msg(&p).contains("q holds"), "{}", msg(&p));
+        assert_eq!(RowLayout::dense(0, 4).len(3, 0, 4), 0);
     }
 }
