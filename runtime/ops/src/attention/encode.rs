@@ -16,7 +16,9 @@ impl Device<'_> {
         require(K, "dim", dim > 0 && dim.is_multiple_of(4) && dim <= 1 << 16, || format!("{dim} elements per row: a multiple of 4 up to 65536"))?;
         let f8 = format.fp8_dims(dim as u32) as usize;
         require(K, "format", f8 <= dim && f8.is_multiple_of(4), || format!("fp8_dims = {f8}: a multiple of 4 up to the row's {dim} elements"))?;
-        require(K, "x", rows > 0 && rows < 1 << 31 && rows.checked_mul(dim) == Some(x.len()), || format!("{} values for {rows} rows × {dim}", x.len()))?;
+        require(K, "x", rows > 0 && rows < 1 << 31 && rows.checked_mul(dim) == Some(x.len()), || {
+            format!("{} values for {rows} rows × {dim}", x.len())
+        })?;
         if let Some(i) = x.iter().position(|v| !v.is_finite()) {
             return Err(CallError::Invalid { kernel: K, argument: "x", message: format!("x[{i}] = {} is not finite", x[i]) });
         }
