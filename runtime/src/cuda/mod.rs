@@ -8,7 +8,7 @@
 //! and the driver about 6 s each on the H200). Spec values outside the manifest's
 //! variants (a head size the catalogue does not list) get an instance the same way.
 //! From sm_90 a sequence's later launches (the decode step's combine after its chunk
-//! kernel) are programmatic dependent launches ([`raw_launch`]): each may be scheduled
+//! kernel) are programmatic dependent launches (`raw_launch`): each may be scheduled
 //! while the kernel before it drains, and its entry waits for that kernel's writes.
 //! Without a CUDA driver the backend reports itself unavailable; it never panics.
 

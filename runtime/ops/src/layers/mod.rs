@@ -1,10 +1,10 @@
 //! Per-layer building blocks of large models as calls: rotary position embedding from an
-//! f32 cache ([`Device::rope`], with the cache built in f64 by [`rope_cache`]),
-//! mixture-of-experts top-k routing ([`Device::moe_route`]) and the Sinkhorn-Knopp
-//! normalization of hyper-connection mixing matrices ([`Device::sinkhorn`]).
+//! f32 cache ([`Device::rope`](crate::Device::rope), with the cache built in f64 by [`rope_cache`]),
+//! mixture-of-experts top-k routing ([`Device::moe_route`](crate::Device::moe_route)) and the Sinkhorn-Knopp
+//! normalization of hyper-connection mixing matrices ([`Device::sinkhorn`](crate::Device::sinkhorn)).
 //!
 //! Every call checks its inputs before anything is launched and names the argument it
-//! rejects; [`reference`] holds independent float64 references with their own tests.
+//! rejects; [`reference`](mod@reference) holds independent float64 references with their own tests.
 
 pub mod reference;
 mod rope;

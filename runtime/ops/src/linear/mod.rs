@@ -4,7 +4,7 @@
 //! gather → kernel → scatter sequences the fused forms are proven equal to.
 //!
 //! Every call checks its inputs before anything is launched and names the argument it
-//! rejects. [`reference`] holds independent float64 references, [`fixture`] the runner
+//! rejects. [`reference`](mod@reference) holds independent float64 references, [`fixture`] the runner
 //! of the `gated_delta_net` / `ssm_conv` fixture schema.
 
 mod conv;
