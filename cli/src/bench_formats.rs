@@ -14,10 +14,11 @@
 //!   program in the same device call (`scripts/gpu-evidence.sh`, part `formats`).
 
 use crate::common::{
-    command_line, driver_copies_json, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift,
+    command_line, driver_copies, driver_copies_json, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions,
+    Xorshift,
 };
-use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
+use anyhow::{Context, Result};
+use onekernel_cli::harness::{driver_copy_bytes, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::attention::{DecodeProblem, KvFormat, Split};
 use onekernel_ops::nvfp4::{Activation, Nvfp4};
@@ -94,11 +95,9 @@ fn nvfp4(rows: usize, cols: usize, r: &mut SeqRng) -> Nvfp4 {
 
 /// Runs the benchmark; `Ok(true)` when it ran.
 pub fn bench_formats_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
-        BenchOptions::parse("bench-formats", args, true)?;
-    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
-        bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
-    }
+    let options = BenchOptions::parse("bench-formats", args, true)?;
+    options.reject_attention_options()?;
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, .. } = options;
     let runs = runs as usize;
     let small = quick || smoke;
     if small {
@@ -108,15 +107,7 @@ pub fn bench_formats_cmd(args: &[String]) -> Result<bool> {
     let flush = l2_flush(&manifest, &out, if small { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES })?;
     let mut opened = open_list(&backends, backends_named)?;
     let driver_bytes = driver_copy_bytes(small);
-    let mut driver = Vec::new();
-    for b in opened.iter_mut() {
-        let gbs = driver_copy_gbs(b.as_mut(), driver_bytes, Some(&flush))?.unwrap_or(f64::NAN);
-        eprintln!("{}: driver copy ({} MiB, read + write) {gbs:.1} GB/s", b.name(), driver_bytes >> 20);
-        driver.push(gbs);
-    }
-    // The fastest driver copy of the run (NVIDIA's vkCmdCopyBuffer reaches a fifth of
-    // CUDA's): the device's copy bandwidth for every backend's fractions.
-    let device_gbs = driver.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
+    let (driver, device_gbs) = driver_copies(&mut opened, driver_bytes, &flush)?;
     let mut r = SeqRng::new(0xf8f8);
     let mut records = Vec::new();
     let mut rows = String::new();

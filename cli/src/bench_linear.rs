@@ -16,9 +16,11 @@
 //! style CUDA anchor runs beside this program (`cli/anchors/gdn_ggml.cu`, same shapes,
 //! same flush and timing method; `scripts/gpu-evidence.sh`, part `linear`).
 
-use crate::common::{command_line, driver_copies_json, open_list, read_manifest, time_layers, unix_time, write_evidence, BenchOptions};
-use anyhow::{bail, Context, Result};
-use onekernel_cli::harness::{driver_copy_bytes, driver_copy_gbs, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
+use crate::common::{
+    command_line, driver_copies, driver_copies_json, open_list, read_manifest, time_layers, unix_time, write_evidence, BenchOptions,
+};
+use anyhow::{Context, Result};
+use onekernel_cli::harness::{driver_copy_bytes, l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::linear::{GdnInputs, LinearError};
 use onekernel_ops::{Device, Timing};
@@ -99,11 +101,9 @@ fn step(dev: &mut Device, shape: &Shape) -> Result<(), LinearError> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
-        BenchOptions::parse("bench-linear", args, true)?;
-    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
-        bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
-    }
+    let options = BenchOptions::parse("bench-linear", args, true)?;
+    options.reject_attention_options()?;
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, .. } = options;
     let runs = runs as usize;
     if smoke {
         eprintln!("--smoke: a check of the launch paths at a small shape; the figures below are not measurements");
@@ -112,13 +112,7 @@ pub fn bench_linear_cmd(args: &[String]) -> Result<bool> {
     let flush = l2_flush(&manifest, &out, if smoke { SMOKE_FLUSH_BYTES } else { L2_FLUSH_BYTES })?;
     let mut opened = open_list(&backends, backends_named)?;
     let driver_bytes = driver_copy_bytes(quick || smoke);
-    let mut driver = Vec::new();
-    for b in opened.iter_mut() {
-        let gbs = driver_copy_gbs(b.as_mut(), driver_bytes, Some(&flush))?.unwrap_or(f64::NAN);
-        eprintln!("{}: driver copy ({} MiB, read + write) {gbs:.1} GB/s", b.name(), driver_bytes >> 20);
-        driver.push(gbs);
-    }
-    let device_gbs = driver.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
+    let (driver, device_gbs) = driver_copies(&mut opened, driver_bytes, &flush)?;
     let batches: &[u32] = match (smoke, quick) {
         (true, _) => &[2],
         (false, true) => &[16],

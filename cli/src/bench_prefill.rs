@@ -10,7 +10,7 @@
 //! `scripts/gpu-evidence.sh`, part `prefill`).
 
 use crate::common::{command_line, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use onekernel_cli::harness::{l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::attention::{KvFormat, PrefillProblem, RowLayout, Split};
@@ -63,11 +63,9 @@ fn flops(p: &PrefillProblem) -> f64 {
 
 /// Runs the benchmark; `Ok(true)` when it ran.
 pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
-        BenchOptions::parse("bench-prefill", args, true)?;
-    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || !shapes.is_empty() {
-        bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
-    }
+    let options = BenchOptions::parse("bench-prefill", args, true)?;
+    options.reject_attention_options()?;
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, .. } = options;
     let small = quick || smoke;
     if small {
         eprintln!("--quick/--smoke: one small step, a check of the program, not a measurement");

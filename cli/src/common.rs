@@ -259,6 +259,37 @@ pub struct BenchOptions {
     pub tensor_cores: Vec<TensorCoreMode>,
 }
 
+impl BenchOptions {
+    /// The options of the decode-attention benchmark alone (`--shape`, `--fast-chunk`,
+    /// `--det-chunks`, `--det-long-after`, `--tensor-cores`): an error naming them for the
+    /// other benchmark programs.
+    pub fn reject_attention_options(&self) -> Result<()> {
+        if self.fast_chunk.is_some()
+            || self.det_chunks.is_some()
+            || self.det_long_after.is_some()
+            || !self.tensor_cores.is_empty()
+            || !self.shapes.is_empty()
+        {
+            bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+        }
+        Ok(())
+    }
+}
+
+/// Each backend's driver copy of `bytes` (read + write, GB/s; NaN where it has none),
+/// said on stderr, and the fastest of them: the device's copy bandwidth, which every
+/// backend's fractions use (NVIDIA's `vkCmdCopyBuffer` reaches a fifth of CUDA's).
+pub fn driver_copies(backends: &mut [Box<dyn Backend>], bytes: u64, flush: &Prelude) -> Result<(Vec<f64>, f64)> {
+    let mut gbs = Vec::with_capacity(backends.len());
+    for b in backends.iter_mut() {
+        let g = onekernel_cli::harness::driver_copy_gbs(b.as_mut(), bytes, Some(flush))?.unwrap_or(f64::NAN);
+        eprintln!("{}: driver copy ({} MiB, read + write) {g:.1} GB/s", b.name(), bytes >> 20);
+        gbs.push(g);
+    }
+    let device = gbs.iter().copied().filter(|g| g.is_finite()).fold(f64::NAN, f64::max);
+    Ok((gbs, device))
+}
+
 /// A tensor-core step `onekernel bench --tensor-cores` times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorCoreMode {
