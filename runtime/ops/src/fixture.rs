@@ -64,15 +64,9 @@ fn kv_format(fx: &Value, k: &str) -> Result<KvFormat, String> {
     }
 }
 
-/// The decode problem an attention-schema fixture describes (for `flash_attn_prefill`,
-/// the cache, shapes and options, with the file's `q` taken as it is; see
-/// [`prefill_problem`]).
-pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
-    match fx["kernel"].as_str() {
-        Some("flash_attn_decode" | "flash_attn_prefill") => {}
-        Some(other) => return Err(format!("fixture kernel `{other}` is not supported by this runner")),
-        None => return Err("not an attention fixture: no `kernel` field".into()),
-    }
+/// The fields both attention schemas share, unchecked: the cache, shapes, options and
+/// the file's `q` as it is (one query per sequence for decode, T for prefill).
+fn attention_fields(fx: &Value) -> Result<DecodeProblem, String> {
     let floats = |k: &str| -> Option<Vec<f32>> { (!fx[k].is_null()).then(|| flat(&fx[k]).iter().map(|&x| x as f32).collect()) };
     let bytes = |k: &str| -> Vec<u8> { flat(&fx[k]).iter().map(|&x| x as u8).collect() };
     let p = DecodeProblem {
@@ -99,15 +93,28 @@ pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
     if p.n_seq() != n_seq {
         return Err(format!("`kv_len` holds {} lengths, `n_seq` is {n_seq}", p.n_seq()));
     }
-    if fx["kernel"].as_str() == Some("flash_attn_prefill") {
-        return Ok(p);
-    }
-    p.check().map_err(|e| e.to_string())?;
-    // `n_pages` is redundant with K's size: a file where they disagree is inconsistent.
+    Ok(p)
+}
+
+/// `n_pages` is redundant with K's size: a file where they disagree is inconsistent.
+fn check_n_pages(fx: &Value, pages_in_k: usize) -> Result<(), String> {
     let n_pages = field_u32(fx, "n_pages")?;
-    if n_pages as usize != p.n_pages() {
-        return Err(format!("`n_pages` is {n_pages}, but `k` holds {} pages", p.n_pages()));
+    if n_pages as usize != pages_in_k {
+        return Err(format!("`n_pages` is {n_pages}, but `k` holds {pages_in_k} pages"));
     }
+    Ok(())
+}
+
+/// The decode problem a `flash_attn_decode` fixture describes, checked.
+pub fn attention_problem(fx: &Value) -> Result<DecodeProblem, String> {
+    match fx["kernel"].as_str() {
+        Some("flash_attn_decode") => {}
+        Some(other) => return Err(format!("fixture kernel `{other}` is not supported by this runner")),
+        None => return Err("not an attention fixture: no `kernel` field".into()),
+    }
+    let p = attention_fields(fx)?;
+    p.check().map_err(|e| e.to_string())?;
+    check_n_pages(fx, p.n_pages())?;
     Ok(p)
 }
 
@@ -117,7 +124,7 @@ pub fn prefill_problem(fx: &Value) -> Result<PrefillProblem, String> {
     if fx["kernel"].as_str() != Some("flash_attn_prefill") {
         return Err("not a prefill fixture: `kernel` is not `flash_attn_prefill`".into());
     }
-    let d = attention_problem(fx)?;
+    let d = attention_fields(fx)?;
     let t = field_u32(fx, "n_query_tokens")?;
     let p = PrefillProblem {
         head_dim: d.head_dim,
@@ -142,12 +149,9 @@ pub fn prefill_problem(fx: &Value) -> Result<PrefillProblem, String> {
         sinks: d.sinks,
         v_head_dim: None,
     };
-    let n_pages = field_u32(fx, "n_pages")?;
     let decode = p.as_decode().map_err(|e| e.to_string())?;
     decode.check().map_err(|e| format!("prefill: {e}"))?;
-    if n_pages as usize != decode.n_pages() {
-        return Err(format!("`n_pages` is {n_pages}, but `k` holds {} pages", decode.n_pages()));
-    }
+    check_n_pages(fx, decode.n_pages())?;
     Ok(p)
 }
 
