@@ -15,9 +15,9 @@ pub struct KernelInfo {
     /// The kernel (or a library function it carries) uses `fma`: GLSL declares the
     /// `ok_native_fma` switch ([`FMA_SPEC_ID`]).
     pub uses_fma: bool,
-    /// The kernel has an `mma_f16` statement: GLSL enables cooperative matrices and
-    /// declares the groups' scratch tiles.
-    pub uses_mma: bool,
+    /// The kernel has register tiles: CUDA includes the `mma.sync` helpers, GLSL enables
+    /// cooperative matrices, MSL includes the `simdgroup_matrix` helpers.
+    pub uses_tiles: bool,
     /// The (buffer, element count) pairs its `load_words` statements read, in parameter
     /// order: GLSL declares a vector-typed view of each.
     pub word_views: BTreeSet<(ParamId, u32)>,
@@ -26,13 +26,9 @@ pub struct KernelInfo {
     /// Whether a reduction carries indices (`workgroup_argmax` / `argmin`): one more u32
     /// scratch array, `ok_red_index`.
     pub pair_reductions: bool,
-    /// Words of GLSL's `mma_f16` scratch arrays (`ok_mma_c`, `ok_mma_b`), zero without
-    /// `mma_f16`.
-    pub mma_scratch_words: (u32, u32),
     /// Shared arrays (indices into `Kernel::shared`) CUDA keeps in dynamic shared memory.
     pub cuda_dynamic_shared: Vec<usize>,
-    /// Bytes of shared memory beyond the kernel's own arrays: reduction scratch and the
-    /// `mma_f16` tiles.
+    /// Bytes of shared memory beyond the kernel's own arrays: reduction scratch.
     pub scratch_bytes: u32,
     /// Every variant: one per combination of variant-axis values.
     pub instances: Vec<Instance>,
@@ -45,21 +41,17 @@ pub struct KernelInfo {
 impl KernelInfo {
     /// The facts of `k` (validated IR).
     pub fn of(k: &Kernel) -> Self {
-        let uses_mma = uses_mma(k);
-        let groups = if uses_mma { k.workgroup_invocations() as u32 / 32 } else { 0 };
-        let mma_scratch_words = (MMA_SCRATCH_WORDS.0 * groups, MMA_SCRATCH_WORDS.1 * groups);
         let reduction_types = reduction_types(k);
         let pair_reductions = has_pair_reduction(k);
         let scratch_arrays = reduction_types.len() as u32 + pair_reductions as u32;
-        let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32 + 4 * (mma_scratch_words.0 + mma_scratch_words.1);
+        let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32;
         KernelInfo {
             uses_fma: uses_fma(k),
-            uses_mma,
+            uses_tiles: !k.tiles.is_empty(),
             word_views: word_views(k),
             cuda_dynamic_shared: cuda_dynamic_shared(k, scratch_arrays),
             reduction_types,
             pair_reductions,
-            mma_scratch_words,
             scratch_bytes,
             instances: instances(k),
             has_specs: k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. })),
@@ -165,18 +157,6 @@ fn uses_fma(k: &Kernel) -> bool {
     }
     found
 }
-
-/// Whether a kernel has an `mma_f16` statement: GLSL then enables cooperative matrices
-/// and declares the groups' scratch tiles (`ok_mma_c`).
-fn uses_mma(k: &Kernel) -> bool {
-    let mut found = false;
-    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| found |= matches!(s.kind, onekernel_dsl::ir::StmtKind::Mma(_)));
-    found
-}
-
-/// 32-bit words of GLSL's `mma_f16` scratch per group of 32 invocations: the 16 × 8 f32
-/// product tile (`ok_mma_c`) and the 16 × 8 f16 B tile of one k step (`ok_mma_b`).
-pub const MMA_SCRATCH_WORDS: (u32, u32) = (128, 64);
 
 /// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
 /// parameter order: GLSL declares a vector-typed view of each.

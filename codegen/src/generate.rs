@@ -109,6 +109,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
         push_constants: push,
         spec_constants: specs,
         shared_bytes: declared + info.scratch_bytes,
+        tiles: info.uses_tiles.then(manifest::TileFeatures::standard),
         functions: k.functions.iter().map(|f| f.name.clone()).collect(),
         cuda: CudaEntry {
             source: artifact(paths.0.clone(), cuda.as_bytes()),
@@ -123,7 +124,6 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
             entry: "main".into(),
             target_env: spirv::TARGET_ENV.into(),
             fma_spec_id: info.uses_fma.then_some(FMA_SPEC_ID),
-            cooperative_matrix: info.uses_mma,
             f16_spec_id: Some(F16_SPEC_ID),
             reflection,
         },

@@ -16,11 +16,12 @@ use tera::{Context, Tera};
 const TEMPLATES: &[(&str, &str)] = &[
     ("cuda/kernel.cu.tera", include_str!("../../templates/cuda/kernel.cu.tera")),
     ("cuda/helpers.cuh", include_str!("../../templates/cuda/helpers.cuh")),
-    ("cuda/mma.cuh", include_str!("../../templates/cuda/mma.cuh")),
+    ("cuda/tile.cuh", include_str!("../../templates/cuda/tile.cuh")),
     ("glsl/kernel.comp.tera", include_str!("../../templates/glsl/kernel.comp.tera")),
     ("glsl/helpers.glsl", include_str!("../../templates/glsl/helpers.glsl")),
     ("msl/kernel.metal.tera", include_str!("../../templates/msl/kernel.metal.tera")),
     ("msl/helpers.metal", include_str!("../../templates/msl/helpers.metal")),
+    ("msl/tile.metal", include_str!("../../templates/msl/tile.metal")),
 ];
 
 fn tera() -> Result<&'static Tera, String> {
@@ -124,9 +125,7 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("dyn_bytes", &dyn_bytes);
     ctx.insert("shared", &shared);
     ctx.insert("uses_fma", &info.uses_fma);
-    ctx.insert("uses_mma", &info.uses_mma);
-    ctx.insert("mma_c_words", &info.mma_scratch_words.0);
-    ctx.insert("mma_b_words", &info.mma_scratch_words.1);
+    ctx.insert("uses_tiles", &info.uses_tiles);
     ctx.insert("fma_spec_id", &FMA_SPEC_ID);
     ctx.insert("f16_spec_id", &F16_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();

@@ -187,6 +187,9 @@ pub struct Kernel {
     pub params: Vec<Param>,
     /// Workgroup-shared arrays.
     pub shared: Vec<SharedDecl>,
+    /// Register tiles (one of each per group of 32 invocations).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiles: Vec<TileDecl>,
     /// Local variables.
     pub locals: Vec<LocalDecl>,
     /// The body.
@@ -417,13 +420,11 @@ pub enum StmtKind {
         /// Groups that may stay in flight (a literal, 0…7).
         pending: u32,
     },
-    /// `mma_f16(acc, …, a, …, b, …, k);`: a 16 × `cols` tile of f32 accumulators in
-    /// shared memory plus the product of a 16 × `k` and a `k` × 8 matrix of f16 values
-    /// held in shared arrays, computed by an aligned group of 32 invocations together
-    /// (docs/DSL.md, "Matrix multiply-accumulate"). The backends use tensor cores, whose
-    /// sums are rounded differently from the interpreter's, so a kernel that uses it is
-    /// declared `fast`.
-    Mma(Box<Mma>),
+    /// A register-tile operation (`tile_fill`, `tile_load`, `tile_store`, `tile_mma`,
+    /// `tile_scale`), computed by an aligned group of 32 invocations together on the
+    /// tiles it names (docs/DSL.md, "Register tiles"). Tensor cores round their sums
+    /// differently from the interpreter, so a kernel that uses tiles is `fast`.
+    Tile(Box<TileOp>),
     /// `var = workgroup_sum(value);` (or max / min): every invocation gets the result
     /// of the fixed stride-halving tree over the local linear index. With `arg`
     /// (`let (v, i) = workgroup_argmax(value, index);`, max or min only) the tree carries
@@ -452,50 +453,156 @@ pub struct ReduceArg {
     pub index: Expr,
 }
 
-/// The operands of [`StmtKind::Mma`]: `acc[i][j] += Σ_kk A[i][kk] · B[kk][j]` for
-/// i < 16, j < `cols` (≤ 8), kk < `k`.
-///
-/// `a` and `b` are shared arrays of u32 words, each holding two f16 values (the low half
-/// first); their indices and strides count f16 values and are multiples of 8 (rows of
-/// 16 bytes). `A[i][kk]` is value `a_index + i · a_stride + kk`, or
-/// `a_index + kk · a_stride + i` with `a_col_major`; `B[kk][j]` is value
-/// `b_index + j · b_stride + kk` (each column contiguous; columns ≥ `cols` are not read
-/// and need not lie in the array). `acc[i][j]` is f32 element
-/// `acc_index + i · acc_row_stride + j · acc_col_stride` of a shared f32 array.
-#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
-pub struct Mma {
-    /// The accumulators' shared f32 array.
-    pub acc: SharedId,
-    /// Element of `acc[0][0]` (u32).
-    pub acc_index: Expr,
-    /// Elements from one accumulator row to the next (u32).
-    pub acc_row_stride: Expr,
-    /// Elements from one accumulator column to the next (u32).
-    pub acc_col_stride: Expr,
-    /// Accumulator columns read and written, 0…8 (u32).
-    pub cols: Expr,
-    /// The shared u32 array holding A.
-    pub a: SharedId,
-    /// f16 value index of `A[0][0]` (u32, a multiple of 8).
-    pub a_index: Expr,
-    /// f16 values from one row of A to the next (from one column with `a_col_major`).
-    pub a_stride: Expr,
-    /// A is stored column by column.
-    pub a_col_major: bool,
-    /// The shared u32 array holding B.
-    pub b: SharedId,
-    /// f16 value index of `B[0][0]` (u32, a multiple of 8).
-    pub b_index: Expr,
-    /// f16 values from one column of B to the next (u32, a multiple of 8).
-    pub b_stride: Expr,
-    /// The inner dimension: a literal multiple of 16.
-    pub k: u32,
+/// Index of a register tile in [`Kernel::tiles`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize, PartialOrd, Ord)]
+pub struct TileId(pub u32);
+
+/// Rows, columns and inner dimension of every tile: 16 × 16 operands, 16 × 16 × 16
+/// products (docs/DSL.md, "Register tiles").
+pub const TILE_DIM: u32 = 16;
+
+/// What a register tile holds.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TileRole {
+    /// `tile_a()`: the left operand of a product, 16 rows × 16 (inner) f16 values.
+    A,
+    /// `tile_b()`: the right operand, 16 (inner) rows × 16 columns of f16 values.
+    B,
+    /// `tile_acc()`: 16 × 16 f32 accumulators.
+    Acc,
 }
 
-impl Mma {
+impl TileRole {
+    /// The DSL function that declares a tile of this role.
+    pub fn constructor(self) -> &'static str {
+        match self {
+            TileRole::A => "tile_a",
+            TileRole::B => "tile_b",
+            TileRole::Acc => "tile_acc",
+        }
+    }
+
+    /// The element type of the memory it is loaded from (and an accumulator stored to):
+    /// u32 words of two f16 values for operands, f32 for accumulators.
+    pub fn memory_elem(self) -> Scalar {
+        match self {
+            TileRole::A | TileRole::B => Scalar::U32,
+            TileRole::Acc => Scalar::F32,
+        }
+    }
+
+    /// Values that one index or stride must be a multiple of: rows start on 16-byte
+    /// boundaries (8 f16 values, 4 f32 values), as `ldmatrix` and
+    /// `OpCooperativeMatrixLoadKHR` require.
+    pub fn alignment(self) -> u32 {
+        match self {
+            TileRole::A | TileRole::B => 8,
+            TileRole::Acc => 4,
+        }
+    }
+}
+
+/// A register tile (`let t = tile_acc();`), owned by each aligned group of 32
+/// invocations: every group has its own, held in the registers of its invocations.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct TileDecl {
+    /// The name in the source.
+    pub name: String,
+    /// What it holds.
+    pub role: TileRole,
+    /// Where it is declared.
+    pub span: SpanId,
+}
+
+/// One register-tile operation ([`StmtKind::Tile`]). Element (i, j) of memory holding a
+/// tile is at `index + i · stride + j`, or `index + j · stride + i` with `col_major`;
+/// for operands, `index` and `stride` count f16 values of a u32 array (two per word, the
+/// low half first) and are multiples of 8; for accumulators they count f32 values and
+/// are multiples of 4. Every operand expression must have one value across a group.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TileOp {
+    /// `tile_fill(acc, value);`: every accumulator becomes `value` (f32).
+    Fill {
+        /// The accumulator tile.
+        tile: TileId,
+        /// The value (f32).
+        value: Expr,
+    },
+    /// `tile_load(t, src, index, stride, col_major);`: a tile from a shared array or a
+    /// read-only buffer.
+    Load {
+        /// The tile written.
+        tile: TileId,
+        /// A shared array or a buffer parameter.
+        src: Place,
+        /// Element of (0, 0) (u32).
+        index: Expr,
+        /// Elements from one row to the next (one column with `col_major`) (u32).
+        stride: Expr,
+        /// The memory holds the tile column by column.
+        col_major: bool,
+    },
+    /// `tile_store(acc, dst, index, stride, col_major);`: an accumulator tile into a shared
+    /// array or a writable buffer of f32.
+    Store {
+        /// The accumulator tile read.
+        tile: TileId,
+        /// A shared array or a buffer parameter.
+        dst: Place,
+        /// Element of (0, 0) (u32).
+        index: Expr,
+        /// Elements from one row to the next (one column with `col_major`) (u32).
+        stride: Expr,
+        /// The memory holds the tile column by column.
+        col_major: bool,
+    },
+    /// `tile_mma(acc, a, b);`: `acc[i][j] += Σ_k a[i][k] · b[k][j]`.
+    Mma {
+        /// The accumulator tile updated.
+        acc: TileId,
+        /// The A operand.
+        a: TileId,
+        /// The B operand.
+        b: TileId,
+    },
+    /// `tile_scale(acc, value);`: every accumulator times `value` (f32), rounded once.
+    Scale {
+        /// The accumulator tile.
+        tile: TileId,
+        /// The factor (f32).
+        value: Expr,
+    },
+}
+
+impl TileOp {
     /// The expressions it evaluates, in argument order.
-    pub fn exprs(&self) -> [&Expr; 8] {
-        [&self.acc_index, &self.acc_row_stride, &self.acc_col_stride, &self.cols, &self.a_index, &self.a_stride, &self.b_index, &self.b_stride]
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            TileOp::Fill { value, .. } | TileOp::Scale { value, .. } => vec![value],
+            TileOp::Load { index, stride, .. } | TileOp::Store { index, stride, .. } => vec![index, stride],
+            TileOp::Mma { .. } => vec![],
+        }
+    }
+
+    /// The tiles it names, the written one first.
+    pub fn tiles(&self) -> Vec<TileId> {
+        match self {
+            TileOp::Fill { tile, .. } | TileOp::Scale { tile, .. } | TileOp::Load { tile, .. } | TileOp::Store { tile, .. } => vec![*tile],
+            TileOp::Mma { acc, a, b } => vec![*acc, *a, *b],
+        }
+    }
+
+    /// The DSL function's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TileOp::Fill { .. } => "tile_fill",
+            TileOp::Load { .. } => "tile_load",
+            TileOp::Store { .. } => "tile_store",
+            TileOp::Mma { .. } => "tile_mma",
+            TileOp::Scale { .. } => "tile_scale",
+        }
     }
 }
 

@@ -35,7 +35,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             None => vec![value],
         },
         StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
-        StmtKind::Mma(m) => m.exprs().to_vec(),
+        StmtKind::Tile(t) => t.exprs(),
         StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => vec![],
     }
 }

@@ -1,6 +1,7 @@
 //! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
 
 use super::{Dialect, FieldText, SignatureBuffer};
+use onekernel_dsl::ir::TileRole;
 use onekernel_dsl::ir::Access;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
@@ -160,24 +161,37 @@ impl Dialect for Cuda {
         "__syncthreads()"
     }
 
-    // Tensor cores through the template's helper (ldmatrix + mma.sync m16n8k16).
-    fn mma(&self, m: &super::MmaText) -> Vec<String> {
-        vec![format!(
-            "ok_mma_f16<{}u, {}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ok_lindex);",
-            m.k,
-            m.a_col_major,
-            m.acc,
-            m.acc_index,
-            m.acc_row_stride,
-            m.acc_col_stride,
-            m.cols,
-            m.a,
-            m.a_index,
-            m.a_stride,
-            m.b,
-            m.b_index,
-            m.b_stride
-        )]
+    // Tiles are mma.sync m16n8k16 fragments in registers (templates/cuda/tile.cuh):
+    // operands four 32-bit registers of f16 pairs per invocation, accumulators eight f32.
+    fn tile_decl(&self, role: TileRole, name: &str) -> String {
+        match role {
+            TileRole::Acc => format!("float {name}[8]"),
+            _ => format!("unsigned int {name}[4]"),
+        }
+    }
+
+    fn tile_fill(&self, name: &str, value: &str, scale: bool) -> Vec<String> {
+        vec![format!("ok_tile_{}({name}, {value});", if scale { "scale" } else { "fill" })]
+    }
+
+    fn tile_mma(&self, acc: &str, a: &str, b: &str) -> Vec<String> {
+        vec![format!("ok_tile_mma({acc}, {a}, {b});")]
+    }
+
+    fn tile_load(&self, role: TileRole, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let (index, stride, col) = (&m.index, &m.stride, m.col_major);
+        let f = match (role, m.shared) {
+            (TileRole::Acc, _) => format!("ok_tile_load_f32<{col}>"),
+            (_, true) => format!("ok_tile_ldmatrix<{}, {col}>", role == TileRole::B),
+            (_, false) => format!("ok_tile_load_f16<{}, {col}>", role == TileRole::B),
+        };
+        let sync = if m.shared { "__syncwarp(); " } else { "" };
+        vec![format!("{sync}{f}({name}, {}, {index}, {stride}, ok_lindex);", m.array)]
+    }
+
+    fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let sync = if m.shared { " __syncwarp();" } else { "" };
+        vec![format!("ok_tile_store_f32<{}>({name}, {}, {}, {}, ok_lindex);{sync}", m.col_major, m.array, m.index, m.stride)]
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

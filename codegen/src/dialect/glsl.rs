@@ -1,11 +1,43 @@
 //! GLSL 450 for Vulkan, compiled to SPIR-V by shaderc.
 
 use super::Dialect;
+use onekernel_dsl::ir::TileRole;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// The GLSL dialect.
 pub struct Glsl;
+
+/// Orders a subgroup's shared-memory accesses around a tile load or store.
+const SUBGROUP_SYNC: &str = "subgroupMemoryBarrierShared(); subgroupBarrier();";
+
+/// The cooperative-matrix type of a tile.
+fn coopmat_type(role: TileRole) -> &'static str {
+    match role {
+        TileRole::A => "coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>",
+        TileRole::B => "coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>",
+        TileRole::Acc => "coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>",
+    }
+}
+
+fn coopmat_layout(col_major: bool) -> &'static str {
+    if col_major {
+        "gl_CooperativeMatrixLayoutColumnMajor"
+    } else {
+        "gl_CooperativeMatrixLayoutRowMajor"
+    }
+}
+
+impl Glsl {
+    /// The array a tile moves through: a shared array, or a buffer block's `data`.
+    fn tile_array(&self, m: &super::TileMemory) -> String {
+        if m.shared {
+            m.array.clone()
+        } else {
+            format!("{}.data", m.array)
+        }
+    }
+}
 
 impl Dialect for Glsl {
     fn name(&self) -> &'static str {
@@ -117,46 +149,46 @@ impl Dialect for Glsl {
         "barrier()"
     }
 
-    // Cooperative matrices (VK_KHR_cooperative_matrix, 16 × 16 × 16 A, 16 × 8 B and C):
-    // the product of the k steps from zero, stored to the group's scratch tile, then
-    // added to the accumulators element by element (their layout is general, a
-    // cooperative matrix's is not). A and B are read from the u32 arrays, so offsets and
-    // strides count words.
-    fn mma(&self, m: &super::MmaText) -> Vec<String> {
-        let layout_a = if m.a_col_major { "gl_CooperativeMatrixLayoutColumnMajor" } else { "gl_CooperativeMatrixLayoutRowMajor" };
-        let a_k = if m.a_col_major { format!("ok_mk * ({})", m.a_stride) } else { "ok_mk".to_string() };
-        let acc_t = "coopmat<float, gl_ScopeSubgroup, 16, 8, gl_MatrixUseAccumulator>";
-        vec![
-            "{".to_string(),
-            "    const uint ok_mg = ok_lindex / 32u; const uint ok_ml = ok_lindex % 32u;".to_string(),
-            format!("    {acc_t} ok_mc = {acc_t}(0.0);"),
-            "    subgroupMemoryBarrierShared(); subgroupBarrier();".to_string(),
-            format!("    for (uint ok_mk = 0u; ok_mk < {}u; ok_mk += 16u) {{", m.k),
-            "        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> ok_ma;".to_string(),
-            "        coopmat<float16_t, gl_ScopeSubgroup, 16, 8, gl_MatrixUseB> ok_mb;".to_string(),
-            format!("        coopMatLoad(ok_ma, {}, ({} + {a_k}) / 2u, ({}) / 2u, {layout_a});", m.a, m.a_index, m.a_stride),
-            // B's 16 × 8 tile through the group's scratch: columns past `cols` are zeros
-            // and need not lie in the array.
-            "        for (uint ok_mw = ok_ml; ok_mw < 64u; ok_mw += 32u) {".to_string(),
-            format!("            const uint ok_mj = ok_mw / 8u; ok_mma_b[ok_mg * 64u + ok_mw] = ok_mj < {} ? {}[({} + ok_mj * ({}) + ok_mk) / 2u + ok_mw % 8u] : 0u;", m.cols, m.b, m.b_index, m.b_stride),
-            "        }".to_string(),
-            "        subgroupMemoryBarrierShared(); subgroupBarrier();".to_string(),
-            "        coopMatLoad(ok_mb, ok_mma_b, ok_mg * 64u, 8u, gl_CooperativeMatrixLayoutColumnMajor);".to_string(),
-            "        ok_mc = coopMatMulAdd(ok_ma, ok_mb, ok_mc);".to_string(),
-            "        subgroupMemoryBarrierShared(); subgroupBarrier();".to_string(),
-            "    }".to_string(),
-            "    coopMatStore(ok_mc, ok_mma_c, ok_mg * 128u, 8u, gl_CooperativeMatrixLayoutRowMajor);".to_string(),
-            "    subgroupMemoryBarrierShared(); subgroupBarrier();".to_string(),
-            "    for (uint ok_me = ok_ml; ok_me < 128u; ok_me += 32u) {".to_string(),
-            "        const uint ok_mi = ok_me / 8u; const uint ok_mj = ok_me % 8u;".to_string(),
-            format!(
-                "        if (ok_mj < {}) {{ const uint ok_mx = {} + ok_mi * ({}) + ok_mj * ({}); {acc}[ok_mx] = {acc}[ok_mx] + ok_mma_c[ok_mg * 128u + ok_me]; }}",
-                m.cols, m.acc_index, m.acc_row_stride, m.acc_col_stride, acc = m.acc
-            ),
-            "    }".to_string(),
-            "    subgroupMemoryBarrierShared(); subgroupBarrier();".to_string(),
-            "}".to_string(),
-        ]
+    // Tiles are cooperative matrices of the subgroup (VK_KHR_cooperative_matrix), 16 × 16,
+    // f16 operands and f32 accumulators. Operands load from u32 arrays, so their index and
+    // stride count words (the DSL's f16 counts are even). A subgroup barrier orders the
+    // group's own shared-memory writes before a load and a store before the group's reads.
+    fn tile_decl(&self, role: TileRole, name: &str) -> String {
+        format!("{} {name}", coopmat_type(role))
+    }
+
+    fn tile_fill(&self, name: &str, value: &str, scale: bool) -> Vec<String> {
+        if scale {
+            vec![format!("{name} = {name} * ({value});")]
+        } else {
+            vec![format!("{name} = {}({value});", coopmat_type(TileRole::Acc))]
+        }
+    }
+
+    fn tile_mma(&self, acc: &str, a: &str, b: &str) -> Vec<String> {
+        vec![format!("{acc} = coopMatMulAdd({a}, {b}, {acc});")]
+    }
+
+    fn tile_load(&self, role: TileRole, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let layout = coopmat_layout(m.col_major);
+        let (index, stride) = match role {
+            TileRole::Acc => (m.index.clone(), m.stride.clone()),
+            _ => (format!("({}) / 2u", m.index), format!("({}) / 2u", m.stride)),
+        };
+        let mut lines = Vec::new();
+        if m.shared {
+            lines.push(SUBGROUP_SYNC.to_string());
+        }
+        lines.push(format!("coopMatLoad({name}, {}, {index}, {stride}, {layout});", self.tile_array(m)));
+        lines
+    }
+
+    fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let mut lines = vec![format!("coopMatStore({name}, {}, {}, {}, {});", self.tile_array(m), m.index, m.stride, coopmat_layout(m.col_major))];
+        if m.shared {
+            lines.push(SUBGROUP_SYNC.to_string());
+        }
+        lines
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

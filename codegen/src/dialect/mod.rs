@@ -13,7 +13,7 @@ pub use cuda::Cuda;
 pub use glsl::Glsl;
 pub use msl::Msl;
 
-use onekernel_dsl::ir::{Access, Builtin, Param};
+use onekernel_dsl::ir::{Access, Builtin, Param, TileRole};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// A buffer parameter as the signature and the bindings spell it.
@@ -26,35 +26,21 @@ pub struct SignatureBuffer<'a> {
     pub access: Access,
 }
 
-/// The printed operands of an `mma_f16` statement (see `onekernel_dsl::ir::Mma`): array
-/// names and expressions as text.
-pub struct MmaText {
-    /// The accumulators' shared f32 array.
-    pub acc: String,
-    /// Element of `acc[0][0]`.
-    pub acc_index: String,
-    /// Elements between accumulator rows.
-    pub acc_row_stride: String,
-    /// Elements between accumulator columns.
-    pub acc_col_stride: String,
-    /// Accumulator columns (≤ 8).
-    pub cols: String,
-    /// The shared u32 array of A.
-    pub a: String,
-    /// f16 index of `A[0][0]`.
-    pub a_index: String,
-    /// f16 values between rows of A (columns with `a_col_major`).
-    pub a_stride: String,
-    /// A is stored column by column.
-    pub a_col_major: bool,
-    /// The shared u32 array of B.
-    pub b: String,
-    /// f16 index of `B[0][0]`.
-    pub b_index: String,
-    /// f16 values between columns of B.
-    pub b_stride: String,
-    /// The inner dimension (a multiple of 16).
-    pub k: u32,
+/// Memory a tile is loaded from or stored to, as printed.
+pub struct TileMemory {
+    /// The array: a shared array's name, or a buffer's.
+    pub array: String,
+    /// It is workgroup-shared memory (else a storage buffer).
+    pub shared: bool,
+    /// A buffer the kernel does not write.
+    pub read_only: bool,
+    /// Element `(i, j)`'s index: `index + i · stride + j` (`col_major`: `+ j · stride + i`),
+    /// counting f16 values for operand tiles and f32 values for accumulators.
+    pub index: String,
+    /// See `index`.
+    pub stride: String,
+    /// The memory holds the tile column by column.
+    pub col_major: bool,
 }
 
 /// A shared-array index `base + ((x >> k) & mask)` as printed parts (`mask + 1` a power
@@ -298,46 +284,21 @@ pub trait Dialect {
         false
     }
 
-    /// A barrier among the 32 invocations of an `mma_f16` group (execution and shared
-    /// memory), for the default `mma`.
-    fn group_barrier(&self) -> &'static str {
-        "barrier()"
-    }
+    /// The declaration of a register tile of `role` named `name` (without `;`), at the
+    /// top of the kernel body.
+    fn tile_decl(&self, role: TileRole, name: &str) -> String;
 
-    /// `mma_f16`: the lines that add the tile's product to its accumulators. By default
-    /// the interpreter's meaning as a loop, each of the group's 32 invocations computing
-    /// four of the 16 × 8 accumulators with one `fma` per product in inner-index order,
-    /// for languages whose matrix instructions are not generated yet.
-    fn mma(&self, m: &MmaText) -> Vec<String> {
-        let u = self.scalar(Scalar::U32);
-        let f = self.scalar(Scalar::F32);
-        let a_at = if m.a_col_major {
-            format!("{} + ok_mk * ({}) + ok_mi", m.a_index, m.a_stride)
-        } else {
-            format!("{} + ok_mi * ({}) + ok_mk", m.a_index, m.a_stride)
-        };
-        let half = |arr: &str, h: &str| format!("ok_f16_to_f32(({arr}[({h}) / 2u] >> (16u * (({h}) % 2u))) & 0xffffu)");
-        let sync = self.group_barrier();
-        vec![
-            "{".to_string(),
-            format!("    const {u} ok_ml = {} % 32u;", self.local_linear_id()),
-            format!("    {sync};"),
-            format!("    for ({u} ok_me = ok_ml; ok_me < 128u; ok_me += 32u) {{"),
-            format!("        const {u} ok_mi = ok_me / 8u; const {u} ok_mj = ok_me % 8u;"),
-            format!("        if (ok_mj < {}) {{", m.cols),
-            format!("            const {u} ok_mc = {} + ok_mi * ({}) + ok_mj * ({});", m.acc_index, m.acc_row_stride, m.acc_col_stride),
-            format!("            {f} ok_ms = {}[ok_mc];", m.acc),
-            format!("            for ({u} ok_mk = 0u; ok_mk < {}u; ok_mk++) {{", m.k),
-            format!("                const {u} ok_ha = {a_at}; const {u} ok_hb = {} + ok_mj * ({}) + ok_mk;", m.b_index, m.b_stride),
-            format!("                ok_ms = ok_fma_f32({}, {}, ok_ms);", half(&m.a, "ok_ha"), half(&m.b, "ok_hb")),
-            "            }".to_string(),
-            format!("            {}[ok_mc] = ok_ms;", m.acc),
-            "        }".to_string(),
-            "    }".to_string(),
-            format!("    {sync};"),
-            "}".to_string(),
-        ]
-    }
+    /// `tile_fill(acc, value)` (or, with `scale`, `tile_scale(acc, value)`): the lines.
+    fn tile_fill(&self, name: &str, value: &str, scale: bool) -> Vec<String>;
+
+    /// `tile_mma(acc, a, b)`: the lines.
+    fn tile_mma(&self, acc: &str, a: &str, b: &str) -> Vec<String>;
+
+    /// `tile_load(tile, …)` of a tile of `role`: the lines.
+    fn tile_load(&self, role: TileRole, name: &str, m: &TileMemory) -> Vec<String>;
+
+    /// `tile_store(acc, …)`: the lines.
+    fn tile_store(&self, name: &str, m: &TileMemory) -> Vec<String>;
 
     /// Declaration of a workgroup-shared array of `len` elements (without `;`).
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String;

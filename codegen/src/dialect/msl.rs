@@ -1,12 +1,15 @@
 //! Metal Shading Language, compiled on macOS with safe math and contraction off.
 
 use super::{Dialect, SignatureBuffer};
-use onekernel_dsl::ir::Access;
+use onekernel_dsl::ir::{Access, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// The MSL dialect.
 pub struct Msl;
+
+/// Orders a SIMD group's threadgroup-memory accesses around a tile load or store.
+const MSL_SIMD_SYNC: &str = "simdgroup_barrier(mem_flags::mem_threadgroup)";
 
 impl Dialect for Msl {
     fn name(&self) -> &'static str {
@@ -120,11 +123,46 @@ impl Dialect for Msl {
         "threadgroup_barrier(mem_flags::mem_threadgroup)"
     }
 
-    // Apple GPUs' SIMD groups are 32 wide: one `mma_f16` group each. The statement uses
-    // the default loop (the interpreter's bits) until `simdgroup_matrix` code can be
-    // compiled and measured on a Mac (docs/CODEGEN.md).
-    fn group_barrier(&self) -> &'static str {
-        "simdgroup_barrier(mem_flags::mem_threadgroup)"
+    // Tiles are 2 × 2 blocks of the SIMD group's 8 × 8 `simdgroup_matrix` values
+    // (templates/msl/tile.metal); Apple GPUs' SIMD groups are 32 wide, one group each.
+    // Operands load through `half` pointers to the u32 arrays; a SIMD-group barrier orders
+    // the group's own threadgroup-memory writes before a load and a store before reads.
+    fn tile_decl(&self, role: TileRole, name: &str) -> String {
+        match role {
+            TileRole::Acc => format!("simdgroup_float8x8 {name}[4]"),
+            _ => format!("simdgroup_half8x8 {name}[4]"),
+        }
+    }
+
+    fn tile_fill(&self, name: &str, value: &str, scale: bool) -> Vec<String> {
+        vec![format!("ok_tile_{}({name}, {value});", if scale { "scale" } else { "fill" })]
+    }
+
+    fn tile_mma(&self, acc: &str, a: &str, b: &str) -> Vec<String> {
+        vec![format!("ok_tile_mma({acc}, {a}, {b});")]
+    }
+
+    fn tile_load(&self, role: TileRole, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let ptr = match (role, m.shared, m.read_only) {
+            (TileRole::Acc, _, _) => m.array.clone(),
+            (_, true, _) => format!("ok_tile_halves_tg({})", m.array),
+            (_, false, true) => format!("ok_tile_halves_ro({})", m.array),
+            (_, false, false) => format!("ok_tile_halves_rw({})", m.array),
+        };
+        let mut lines = Vec::new();
+        if m.shared {
+            lines.push(format!("{};", MSL_SIMD_SYNC));
+        }
+        lines.push(format!("ok_tile_load({name}, {ptr}, {}, {}, {});", m.index, m.stride, m.col_major));
+        lines
+    }
+
+    fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
+        let mut lines = vec![format!("ok_tile_store({name}, {}, {}, {}, {});", m.array, m.index, m.stride, m.col_major)];
+        if m.shared {
+            lines.push(format!("{};", MSL_SIMD_SYNC));
+        }
+        lines
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

@@ -16,7 +16,7 @@ pub use names::ident;
 
 use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, UnaryOp,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, TileOp, UnaryOp,
     VarId,
 };
 use onekernel_dsl::types::{Literal, Scalar, VarType};
@@ -53,6 +53,10 @@ impl<'a> Printer<'a> {
     /// The kernel body.
     pub fn body(mut self) -> String {
         let k = self.k;
+        for t in &k.tiles {
+            let decl = self.d.tile_decl(t.role, &tile_name(&t.name));
+            self.line(&format!("{decl};"));
+        }
         self.block(&k.body);
         self.out
     }
@@ -165,7 +169,7 @@ impl<'a> Printer<'a> {
                 }
             }
             StmtKind::LoadWords { dst, dst_index, src, src_index, words } => self.load_words(*dst, dst_index, src, src_index, *words),
-            StmtKind::Mma(m) => self.mma(m),
+            StmtKind::Tile(t) => self.tile(t),
             StmtKind::AsyncCommit => {
                 if let Some(line) = self.d.async_commit() {
                     self.line(line);
@@ -287,27 +291,39 @@ impl<'a> Printer<'a> {
         self.line(&line);
     }
 
-    /// `mma_f16`: the operands printed, the dialect's tile code.
-    fn mma(&mut self, m: &onekernel_dsl::ir::Mma) {
-        let arr = |id: onekernel_dsl::ir::SharedId| shared_name(&self.k.shared[id.0 as usize].name);
-        let text = crate::dialect::MmaText {
-            acc: arr(m.acc),
-            acc_index: self.expr(&m.acc_index),
-            acc_row_stride: self.expr(&m.acc_row_stride),
-            acc_col_stride: self.expr(&m.acc_col_stride),
-            cols: self.expr(&m.cols),
-            a: arr(m.a),
-            a_index: self.expr(&m.a_index),
-            a_stride: self.expr(&m.a_stride),
-            a_col_major: m.a_col_major,
-            b: arr(m.b),
-            b_index: self.expr(&m.b_index),
-            b_stride: self.expr(&m.b_stride),
-            k: m.k,
+    /// A tile operation: its operands printed, the dialect's lines.
+    fn tile(&mut self, t: &TileOp) {
+        let name = |id: onekernel_dsl::ir::TileId| tile_name(&self.k.tiles[id.0 as usize].name);
+        let lines = match t {
+            TileOp::Fill { tile, value } => self.d.tile_fill(&name(*tile), &self.expr(value), false),
+            TileOp::Scale { tile, value } => self.d.tile_fill(&name(*tile), &self.expr(value), true),
+            TileOp::Mma { acc, a, b } => self.d.tile_mma(&name(*acc), &name(*a), &name(*b)),
+            TileOp::Load { tile, src, index, stride, col_major } => {
+                let m = self.tile_memory(*src, index, stride, *col_major);
+                self.d.tile_load(self.k.tiles[tile.0 as usize].role, &name(*tile), &m)
+            }
+            TileOp::Store { tile, dst, index, stride, col_major } => {
+                let m = self.tile_memory(*dst, index, stride, *col_major);
+                self.d.tile_store(&name(*tile), &m)
+            }
         };
-        for line in self.d.mma(&text) {
+        for line in lines {
             self.line(&line);
         }
+    }
+
+    /// The memory operands of a tile load or store, printed.
+    fn tile_memory(&self, place: Place, index: &Expr, stride: &Expr, col_major: bool) -> crate::dialect::TileMemory {
+        let (array, shared, read_only) = match place {
+            Place::Shared(s) => (shared_name(&self.k.shared[s.0 as usize].name), true, false),
+            Place::Buffer(p) => {
+                let param = &self.k.params[p.0 as usize];
+                let read_only = matches!(param.kind, ParamKind::Buffer { access: onekernel_dsl::ir::Access::ReadOnly, .. });
+                (ident(&param.name), false, read_only)
+            }
+            Place::Local(l) => (self.local(l), false, false),
+        };
+        crate::dialect::TileMemory { array, shared, read_only, index: self.expr(index), stride: self.expr(stride), col_major }
     }
 
     /// Whether a unit-step loop is marked for unrolling: both bounds are known when the
@@ -552,6 +568,11 @@ fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
     let mut p = p.clone();
     p.name = ident(&p.name);
     p
+}
+
+/// The generated name of a register tile.
+pub fn tile_name(name: &str) -> String {
+    format!("tl_{name}")
 }
 
 /// The generated name of a shared array.

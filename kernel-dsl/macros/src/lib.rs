@@ -182,6 +182,7 @@ fn build(func: &syn::ItemFn, attr: &KernelAttr, name: &str, type_args: &HashMap<
         resident: attr.resident,
         params: lw.params.clone(),
         shared: lw.shared.clone(),
+        tiles: lw.tiles.clone(),
         locals: lw.locals.clone(),
         body,
         functions,

@@ -110,6 +110,39 @@ pub struct CudaEntry {
     pub dynamic_shared: bool,
 }
 
+/// The register tiles of a kernel (docs/DSL.md, "Register tiles"): the product shape,
+/// the element types and the group that holds a tile. CUDA lowers them to `mma.sync`
+/// (sm_80 and newer), Vulkan to `VK_KHR_cooperative_matrix` with subgroups of `group`
+/// invocations, Metal to `simdgroup_matrix`; a runtime whose device lacks them reports
+/// the kernel unsupported before launch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileFeatures {
+    /// M × N × K of one `tile_mma`.
+    pub shape: [u32; 3],
+    /// Element type of the A and B operands.
+    pub operands: Scalar16,
+    /// Element type of the accumulators.
+    pub accumulators: Scalar,
+    /// Invocations that hold a tile together (a warp, a subgroup, a SIMD group).
+    pub group: u32,
+}
+
+/// The 16-bit operand types a tile can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scalar16 {
+    /// IEEE binary16.
+    F16,
+}
+
+impl TileFeatures {
+    /// What every kernel with tiles needs: 16 × 16 × 16 products of f16 operands into
+    /// f32 accumulators, held by groups of 32 invocations.
+    pub fn standard() -> Self {
+        TileFeatures { shape: [crate::ir::TILE_DIM; 3], operands: Scalar16::F16, accumulators: Scalar::F32, group: 32 }
+    }
+}
+
 /// Vulkan artifacts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VulkanEntry {
@@ -124,11 +157,6 @@ pub struct VulkanEntry {
     /// `constant_id` of the bool `ok_native_fma` switch, when the kernel uses `fma`:
     /// true where the device's `fma` is fused, false selects the exact emulation.
     pub fma_spec_id: Option<u32>,
-    /// Whether the module uses cooperative matrices (`mma_f16`,
-    /// `VK_KHR_cooperative_matrix`): the runtime reports such a kernel unsupported on a
-    /// device where it does not enable them (docs/RUNTIME.md).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cooperative_matrix: bool,
     /// `constant_id` of the bool `ok_f16_unpack_exact` switch: true where the driver's
     /// `unpackHalf2x16` widens subnormal halves exactly, false builds them by hand.
     #[serde(default)]
@@ -180,6 +208,10 @@ pub struct KernelManifest {
     /// Workgroup shared memory in bytes: declared arrays plus reduction scratch (the
     /// largest variant's).
     pub shared_bytes: u32,
+    /// Register tiles the kernel uses: what a device must offer to run it (absent for
+    /// kernels without tiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiles: Option<TileFeatures>,
     /// Library functions the kernel carries.
     pub functions: Vec<String>,
     /// CUDA.

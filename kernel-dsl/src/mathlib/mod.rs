@@ -164,6 +164,7 @@ mod tests {
             resident: None,
             params: vec![],
             shared: vec![],
+            tiles: vec![],
             locals: vec![],
             body: vec![],
             functions: library().to_vec(),

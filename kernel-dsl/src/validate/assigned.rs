@@ -77,7 +77,7 @@ fn stmt(locals: &[LocalDecl], s: &Stmt, st: State, d: &mut Diagnostics) -> State
         | StmtKind::AsyncCopy { .. }
         | StmtKind::AsyncCommit
         | StmtKind::AsyncWait { .. }
-        | StmtKind::Mma(_) => {}
+        | StmtKind::Tile(_) => {}
         StmtKind::If { then_body, else_body, .. } => {
             let t = block(locals, then_body, Some(a.clone()), d);
             let e = block(locals, else_body, Some(a), d);

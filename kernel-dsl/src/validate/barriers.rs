@@ -7,7 +7,7 @@
 //! What it does not decide (the interpreter's race detector finds those at run time,
 //! with the source line): stores at any other index, reads after a loop or an `if` that
 //! wrote (state is dropped at control flow), two-dimensional workgroups (`local_id().x`
-//! is not an invocation's own), and reads through `load_words` or `mma_f16`.
+//! is not an invocation's own), and reads through `load_words` or `tile_load`.
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{Builtin, Expr, ExprKind, Init, Kernel, Place, SharedId, Stmt, StmtKind, VarId};
@@ -85,7 +85,7 @@ fn block(k: &Kernel, stmts: &[Stmt], own: &mut Vec<VarId>, diag: &mut Diagnostic
                 block(k, body, own, diag);
                 written.clear();
             }
-            StmtKind::Barrier | StmtKind::Reduce { .. } | StmtKind::AsyncWait { .. } | StmtKind::Mma(_) => written.clear(),
+            StmtKind::Barrier | StmtKind::Reduce { .. } | StmtKind::AsyncWait { .. } | StmtKind::Tile(_) => written.clear(),
             _ => {}
         }
     }

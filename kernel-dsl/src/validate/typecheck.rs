@@ -2,8 +2,8 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, Mma, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId,
-    Stmt, StmtKind, VarId,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId,
+    Stmt, StmtKind, TileOp, TileRole, VarId,
 };
 use crate::types::{Scalar, StorageType, VarType};
 use crate::typing;
@@ -188,7 +188,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             check_transfer_indices(sc, dst_index, src_index, "load_words", d);
             check_load_words(sc, *dst, *src, *words, s.span, d);
         }
-        StmtKind::Mma(m) => check_mma(sc, m, s.span, d),
+        StmtKind::Tile(t) => check_tile(sc, t, s.span, d),
         StmtKind::AsyncWait { pending } => {
             if *pending > MAX_ASYNC_PENDING {
                 d.error(s.span, ErrorKind::Unsupported, format!("`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"));
@@ -349,44 +349,96 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
     }
 }
 
-/// `mma_f16`: u32 operands, an f32 accumulator array and two u32 arrays of f16 pairs, a
-/// literal inner dimension that is a multiple of 16, and whole groups of 32 invocations
-/// (the unit that computes a tile together). Whether a kernel using it may be `exact` is
-/// the manifest's question: its tensor-core sums are not the interpreter's.
-fn check_mma(sc: &Scope, m: &Mma, span: SpanId, d: &mut Diagnostics) {
+/// A tile operation: tiles of the roles it needs, u32 indices and strides, f32 values,
+/// memory of the tile's element type (u32 words of f16 pairs for operands, f32 for
+/// accumulators; a writable one to store into), whole groups of 32 invocations, and a
+/// `fast` kernel: tensor cores do not round their sums as the interpreter does.
+fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
+    let op = t.name();
     if sc.in_function.is_some() {
-        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        d.error(span, ErrorKind::Unsupported, "library functions cannot use tiles");
         return;
     }
-    let names =
-        ["accumulator index", "accumulator row stride", "accumulator column stride", "column count", "A index", "A stride", "B index", "B stride"];
-    for (e, role) in m.exprs().into_iter().zip(names) {
-        let t = check_expr(sc, e, d);
-        expect(d, e.span, t, Scalar::U32, &format!("the `mma_f16` {role}"));
-    }
-    if m.k == 0 || !m.k.is_multiple_of(16) {
-        d.error(span, ErrorKind::Unsupported, format!("`mma_f16`'s inner dimension is a multiple of 16, not {}", m.k));
+    for e in t.exprs() {
+        let want = if matches!(t, TileOp::Fill { .. } | TileOp::Scale { .. }) { Scalar::F32 } else { Scalar::U32 };
+        let got = check_expr(sc, e, d);
+        expect(d, e.span, got, want, &format!("the `{op}` operand"));
     }
     let invocations = sc.kernel.workgroup_invocations();
     if !invocations.is_multiple_of(32) {
-        d.error(span, ErrorKind::Unsupported, format!("`mma_f16` is computed by groups of 32 invocations; the workgroup has {invocations}"));
+        d.error(span, ErrorKind::Unsupported, format!("`{op}` is computed by groups of 32 invocations; the workgroup has {invocations}"));
     }
     if sc.kernel.class == crate::ir::Determinism::Exact {
         d.error(
             span,
             ErrorKind::Unsupported,
-            format!("`mma_f16` runs on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`", sc.kernel.name),
+            format!(
+                "`{op}`: tiles run on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`",
+                sc.kernel.name
+            ),
         );
     }
-    for (id, want, role) in [(m.acc, Scalar::F32, "accumulators"), (m.a, Scalar::U32, "A"), (m.b, Scalar::U32, "B")] {
-        let Some(shared) = sc.kernel.shared.get(id.0 as usize) else {
-            d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", id.0));
-            continue;
+    let role = |id: crate::ir::TileId, want: Option<TileRole>, what: &str, d: &mut Diagnostics| -> Option<TileRole> {
+        let Some(decl) = sc.kernel.tiles.get(id.0 as usize) else {
+            d.error(span, ErrorKind::Undeclared, format!("reference to undeclared tile #{}", id.0));
+            return None;
         };
-        if shared.elem != want {
-            let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
-            d.error(span, ErrorKind::Type, format!("the `mma_f16` {role} are a shared array of {what}; `{}` holds {}", shared.name, shared.elem));
+        if want.is_some_and(|w| w != decl.role) {
+            let w = want.map(TileRole::constructor).unwrap_or_default();
+            d.error(span, ErrorKind::Type, format!("`{op}` takes a `{w}()` {what}; `{}` is a `{}()`", decl.name, decl.role.constructor()));
         }
+        Some(decl.role)
+    };
+    match t {
+        TileOp::Fill { tile, .. } | TileOp::Scale { tile, .. } => {
+            role(*tile, Some(TileRole::Acc), "tile", d);
+        }
+        TileOp::Mma { acc, a, b } => {
+            role(*acc, Some(TileRole::Acc), "as its accumulators", d);
+            role(*a, Some(TileRole::A), "as its A operand", d);
+            role(*b, Some(TileRole::B), "as its B operand", d);
+        }
+        TileOp::Load { tile, src, .. } => {
+            if let Some(r) = role(*tile, None, "tile", d) {
+                check_tile_memory(sc, *src, r, false, op, span, d);
+            }
+        }
+        TileOp::Store { tile, dst, .. } => {
+            if role(*tile, Some(TileRole::Acc), "tile", d).is_some() {
+                check_tile_memory(sc, *dst, TileRole::Acc, true, op, span, d);
+            }
+        }
+    }
+}
+
+/// The memory of a tile load or store: a shared array or a buffer whose elements are the
+/// role's (a buffer of exactly u32 or f32, not a packed type), writable for a store.
+fn check_tile_memory(sc: &Scope, place: Place, role: TileRole, store: bool, op: &str, span: SpanId, d: &mut Diagnostics) {
+    let want = role.memory_elem();
+    let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
+    let (name, held, writable) = match place {
+        Place::Shared(s) => match sc.kernel.shared.get(s.0 as usize) {
+            Some(sh) => (sh.name.clone(), Some(sh.elem), true),
+            None => return d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", s.0)),
+        },
+        Place::Buffer(p) => match sc.kernel.params.get(p.0 as usize).map(|q| (&q.name, &q.kind)) {
+            Some((name, ParamKind::Buffer { elem, access, .. })) => {
+                let held = match elem {
+                    StorageType::U32 => Some(Scalar::U32),
+                    StorageType::F32 => Some(Scalar::F32),
+                    _ => None,
+                };
+                (name.clone(), held, *access == Access::ReadWrite)
+            }
+            _ => return d.error(span, ErrorKind::Type, format!("`{op}` moves tiles to and from shared arrays and buffers")),
+        },
+        Place::Local(_) => return d.error(span, ErrorKind::Unsupported, format!("`{op}` moves tiles to and from shared arrays and buffers, not local arrays")),
+    };
+    if held != Some(want) {
+        d.error(span, ErrorKind::Type, format!("`{op}` of a `{}()` uses {what}; `{name}` does not hold them", role.constructor()));
+    }
+    if store && !writable {
+        d.error(span, ErrorKind::Type, format!("`{op}` writes `{name}`, a read-only buffer"));
     }
 }
 

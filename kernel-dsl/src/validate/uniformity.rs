@@ -117,7 +117,7 @@ impl Analysis<'_> {
             // Collective over a group of 32 invocations, not over the workgroup: that the
             // group reaches it together with equal operands is a property of the values
             // (warp indices), which the interpreter checks at run time.
-            StmtKind::Mma(_) => true,
+            StmtKind::Tile(_) => true,
             StmtKind::If { cond, then_body, else_body } => {
                 let inner = uniform && self.uniform(cond);
                 let t = self.block(then_body, inner, d);

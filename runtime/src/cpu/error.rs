@@ -125,36 +125,52 @@ pub enum Fault {
         /// Source index.
         src: u32,
     },
-    /// An `mma_f16` reached by only some invocations of a group of 32.
-    #[error("`mma_f16` reached by {active} of the 32 invocations of group {group} (a group computes a tile together)")]
-    MmaPartialGroup {
+    /// A tile operation reached by only some invocations of a group of 32.
+    #[error("`{op}` reached by {active} of the 32 invocations of group {group} (a group computes a tile together)")]
+    TilePartialGroup {
+        /// The operation.
+        op: &'static str,
         /// The group (local linear index / 32).
         group: usize,
         /// Its invocations that reached the statement.
         active: usize,
     },
-    /// An `mma_f16` whose operands differ between invocations of one group.
-    #[error("`mma_f16`'s {operand} differs within group {group}: {first} and {other} (a group passes one tile's operands)")]
-    MmaOperandsDiffer {
+    /// A tile operation whose operands differ between invocations of one group.
+    #[error("`{op}`'s {operand} differs within group {group}: {first:#x} and {other:#x} (a group passes one set of operands)")]
+    TileOperandsDiffer {
+        /// The operation.
+        op: &'static str,
         /// The group (local linear index / 32).
         group: usize,
         /// Which operand.
         operand: &'static str,
-        /// The group's first invocation's value.
+        /// The group's first invocation's value (bits).
         first: u32,
-        /// A different value in the group.
+        /// A different value in the group (bits).
         other: u32,
     },
-    /// An `mma_f16` operand outside its range: a column count over 8, or an f16 index or
-    /// stride that is not a multiple of 8 (rows of 16 bytes, as tensor-core loads need).
-    #[error("`mma_f16`'s {operand} is {value}: {rule}")]
-    MmaOperand {
+    /// A tile index or stride that is not a multiple of the rows' 16 bytes (8 f16 or 4
+    /// f32 values), as tensor-core loads and stores need.
+    #[error("`{op}`'s {operand} is {value}: it must be a multiple of {multiple} (rows of 16 bytes)")]
+    TileMisaligned {
+        /// The operation.
+        op: &'static str,
         /// Which operand.
         operand: &'static str,
         /// Its value.
         value: u32,
-        /// What it must be.
-        rule: &'static str,
+        /// What it must be a multiple of.
+        multiple: u32,
+    },
+    /// A tile read before its group wrote it (`tile_fill` or `tile_load`).
+    #[error("`{op}` reads tile `{tile}` before group {group} wrote it (`tile_fill` or `tile_load` first)")]
+    TileUndefined {
+        /// The operation.
+        op: &'static str,
+        /// The tile.
+        tile: String,
+        /// The group.
+        group: usize,
     },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]

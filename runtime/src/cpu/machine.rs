@@ -4,7 +4,7 @@
 //! workgroup. Divergence is a list of active lanes; `break`, `continue` and `return`
 //! park lanes in a per-lane status until their loop or the kernel ends.
 
-mod mma;
+mod tile;
 
 use super::async_copy::{AsyncCopies, PendingCopy};
 use super::error::{Fault, InterpError, Site};
@@ -74,6 +74,9 @@ pub(crate) struct Machine<'k> {
     pub bindings: Vec<Binding>,
     pub buffers: Vec<DeviceBuffer>,
     pub shared: Vec<SharedArray>,
+    /// Register tiles: per tile, per group of 32 invocations, its 256 values (f16
+    /// operands widened exactly), `None` until the group first writes it.
+    tiles: Vec<Vec<Option<Vec<f32>>>>,
     copies: AsyncCopies,
     pub status: Vec<u8>,
     pub epoch: u32,
@@ -106,6 +109,7 @@ impl<'k> Machine<'k> {
             bindings,
             buffers,
             shared,
+            tiles: vec![vec![None; n.div_ceil(32)]; kernel.tiles.len()],
             copies: AsyncCopies::new(n),
             status: vec![RUNNING; n],
             epoch: 1,
@@ -137,6 +141,9 @@ impl<'k> Machine<'k> {
         self.epoch = 1;
         for s in &mut self.shared {
             s.reset();
+        }
+        for t in &mut self.tiles {
+            t.iter_mut().for_each(|g| *g = None);
         }
         self.copies.reset();
         let all: Vec<u16> = (0..self.n as u16).collect();
@@ -292,7 +299,7 @@ impl<'k> Machine<'k> {
                 self.give(si);
                 r
             }
-            StmtKind::Mma(m) => self.exec_mma(frame, m, s.span, lanes),
+            StmtKind::Tile(t) => self.exec_tile(frame, t, s.span, lanes),
             StmtKind::AsyncCommit => {
                 for &l in lanes {
                     self.copies.commit(l);

@@ -166,6 +166,7 @@ pub fn eval_function(name: &str, inputs: &[&[f32]]) -> Result<Vec<f32>, InterpEr
         resident: None,
         params: vec![],
         shared: vec![],
+        tiles: vec![],
         locals: f
             .params
             .iter()

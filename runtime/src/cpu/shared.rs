@@ -9,7 +9,7 @@
 use super::error::Fault;
 
 const MANY: u16 = u16::MAX;
-/// Marks an access by a whole group of 32 invocations (an `mma_f16`): the group number
+/// Marks an access by a whole group of 32 invocations (a tile load or store): the group number
 /// below it. Any invocation of that group may touch the cell after it.
 pub(crate) const GROUP: u16 = 0x8000;
 
@@ -123,7 +123,7 @@ impl SharedArray {
     fn race(&self, idx: usize, kind: &'static str, first: u16, second: u16) -> Fault {
         let first = match first {
             MANY => "several invocations".to_string(),
-            g if g & GROUP != 0 => format!("the `mma_f16` of group {}", g & !GROUP),
+            g if g & GROUP != 0 => format!("the tile operation of group {}", g & !GROUP),
             i => format!("invocation {i}"),
         };
         // A group's access is reported as its first invocation's.

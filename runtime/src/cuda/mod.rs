@@ -157,6 +157,12 @@ impl Cuda {
     /// The module of `entry` (see the module docs), compiled on first use.
     fn module(&mut self, l: &Launch, entry: &str) -> Result<Arc<CudaModule>, BackendError> {
         let k = l.kernel;
+        // Register tiles are mma.sync m16n8k16 fragments with f32 accumulators: sm_80 on.
+        if k.tiles.is_some() && matches!(self.arch, "sm_70" | "sm_75") {
+            let variant = k.variants.iter().find(|v| v.spec == l.spec).map_or_else(|| format!("{:?}", l.spec), |v| v.label.clone());
+            let reason = format!("it uses register tiles (mma.sync m16n8k16 with f32 accumulators), which need sm_80; this device is {}", self.arch);
+            return Err(BackendError::Unsupported { kernel: k.name.clone(), variant, backend: "cuda", reason });
+        }
         let key = format!("{} {entry}", k.cuda.source.sha256);
         if let Some(m) = self.modules.get(&key) {
             return Ok(m.clone());

@@ -169,3 +169,86 @@ struct Ref {
 
 inline void metal::threadgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_BARRIER); }
 inline void metal::simdgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_SIMD_BARRIER); }
+
+// SIMD-group matrices (`simdgroup_matrix`, the register tiles of docs/DSL.md): every
+// invocation of the SIMD group holds the whole 8 × 8 matrix and computes every operation
+// on it, so all 32 copies stay equal; the kernel's SIMD-group barriers order the
+// threadgroup memory they load and store. Values are held as float (half widened
+// exactly); a product-accumulate is one fmaf per product in order of the inner index.
+#define thread
+#define OK_MSL_EMU 1
+typedef unsigned long ulong;
+namespace metal {
+struct ulong2 {
+    ulong x, y;
+    ulong2(ulong a, ulong b) : x(a), y(b) {}
+};
+// An IEEE binary16 value (storage only: converts to float exactly).
+struct half {
+    ushort bits;
+    operator float() const {
+        const uint s = (uint)(bits >> 15) << 31, e = (bits >> 10) & 31u, m = bits & 1023u;
+        float f;
+        if (e == 0) {
+            f = std::ldexp((float)m, -24);
+            return s ? -f : f;
+        }
+        const uint b = e == 31 ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+        std::memcpy(&f, &b, 4);
+        return f;
+    }
+};
+template <typename T, int C, int R> struct simdgroup_matrix {
+    float e[R][C];
+    simdgroup_matrix() = default;
+    // The diagonal matrix with `d` on its diagonal.
+    explicit simdgroup_matrix(T d) {
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < C; c++) e[r][c] = r == c ? (float)d : 0.0f;
+    }
+};
+typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
+typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
+template <typename T, int C, int R> inline simdgroup_matrix<T, C, R> make_filled_simdgroup_matrix(T v) {
+    simdgroup_matrix<T, C, R> m;
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) m.e[r][c] = (float)v;
+    return m;
+}
+// Element (r, c) is src[(origin.y + r)·stride + origin.x + c], or transposed
+// src[(origin.x + c)·stride + origin.y + r].
+template <typename T, int C, int R, typename S>
+inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const S* src, ulong stride, ulong2 origin, bool transpose) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++)
+            d.e[r][c] = transpose ? (float)src[(origin.x + c) * stride + origin.y + r] : (float)src[(origin.y + r) * stride + origin.x + c];
+}
+template <int C, int R>
+inline void simdgroup_store(const simdgroup_matrix<float, C, R>& s, float* dst, ulong stride, ulong2 origin, bool transpose) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            float& at = transpose ? dst[(origin.x + c) * stride + origin.y + r] : dst[(origin.y + r) * stride + origin.x + c];
+            at = s.e[r][c];
+        }
+}
+template <typename TD, typename TA, typename TB, typename TC, int C, int R, int K>
+inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b,
+                                          const simdgroup_matrix<TC, C, R>& c) {
+    simdgroup_matrix<TD, C, R> out;
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < C; j++) {
+            float s = c.e[r][j];
+            for (int k = 0; k < K; k++) s = std::fmaf(a.e[r][k], b.e[k][j], s);
+            out.e[r][j] = s;
+        }
+    d = out;
+}
+template <typename TD, typename TA, typename TB, int C, int R, int K>
+inline void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, K, R>& a, const simdgroup_matrix<TB, C, K>& b) {
+    simdgroup_multiply_accumulate(d, a, b, make_filled_simdgroup_matrix<TD, C, R>((TD)0.0f));
+}
+}  // namespace metal
+// Operand memory as half values (Metal casts between address spaces; C++ has none).
+inline metal::half* ok_tile_halves_tg(uint* p) { return reinterpret_cast<metal::half*>(p); }
+inline const metal::half* ok_tile_halves_ro(const uint* p) { return reinterpret_cast<const metal::half*>(p); }
+inline metal::half* ok_tile_halves_rw(uint* p) { return reinterpret_cast<metal::half*>(p); }

@@ -31,6 +31,8 @@ impl CachedPipeline {
 /// A Vulkan device ready to run kernels.
 pub struct Vulkan {
     /// Pipelines by (SPIR-V SHA-256, specialization data, push-constant size).
+    /// Whether kernels with register tiles run here, or why not.
+    pub(super) tiles: Result<(), String>,
     pub(super) pipelines: std::collections::HashMap<(String, Vec<u8>, usize), CachedPipeline>,
     pub(super) _entry: ash::Entry,
     pub(super) instance: ash::Instance,
@@ -339,6 +341,13 @@ impl Vulkan {
             pr.pipeline_robustness == vk::TRUE
         };
         let mut e_pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default().pipeline_robustness(true);
+        // Register tiles where the device has cooperative matrices: the extension, its
+        // feature, the memory model and f16 arithmetic their modules declare.
+        let tiles = super::tiles::support(&entry, &instance, phys, has12, offers(ash::khr::cooperative_matrix::NAME), d.subgroup_size);
+        let mut e_coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+        if tiles.is_ok() {
+            e12 = e12.vulkan_memory_model(true).shader_float16(true);
+        }
         let info = DeviceInfo {
             backend: "vulkan".into(),
             device: cstr_field(&p.device_name),
@@ -365,6 +374,9 @@ impl Vulkan {
         if has_pr {
             device_exts.push(ash::ext::pipeline_robustness::NAME.as_ptr());
         }
+        if tiles.is_ok() {
+            device_exts.push(ash::khr::cooperative_matrix::NAME.as_ptr());
+        }
 
         let families = unsafe { instance.get_physical_device_queue_family_properties(phys) };
         let (qfi, family) = families
@@ -382,6 +394,9 @@ impl Vulkan {
         }
         if has_pr {
             dci = dci.push_next(&mut e_pr);
+        }
+        if tiles.is_ok() {
+            dci = dci.push_next(&mut e_coop);
         }
         let device = unsafe { instance.create_device(phys, &dci, None) }.map_err(|e| unavailable(format!("vkCreateDevice: {e}")))?;
         let executable_properties = has_pep.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
@@ -411,6 +426,7 @@ impl Vulkan {
             pipelines: std::collections::HashMap::new(),
             executable_properties,
             unchecked_buffers: has_pr,
+            tiles,
             #[cfg(feature = "fault-injection")]
             omit_barriers: false,
         })

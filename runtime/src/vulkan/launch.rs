@@ -431,13 +431,13 @@ impl Vulkan {
 
     /// `Unsupported` when this device cannot run the variant of `l` (checked before any
     /// pipeline is built): it declares more shared memory than the device offers, or it
-    /// uses cooperative matrices (`mma_f16`), which this runtime does not enable yet
+    /// uses register tiles and the device has no cooperative matrices of their shape
     /// (docs/RUNTIME.md).
     pub(super) fn check_supported(&self, l: &Launch) -> Result<(), BackendError> {
         let k = l.kernel;
         let shared = k.shared_bytes_for(l.spec);
-        let reason = if k.vulkan.cooperative_matrix {
-            "it uses cooperative matrices (`mma_f16`), which this runtime does not enable on Vulkan yet".to_string()
+        let reason = if let (Some(_), Err(why)) = (&k.tiles, &self.tiles) {
+            format!("it uses register tiles (cooperative matrices): {why}")
         } else if shared > self.max_shared_bytes {
             format!("it declares {shared} bytes of shared memory; the device offers {}", self.max_shared_bytes)
         } else {

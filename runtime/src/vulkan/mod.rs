@@ -11,6 +11,7 @@ mod device;
 mod launch;
 mod prelude;
 mod stats;
+mod tiles;
 
 pub use device::Vulkan;
 pub use stats::{ExecutableStatistics, Statistic};

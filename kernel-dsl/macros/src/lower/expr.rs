@@ -200,6 +200,7 @@ impl Lowerer {
                 None => Err(err(span, format!("buffer `{name}` is not a value; index it (`{name}[i]`)"))),
             },
             Some(Name::Shared(_)) => Err(err(span, format!("shared array `{name}` is not a value; index it (`{name}[i]`)"))),
+            Some(Name::Tile(_)) => Err(err(span, format!("tile `{name}` is not a value; use it through `tile_*` operations"))),
             Some(Name::Argument(i)) => Ok(self.substitutions[i as usize].clone()),
             None => Err(err(span, self.unknown_name(&name))),
         }
@@ -305,6 +306,7 @@ impl Lowerer {
             Some(Name::Param(pid)) if matches!(self.params[pid.0 as usize].kind, ParamKind::Buffer { .. }) => Ok(Place::Buffer(pid)),
             Some(Name::Param(_)) => Err(err(e.span(), format!("`{name}` is a scalar parameter; only buffers and arrays can be indexed"))),
             Some(Name::Shared(s)) => Ok(Place::Shared(s)),
+            Some(Name::Tile(_)) => Err(err(e.span(), format!("tile `{name}` cannot be indexed; store it with `tile_store`"))),
             Some(Name::Argument(_)) => Err(err(e.span(), format!("`{name}` is a scalar closure parameter; only buffers and arrays can be indexed"))),
             Some(Name::Local(v)) => match self.locals[v.0 as usize].ty {
                 VarType::Array { .. } => Ok(Place::Local(v)),

@@ -9,8 +9,9 @@
 mod closure;
 mod expr;
 mod stmt;
+mod tile;
 
-use onekernel_dsl::ir::{LocalDecl, Param, ParamId, SharedDecl, SharedId, SpanId, SrcLoc, VarId};
+use onekernel_dsl::ir::{LocalDecl, Param, ParamId, SharedDecl, SharedId, SpanId, SrcLoc, TileDecl, TileId, VarId};
 use onekernel_dsl::types::VarType;
 use proc_macro2::Span;
 use std::collections::{BTreeSet, HashMap};
@@ -20,6 +21,7 @@ use std::collections::{BTreeSet, HashMap};
 pub enum Name {
     Local(VarId),
     Shared(SharedId),
+    Tile(TileId),
     Param(ParamId),
     /// A parameter of an expression closure being inlined: its argument's IR
     /// ([`Lowerer::substitutions`]).
@@ -30,6 +32,7 @@ pub enum Name {
 pub struct Lowerer {
     pub params: Vec<Param>,
     pub shared: Vec<SharedDecl>,
+    pub tiles: Vec<TileDecl>,
     pub locals: Vec<LocalDecl>,
     pub spans: Vec<SrcLoc>,
     /// Compiler spans, indexed like `spans`, to report validation errors in place.
@@ -63,6 +66,7 @@ impl Lowerer {
         Lowerer {
             params,
             shared: Vec::new(),
+            tiles: Vec::new(),
             locals: Vec::new(),
             spans: Vec::new(),
             span_map: Vec::new(),
@@ -109,6 +113,14 @@ impl Lowerer {
         let name = decl.name.clone();
         self.shared.push(decl);
         self.declare(&name, Name::Shared(id));
+        id
+    }
+
+    pub fn declare_tile(&mut self, decl: TileDecl) -> TileId {
+        let id = TileId(self.tiles.len() as u32);
+        let name = decl.name.clone();
+        self.tiles.push(decl);
+        self.declare(&name, Name::Tile(id));
         id
     }
 

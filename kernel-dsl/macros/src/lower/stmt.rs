@@ -23,7 +23,7 @@ fn reduce_op(e: &syn::Expr) -> Option<(ReduceOp, &syn::Expr)> {
     (c.args.len() == 1).then(|| (op, &c.args[0]))
 }
 
-fn is_call_to(e: &syn::Expr, name: &str) -> bool {
+pub(super) fn is_call_to(e: &syn::Expr, name: &str) -> bool {
     match e {
         syn::Expr::Call(c) => matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name)),
         _ => false,
@@ -104,6 +104,9 @@ impl Lowerer {
         }
         if is_call_to(value, "shared") {
             return self.shared_decl(&name, value, mutable, span);
+        }
+        if let Some(role) = super::tile::constructor(value) {
+            return self.tile_decl(&name, role, value, mutable, span);
         }
         if let Some((op, arg)) = reduce_op(value) {
             let hint = match declared {
@@ -362,7 +365,7 @@ impl Lowerer {
             }
             syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, out),
             syn::Expr::Call(c) if is_call_to(e, "load_words") => self.load_words(c, out),
-            syn::Expr::Call(c) if is_call_to(e, "mma_f16") => self.mma(c, out),
+            syn::Expr::Call(c) if super::tile::is_operation(e) => self.tile_op(c, out),
             syn::Expr::Call(c) if is_call_to(e, "async_commit") => {
                 if !c.args.is_empty() {
                     return Err(err(span, "`async_commit()` takes no arguments"));
@@ -384,7 +387,7 @@ impl Lowerer {
             }
             syn::Expr::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
             syn::Expr::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
-            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()`, `load_words`, `mma_f16` and the `async_*` copies")),
+            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()`, `load_words`, the `tile_*` operations and the `async_*` copies")),
         }
     }
 
@@ -432,6 +435,7 @@ impl Lowerer {
                     Some(Name::Shared(_)) => {
                         return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements")))
                     }
+                    Some(Name::Tile(_)) => return Err(err(left.span(), format!("cannot assign to tile `{name}`; use `tile_*` operations"))),
                     Some(Name::Argument(_)) => {
                         return Err(err(left.span(), format!("cannot assign to closure parameter `{name}`; copy it into a `let mut`")))
                     }
@@ -530,47 +534,6 @@ impl Lowerer {
         Ok(())
     }
 
-    /// `mma_f16(acc, acc_index, acc_row_stride, acc_col_stride, cols, a, a_index, a_stride,
-    /// a_col_major, b, b_index, b_stride, k)`: three shared arrays, u32 operands, a bool
-    /// literal for A's layout and the inner dimension as a literal (docs/DSL.md).
-    fn mma(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let usage = "`mma_f16(acc, acc_index, acc_row_stride, acc_col_stride, cols, a, a_index, a_stride, a_col_major, b, b_index, b_stride, k)` \
-                     adds a 16 × k by k × 8 f16 product to 16 × cols f32 accumulators in shared memory";
-        let args = c.args.iter().collect::<Vec<_>>();
-        let [acc, acc_index, acc_row_stride, acc_col_stride, cols, a, a_index, a_stride, a_col_major, b, b_index, b_stride, k] = args[..] else {
-            return Err(err(c.span(), usage));
-        };
-        let mut shared = |e: &syn::Expr, role: &str| -> syn::Result<onekernel_dsl::ir::SharedId> {
-            match self.place(e)? {
-                Place::Shared(id) => Ok(id),
-                _ => Err(err(e.span(), format!("the `mma_f16` {role} is a shared array"))),
-            }
-        };
-        let (acc, a, b) = (shared(acc, "accumulator array")?, shared(a, "A operand")?, shared(b, "B operand")?);
-        let a_col_major = match a_col_major {
-            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(v), .. }) => v.value,
-            other => return Err(err(other.span(), "`mma_f16`'s `a_col_major` is `true` or `false`")),
-        };
-        let k = int_literal(k).ok_or_else(|| err(k.span(), "`mma_f16`'s inner dimension `k` is an integer literal (a multiple of 16)"))?;
-        let m = onekernel_dsl::ir::Mma {
-            acc,
-            acc_index: self.index_u32(acc_index, "mma_f16")?,
-            acc_row_stride: self.index_u32(acc_row_stride, "mma_f16")?,
-            acc_col_stride: self.index_u32(acc_col_stride, "mma_f16")?,
-            cols: self.index_u32(cols, "mma_f16")?,
-            a,
-            a_index: self.index_u32(a_index, "mma_f16")?,
-            a_stride: self.index_u32(a_stride, "mma_f16")?,
-            a_col_major,
-            b,
-            b_index: self.index_u32(b_index, "mma_f16")?,
-            b_stride: self.index_u32(b_stride, "mma_f16")?,
-            k,
-        };
-        self.push(out, StmtKind::Mma(Box::new(m)), c.span());
-        Ok(())
-    }
-
     /// The five arguments every transfer (`async_copy`, `load_words`) takes:
     /// destination, its u32 index, source, its u32 index, and the element count as a
     /// literal. The kinds of destination and source are the caller's to check.
@@ -586,7 +549,7 @@ impl Lowerer {
         Ok(Transfer { dst, dst_expr, dst_index, src: src_place, src_expr: src, src_index, words })
     }
 
-    fn index_u32(&mut self, e: &syn::Expr, what: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
+    pub(super) fn index_u32(&mut self, e: &syn::Expr, what: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
         let v = self.expr(e, Some(Scalar::U32))?;
         if v.ty != Scalar::U32 {
             return Err(err(e.span(), format!("`{what}` takes u32 indices, found {}", v.ty)));

@@ -12,7 +12,7 @@
 
 use super::batch::{pack, BatchShape, Sequence};
 use super::format::KvFormat;
-use super::problem::{max_fast_chunk, AttentionError, DecodeProblem, Split, MAX_CHUNK};
+use super::problem::{max_fast_chunk, AttentionError, DecodeProblem, Split, TENSOR_CORE_MAX_CHUNK};
 use super::reference::{compare, reference};
 use crate::Device;
 use serde::Serialize;
@@ -140,15 +140,14 @@ pub fn fast_chunk(p: &DecodeProblem, async_copies: bool) -> u32 {
     max_len.div_ceil(chunks).clamp(16, max_fast_chunk(async_copies))
 }
 
-/// The tensor-core split's chunk: [`fast_chunk`] where K is staged, at most 256 tokens
-/// with more than four query heads per KV head (`attn_decode_chunk_mma`'s limit).
+/// The tensor-core split's chunk: [`fast_chunk`] where K is staged, at most
+/// [`TENSOR_CORE_MAX_CHUNK`] tokens (`attn_decode_chunk_mma`'s limit).
 /// Measured on the H200 (docs/PERFORMANCE.md, "Tensor cores"): chunks chosen instead to
 /// fill whole waves of resident workgroups (448 tokens at 16 × 32768, 18 waves instead
 /// of 15.5) gave 578.5 against 576.3 µs, and 64-token chunks at 1 × 4096 17.8–17.9
 /// against 17.0–17.4 µs: a workgroup's fixed cost is most of a short chunk's time.
 pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
-    let cap = if p.n_heads > 4 * p.n_kv_heads { MAX_CHUNK / 2 } else { MAX_CHUNK };
-    fast_chunk(p, true).min(cap)
+    fast_chunk(p, true).min(TENSOR_CORE_MAX_CHUNK)
 }
 
 /// Runs one point on `dev`.
@@ -225,10 +224,9 @@ mod tests {
 
     #[test]
     fn tensor_core_chunks_are_the_staged_fast_chunks_within_the_kernel_limit() {
-        assert_eq!(tensor_core_chunk(&shape(1, 32768, 32)), 512);
+        assert_eq!(tensor_core_chunk(&shape(1, 32768, 32)), 256);
         assert_eq!(tensor_core_chunk(&shape(1, 4096, 32)), 128);
-        assert_eq!(tensor_core_chunk(&shape(128, 8192, 32)), 512);
-        // More than four query heads per KV head: at most 256 tokens.
+        assert_eq!(tensor_core_chunk(&shape(128, 8192, 32)), 256);
         assert_eq!(tensor_core_chunk(&shape(16, 32768, 64)), 256);
         assert_eq!(tensor_core_chunk(&shape(1, 32768, 64)), 256);
     }

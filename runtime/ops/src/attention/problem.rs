@@ -62,10 +62,14 @@ pub fn early_combine_loads(pairs: u32) -> bool {
     pairs <= EARLY_COMBINE_MAX_PAIRS
 }
 
+/// The largest chunk `attn_decode_chunk_mma` takes: its shared scores hold 256 tokens
+/// of eight query heads.
+pub const TENSOR_CORE_MAX_CHUNK: u32 = 256;
+
 /// The chunk of [`Split::tensor_cores_deterministic`]: fixed, so a sequence's chunks,
 /// their workgroups and the combine's merge order depend on its own length only (the
-/// largest chunk `attn_decode_chunk_mma` takes with eight query heads per KV head).
-pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = 256;
+/// largest chunk `attn_decode_chunk_mma` takes).
+pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = TENSOR_CORE_MAX_CHUNK;
 
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
@@ -123,8 +127,8 @@ pub enum Split {
     TensorCores {
         /// Tokens per chunk.
         chunk_tokens: u32,
-        /// K/V tiles in the kernel's copy pipeline: 2, or 3 (`stages3`: more bytes in
-        /// flight, fewer workgroups per SM). The results are the same.
+        /// 32-row K/V tiles the kernel's copies keep in flight: 2, or 3 (`stages3`: more
+        /// bytes in flight, more shared memory). The results are the same.
         stages: u32,
     },
 }
@@ -357,11 +361,10 @@ impl DecodeProblem {
                 "chunks of {chunk_tokens} tokens: the chunk kernel takes at most {most} per workgroup where it reads K in place (backends without asynchronous copies)"
             ))),
             Split::TensorCores { stages, .. } if !(2..=3).contains(&stages) => Err(AttentionError::Invalid(format!("{stages} pipeline stages: 2 or 3"))),
-            Split::TensorCores { chunk_tokens, .. } if self.n_heads > 4 * self.n_kv_heads && chunk_tokens > MAX_CHUNK / 2 => Err(AttentionError::Invalid(format!(
-                "chunks of {chunk_tokens} tokens: the tensor-core kernel takes at most {} with more than four query heads per KV head",
-                MAX_CHUNK / 2
+            Split::TensorCores { chunk_tokens, .. } if (1..=TENSOR_CORE_MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
+            Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Err(AttentionError::Invalid(format!(
+                "chunks of {chunk_tokens} tokens: the tensor-core kernel takes at most {TENSOR_CORE_MAX_CHUNK} per workgroup"
             ))),
-            Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
             Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
                 Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
             }

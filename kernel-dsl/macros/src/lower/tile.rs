@@ -1,0 +1,118 @@
+//! Register tiles: `let t = tile_acc();` (or `tile_a()`, `tile_b()`) declarations and the
+//! `tile_*` statements (docs/DSL.md, "Register tiles").
+
+use super::stmt::is_call_to;
+use super::{err, Lowerer, Name};
+use onekernel_dsl::ir::{Place, Stmt, StmtKind, TileDecl, TileId, TileOp, TileRole};
+use onekernel_dsl::types::Scalar;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+/// The statements that operate on tiles.
+const OPERATIONS: [&str; 5] = ["tile_fill", "tile_load", "tile_store", "tile_mma", "tile_scale"];
+
+/// The role a `let` initializer declares, if it is a tile constructor.
+pub(super) fn constructor(e: &syn::Expr) -> Option<TileRole> {
+    [TileRole::A, TileRole::B, TileRole::Acc].into_iter().find(|r| is_call_to(e, r.constructor()))
+}
+
+/// Whether a statement expression is a tile operation.
+pub(super) fn is_operation(e: &syn::Expr) -> bool {
+    OPERATIONS.iter().any(|n| is_call_to(e, n))
+}
+
+impl Lowerer {
+    /// `let t = tile_acc();`: a tile of each group of 32 invocations, declared at the
+    /// kernel's top level (its registers live for the whole kernel).
+    pub(super) fn tile_decl(&mut self, name: &str, role: TileRole, value: &syn::Expr, mutable: bool, span: Span) -> syn::Result<()> {
+        let ctor = role.constructor();
+        if self.depth != 0 || !self.inlining.is_empty() {
+            return Err(err(span, "tiles are declared at the top level of the kernel body"));
+        }
+        if mutable {
+            return Err(err(span, format!("write `let {name} = {ctor}();` (no `mut`): the `tile_*` operations write tiles")));
+        }
+        if let syn::Expr::Call(c) = value {
+            if !c.args.is_empty() {
+                return Err(err(c.args.span(), format!("`{ctor}()` takes no arguments: every tile is 16 × 16")));
+            }
+        }
+        let span = self.span_id(span);
+        self.declare_tile(TileDecl { name: name.to_string(), role, span });
+        Ok(())
+    }
+
+    /// One of the `tile_*` statements.
+    pub(super) fn tile_op(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let syn::Expr::Path(p) = &*c.func else { return Err(err(c.span(), "a tile operation is called by name")) };
+        let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let args = c.args.iter().collect::<Vec<_>>();
+        let op = match (name.as_str(), &args[..]) {
+            ("tile_fill", [t, v]) => TileOp::Fill { tile: self.tile(t, &name)?, value: self.f32_operand(v, &name)? },
+            ("tile_scale", [t, v]) => TileOp::Scale { tile: self.tile(t, &name)?, value: self.f32_operand(v, &name)? },
+            ("tile_mma", [acc, a, b]) => TileOp::Mma { acc: self.tile(acc, &name)?, a: self.tile(a, &name)?, b: self.tile(b, &name)? },
+            ("tile_load", [t, src, index, stride, col_major]) => TileOp::Load {
+                tile: self.tile(t, &name)?,
+                src: self.tile_memory(src, &name)?,
+                index: self.index_u32(index, &name)?,
+                stride: self.index_u32(stride, &name)?,
+                col_major: bool_literal(col_major, &name)?,
+            },
+            ("tile_store", [t, dst, index, stride, col_major]) => TileOp::Store {
+                tile: self.tile(t, &name)?,
+                dst: self.tile_memory(dst, &name)?,
+                index: self.index_u32(index, &name)?,
+                stride: self.index_u32(stride, &name)?,
+                col_major: bool_literal(col_major, &name)?,
+            },
+            _ => return Err(err(c.span(), usage(&name))),
+        };
+        self.push(out, StmtKind::Tile(Box::new(op)), c.span());
+        Ok(())
+    }
+
+    /// A tile named by an operation's argument.
+    fn tile(&self, e: &syn::Expr, op: &str) -> syn::Result<TileId> {
+        let syn::Expr::Path(p) = e else { return Err(err(e.span(), format!("`{op}` takes tiles by name"))) };
+        let name = p.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
+        match self.lookup(&name) {
+            Some(Name::Tile(t)) => Ok(t),
+            Some(_) => Err(err(e.span(), format!("`{name}` is not a tile; declare one with `let {name} = tile_acc();` (or `tile_a()`, `tile_b()`)"))),
+            None => Err(err(e.span(), format!("cannot find tile `{name}` in this kernel"))),
+        }
+    }
+
+    /// The shared array or buffer a tile moves from or to.
+    fn tile_memory(&mut self, e: &syn::Expr, op: &str) -> syn::Result<Place> {
+        match self.place(e)? {
+            Place::Local(_) => Err(err(e.span(), format!("`{op}` moves tiles between registers and a shared array or a buffer, not a local array"))),
+            p => Ok(p),
+        }
+    }
+
+    fn f32_operand(&mut self, e: &syn::Expr, op: &str) -> syn::Result<onekernel_dsl::ir::Expr> {
+        let v = self.expr(e, Some(Scalar::F32))?;
+        if v.ty != Scalar::F32 {
+            return Err(err(e.span(), format!("`{op}` takes an f32 value, found {}", v.ty)));
+        }
+        Ok(v)
+    }
+}
+
+fn bool_literal(e: &syn::Expr, op: &str) -> syn::Result<bool> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(v), .. }) => Ok(v.value),
+        _ => Err(err(e.span(), format!("`{op}`'s `col_major` is `true` or `false`"))),
+    }
+}
+
+/// How each operation is called.
+fn usage(op: &str) -> String {
+    match op {
+        "tile_fill" => "`tile_fill(acc, value)` sets every accumulator of a `tile_acc()` to an f32 value".into(),
+        "tile_scale" => "`tile_scale(acc, value)` multiplies every accumulator of a `tile_acc()` by an f32 value".into(),
+        "tile_mma" => "`tile_mma(acc, a, b)` adds the product of a `tile_a()` and a `tile_b()` to a `tile_acc()`".into(),
+        "tile_load" => "`tile_load(tile, src, index, stride, col_major)` loads a tile from a shared array or a read-only buffer".into(),
+        _ => "`tile_store(acc, dst, index, stride, col_major)` stores a `tile_acc()` into a shared array or a writable buffer of f32".into(),
+    }
+}

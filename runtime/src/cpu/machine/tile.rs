@@ -1,0 +1,209 @@
+//! Register tiles in the interpreter: the reference meaning of every `tile_*` operation.
+//!
+//! Each aligned group of 32 invocations owns one copy of every tile, 16 × 16 values
+//! (f16 operands widened exactly to f32). An operation is computed once per group that
+//! reaches it, with the operands its invocations passed: all 32 must be there and agree,
+//! as the hardware instructions need the whole warp (or subgroup, or SIMD group).
+//!
+//! `tile_mma` is the rule every backend is measured against: each accumulator becomes
+//! its old value plus the 16 products, summed in f64 (every product of two f16 values is
+//! exact in f64) in order of the inner index, rounded once to f32. Tensor cores sum in
+//! their own order and precision, which is why a kernel using tiles is `fast`.
+//! `tile_scale` is one f32 multiplication per value; loads and stores move bits.
+
+use super::{Binding, Frame, Machine, R};
+use crate::cpu::error::Fault;
+use crate::cpu::shared::GROUP;
+use onekernel_dsl::half::f16_to_f32;
+use onekernel_dsl::ir::{Place, SpanId, TileId, TileOp, TileRole, TILE_DIM};
+
+/// Values of one tile.
+const VALUES: usize = (TILE_DIM * TILE_DIM) as usize;
+
+impl<'k> Machine<'k> {
+    /// Runs one tile operation for every group of 32 among `lanes`.
+    pub(super) fn exec_tile(&mut self, frame: &mut Frame<'k>, t: &TileOp, span: SpanId, lanes: &[u16]) -> R<()> {
+        let mut vals: Vec<Vec<u32>> = Vec::new();
+        let mut result = Ok(());
+        for e in t.exprs() {
+            let mut v = self.tmp();
+            result = self.eval(frame, e, lanes, &mut v);
+            vals.push(v);
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = self.tile_groups(t, span, lanes, &vals);
+        }
+        for v in vals {
+            self.give(v);
+        }
+        result
+    }
+
+    /// Splits the active lanes (ascending) into groups of 32, checks that each group is
+    /// whole and passes one set of operands, and runs the operation for it.
+    fn tile_groups(&mut self, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
+        let op = t.name();
+        let names: &[&'static str] = match t {
+            TileOp::Fill { .. } | TileOp::Scale { .. } => &["value"],
+            _ => &["index", "stride"],
+        };
+        let mut i = 0;
+        while i < lanes.len() {
+            let group = lanes[i] as usize / 32;
+            let members = lanes[i..].iter().take_while(|&&l| l as usize / 32 == group).count();
+            let first = lanes[i];
+            if members != 32 {
+                return Err(self.fault(span, first, Fault::TilePartialGroup { op, group, active: members }));
+            }
+            let mut ops = [0u32; 2];
+            for (o, v) in vals.iter().enumerate() {
+                ops[o] = v[first as usize];
+                if let Some(&l) = lanes[i..i + members].iter().find(|&&l| v[l as usize] != ops[o]) {
+                    let fault = Fault::TileOperandsDiffer { op, group, operand: names[o], first: ops[o], other: v[l as usize] };
+                    return Err(self.fault(span, l, fault));
+                }
+            }
+            self.tile_group(t, span, first, group, ops)?;
+            i += members;
+        }
+        Ok(())
+    }
+
+    /// The operation for one group, whose first invocation is `lane`.
+    fn tile_group(&mut self, t: &TileOp, span: SpanId, lane: u16, group: usize, ops: [u32; 2]) -> R<()> {
+        let op = t.name();
+        match *t {
+            TileOp::Fill { tile, .. } => {
+                self.tiles[tile.0 as usize][group] = Some(vec![f32::from_bits(ops[0]); VALUES]);
+            }
+            TileOp::Scale { tile, .. } => {
+                let s = f32::from_bits(ops[0]);
+                let mut v = self.tile_values(tile, op, span, lane, group)?;
+                v.iter_mut().for_each(|x| *x *= s);
+                self.tiles[tile.0 as usize][group] = Some(v);
+            }
+            TileOp::Mma { acc, a, b } => {
+                let av = self.tile_values(a, op, span, lane, group)?;
+                let bv = self.tile_values(b, op, span, lane, group)?;
+                let mut c = self.tile_values(acc, op, span, lane, group)?;
+                let n = TILE_DIM as usize;
+                for i in 0..n {
+                    for j in 0..n {
+                        let mut s = f64::from(c[i * n + j]);
+                        for k in 0..n {
+                            s += f64::from(av[i * n + k]) * f64::from(bv[k * n + j]);
+                        }
+                        c[i * n + j] = s as f32;
+                    }
+                }
+                self.ops += (n * n * n) as u64;
+                self.tiles[acc.0 as usize][group] = Some(c);
+            }
+            TileOp::Load { tile, src, col_major, .. } => {
+                let role = self.kernel.tiles[tile.0 as usize].role;
+                let at = self.tile_addresses(op, role, ops, col_major, span, lane)?;
+                let owner = GROUP | group as u16;
+                let mut v = vec![0f32; VALUES];
+                for (e, &m) in at.iter().enumerate() {
+                    let word = if role == TileRole::Acc { m } else { m / 2 };
+                    let bits = self.tile_read(src, word, owner, span, lane)?;
+                    v[e] = if role == TileRole::Acc { f32::from_bits(bits) } else { f16_to_f32((bits >> (16 * (m % 2))) as u16) };
+                }
+                self.ops += VALUES as u64;
+                self.tiles[tile.0 as usize][group] = Some(v);
+            }
+            TileOp::Store { tile, dst, col_major, .. } => {
+                let v = self.tile_values(tile, op, span, lane, group)?;
+                let at = self.tile_addresses(op, TileRole::Acc, ops, col_major, span, lane)?;
+                let owner = GROUP | group as u16;
+                for (e, &m) in at.iter().enumerate() {
+                    self.tile_write(dst, m, v[e].to_bits(), owner, span, lane)?;
+                }
+                self.ops += VALUES as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy of a group's tile, or the fault of reading it before it was written.
+    fn tile_values(&self, tile: TileId, op: &'static str, span: SpanId, lane: u16, group: usize) -> R<Vec<f32>> {
+        match &self.tiles[tile.0 as usize][group] {
+            Some(v) => Ok(v.clone()),
+            None => {
+                let fault = Fault::TileUndefined { op, tile: self.kernel.tiles[tile.0 as usize].name.clone(), group };
+                Err(self.fault(span, lane, fault))
+            }
+        }
+    }
+
+    /// The memory index (f16 values for operands, f32 values for accumulators) of each
+    /// element (i, j), in row-major order of the tile, after the alignment checks.
+    fn tile_addresses(&self, op: &'static str, role: TileRole, ops: [u32; 2], col_major: bool, span: SpanId, lane: u16) -> R<Vec<u64>> {
+        let [index, stride] = ops;
+        let multiple = role.alignment();
+        for (operand, value) in [("index", index), ("stride", stride)] {
+            if value % multiple != 0 {
+                return Err(self.fault(span, lane, Fault::TileMisaligned { op, operand, value, multiple }));
+            }
+        }
+        let (index, stride) = (u64::from(index), u64::from(stride));
+        let n = u64::from(TILE_DIM);
+        Ok((0..n * n).map(|e| if col_major { index + (e % n) * stride + e / n } else { index + (e / n) * stride + e % n }).collect())
+    }
+
+    /// Element `at` of a tile's source, read as the group `owner`.
+    fn tile_read(&mut self, place: Place, at: u64, owner: u16, span: SpanId, lane: u16) -> R<u32> {
+        match place {
+            Place::Shared(s) => {
+                let idx = self.tile_bounds(place, at, span, lane)?;
+                let epoch = self.epoch;
+                self.shared[s.0 as usize].read(idx, owner, epoch).map_err(|f| self.fault(span, lane, f))
+            }
+            Place::Buffer(p) => {
+                let idx = self.tile_bounds(place, at, span, lane)?;
+                match self.bindings[p.0 as usize] {
+                    Binding::Buffer(b) => Ok(self.buffers[b].vals[idx]),
+                    Binding::Scalar(_) => Ok(0),
+                }
+            }
+            Place::Local(_) => Ok(0),
+        }
+    }
+
+    /// Writes element `at` of a tile's destination as the group `owner`.
+    fn tile_write(&mut self, place: Place, at: u64, bits: u32, owner: u16, span: SpanId, lane: u16) -> R<()> {
+        let idx = self.tile_bounds(place, at, span, lane)?;
+        match place {
+            Place::Shared(s) => {
+                let epoch = self.epoch;
+                self.shared[s.0 as usize].write(idx, owner, epoch, bits).map_err(|f| self.fault(span, lane, f))
+            }
+            Place::Buffer(p) => {
+                if let Binding::Buffer(b) = self.bindings[p.0 as usize] {
+                    self.buffers[b].vals[idx] = bits;
+                }
+                Ok(())
+            }
+            Place::Local(_) => Ok(()),
+        }
+    }
+
+    /// Index `at` of a shared array or bound buffer, bounds-checked.
+    fn tile_bounds(&self, place: Place, at: u64, span: SpanId, lane: u16) -> R<usize> {
+        let (target, len) = match place {
+            Place::Shared(s) => (self.kernel.shared[s.0 as usize].name.clone(), self.shared[s.0 as usize].len()),
+            Place::Buffer(p) => match self.bindings[p.0 as usize] {
+                Binding::Buffer(b) => (self.buffers[b].name.clone(), self.buffers[b].vals.len()),
+                Binding::Scalar(_) => (self.kernel.params[p.0 as usize].name.clone(), 0),
+            },
+            Place::Local(v) => (format!("local #{}", v.0), 0),
+        };
+        if at >= len as u64 {
+            return Err(self.fault(span, lane, Fault::OutOfBounds { target, index: at as i64, len }));
+        }
+        Ok(at as usize)
+    }
+}

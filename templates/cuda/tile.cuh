@@ -1,0 +1,103 @@
+// Register tiles (docs/DSL.md, "Register tiles"): each warp's 16 × 16 tiles are the
+// fragments of mma.sync m16n8k16 (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane
+// = 4·g + t. An A tile is four registers of f16 pairs: (row g, columns 2t, 2t + 1),
+// (row g + 8, the same), (row g, columns 2t + 8, 2t + 9), (row g + 8, the same). A B
+// tile is two 16 × 8 halves of two registers each: (rows 2t, 2t + 1, column g) and (rows
+// 2t + 8, 2t + 9, column g), the second half at columns 8–15. An accumulator tile is two
+// 16 × 8 halves of four f32: (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). Indices
+// and strides count f16 values (operands) or f32 values (accumulators); the DSL's group
+// of 32 consecutive local linear indices is a warp.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "register tiles need mma.sync m16n8k16 with f32 accumulators: sm_80 or newer"
+#endif
+
+static __device__ __forceinline__ void ok_tile_fill(float* c, float v) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) { c[i] = v; }
+}
+
+static __device__ __forceinline__ void ok_tile_scale(float* c, float v) {
+#pragma unroll
+    for (int i = 0; i < 8; i++) { c[i] = __fmul_rn(c[i], v); }
+}
+
+static __device__ __forceinline__ void ok_tile_mma(float* c, const unsigned int* a, const unsigned int* b) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 { %0, %1, %2, %3}, { %4, %5, %6, %7}, { %8, %9}, { %0, %1, %2, %3};"
+                     : "+f"(c[4 * h]), "+f"(c[4 * h + 1]), "+f"(c[4 * h + 2]), "+f"(c[4 * h + 3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]), "r"(b[2 * h + 1]));
+    }
+}
+
+// An operand tile from shared memory with one ldmatrix.x4: lane 8m + r gives the address
+// of row r of 8 × 8 matrix m. A's matrices are (rows 0–7, k 0–7), (rows 8–15, k 0–7),
+// (rows 0–7, k 8–15), (rows 8–15, k 8–15); B's are (k 0–7, n 0–7), (k 8–15, n 0–7),
+// (k 0–7, n 8–15), (k 8–15, n 8–15). Where the memory's rows are the fragment's
+// columns (A by columns, B by rows) the matrices are read transposed.
+template <bool B, bool COL>
+static __device__ __forceinline__ void ok_tile_ldmatrix(unsigned int* f, const unsigned int* arr, unsigned int index, unsigned int stride, unsigned int lindex) {
+    const unsigned int lane = lindex & 31u, m = lane >> 3, r = lane & 7u;
+    // The block's (row, column) in the tile, then the half index of memory row r.
+    const unsigned int bi = B ? 8u * (m & 1u) : 8u * (m & 1u), bj = 8u * (m >> 1);
+    // A: bi rows, bj k. B: bi k, bj n.
+    const bool trans = B ? !COL : COL;
+    unsigned int h;
+    if (!trans) {
+        // Memory rows are the fragment's rows: A by rows (row bi + r), B by columns (n bj + r).
+        h = B ? index + (bj + r) * stride + bi : index + (bi + r) * stride + bj;
+    } else {
+        // Memory rows are the fragment's columns: A by columns (k bj + r), B by rows (k bi + r).
+        h = B ? index + (bi + r) * stride + bj : index + (bj + r) * stride + bi;
+    }
+    const unsigned int addr = (unsigned int)__cvta_generic_to_shared(arr) + 2u * h;
+    if (trans) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
+    } else {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
+    }
+}
+
+// f16 value h of an array of f16 pairs.
+static __device__ __forceinline__ unsigned int ok_tile_half(const unsigned int* arr, unsigned int h) {
+    return (arr[h >> 1] >> (16u * (h & 1u))) & 0xffffu;
+}
+
+// An operand tile from any memory, each lane reading its own pairs.
+template <bool B, bool COL>
+static __device__ __forceinline__ void ok_tile_load_f16(unsigned int* f, const unsigned int* arr, unsigned int index, unsigned int stride, unsigned int lindex) {
+    const unsigned int lane = lindex & 31u, g = lane >> 2, t = lane & 3u;
+#pragma unroll
+    for (unsigned int q = 0; q < 4u; q++) {
+        // A: register q holds (row g + 8(q & 1), k 2t + 8(q >> 1) + e). B: (k 2t + 8(q & 1) + e, n g + 8(q >> 1)).
+        const unsigned int i = B ? 2u * t + 8u * (q & 1u) : g + 8u * (q & 1u);
+        const unsigned int j = B ? g + 8u * (q >> 1) : 2u * t + 8u * (q >> 1);
+        // The pair runs along k: A's columns, B's rows.
+        const unsigned int di = B ? 1u : 0u, dj = B ? 0u : 1u;
+        const unsigned int h0 = COL ? index + j * stride + i : index + i * stride + j;
+        const unsigned int h1 = COL ? index + (j + dj) * stride + i + di : index + (i + di) * stride + j + dj;
+        f[q] = ok_tile_half(arr, h0) | (ok_tile_half(arr, h1) << 16);
+    }
+}
+
+template <bool COL>
+static __device__ __forceinline__ void ok_tile_load_f32(float* c, const float* arr, unsigned int index, unsigned int stride, unsigned int lindex) {
+    const unsigned int lane = lindex & 31u, g = lane >> 2, t = lane & 3u;
+#pragma unroll
+    for (unsigned int e = 0; e < 8u; e++) {
+        const unsigned int i = g + 8u * ((e >> 1) & 1u), j = 8u * (e >> 2) + 2u * t + (e & 1u);
+        c[e] = arr[COL ? index + j * stride + i : index + i * stride + j];
+    }
+}
+
+template <bool COL>
+static __device__ __forceinline__ void ok_tile_store_f32(const float* c, float* arr, unsigned int index, unsigned int stride, unsigned int lindex) {
+    const unsigned int lane = lindex & 31u, g = lane >> 2, t = lane & 3u;
+#pragma unroll
+    for (unsigned int e = 0; e < 8u; e++) {
+        const unsigned int i = g + 8u * ((e >> 1) & 1u), j = 8u * (e >> 2) + 2u * t + (e & 1u);
+        arr[COL ? index + j * stride + i : index + i * stride + j] = c[e];
+    }
+}
