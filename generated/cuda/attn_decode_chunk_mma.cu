@@ -82,7 +82,7 @@ static __device__ __forceinline__ void ok_tile_fill(float* c, float v) {
 
 static __device__ __forceinline__ void ok_tile_scale(float* c, float v) {
 #pragma unroll
-    for (int i = 0; i < 8; i++) { c[i] = __fmul_rn(c[i], v); }
+    for (int i = 0; i < 8; i++) { c[i] = c[i] * v; }
 }
 
 static __device__ __forceinline__ void ok_tile_mma(float* c, const unsigned int* a, const unsigned int* b) {
@@ -339,7 +339,7 @@ static __device__ __forceinline__ void attn_decode_chunk_mma_impl(const float* _
                             }
                         }
                         // line 154
-                        ok_tile_store_f32<false>(tl_s, sh_stage, (warp_4 * 256u), 16u, ok_lindex); __syncwarp();
+                        __syncwarp(); ok_tile_store_f32<false>(tl_s, sh_stage, (warp_4 * 256u), 16u, ok_lindex);__syncwarp();
                         // line 155
                         {
                             const unsigned int ok_end_33 = (group_7 * 16u);
@@ -505,9 +505,9 @@ static __device__ __forceinline__ void attn_decode_chunk_mma_impl(const float* _
         }
     } else {
         // line 237
-        ok_tile_store_f32<false>(tl_o0, sh_scores, (warp_4 * 512u), 16u, ok_lindex); __syncwarp();
+        __syncwarp(); ok_tile_store_f32<false>(tl_o0, sh_scores, (warp_4 * 512u), 16u, ok_lindex);__syncwarp();
         // line 238
-        ok_tile_store_f32<false>(tl_o1, sh_scores, ((warp_4 * 512u) + 256u), 16u, ok_lindex); __syncwarp();
+        __syncwarp(); ok_tile_store_f32<false>(tl_o1, sh_scores, ((warp_4 * 512u) + 256u), 16u, ok_lindex);__syncwarp();
         // line 239
         __syncthreads();
         // line 240

@@ -260,6 +260,7 @@ kernel void attn_decode_chunk_mma(device const float* q [[buffer(0)]], device co
                             }
                         }
                         // line 154
+                        simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_s, sh_stage, (warp_4 * 256u), 16u, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         // line 155
@@ -426,9 +427,11 @@ kernel void attn_decode_chunk_mma(device const float* q [[buffer(0)]], device co
         }
     } else {
         // line 237
+        simdgroup_barrier(mem_flags::mem_threadgroup);
         ok_tile_store(tl_o0, sh_scores, (warp_4 * 512u), 16u, false);
         simdgroup_barrier(mem_flags::mem_threadgroup);
         // line 238
+        simdgroup_barrier(mem_flags::mem_threadgroup);
         ok_tile_store(tl_o1, sh_scores, ((warp_4 * 512u) + 256u), 16u, false);
         simdgroup_barrier(mem_flags::mem_threadgroup);
         // line 239

@@ -222,6 +222,7 @@ void main() {
                             }
                         }
                         // line 154
+                        subgroupMemoryBarrierShared(); subgroupBarrier();
                         coopMatStore(tl_s, sh_stage, (warp_4 * 256u), 16u, gl_CooperativeMatrixLayoutRowMajor);
                         subgroupMemoryBarrierShared(); subgroupBarrier();
                         // line 155
@@ -392,9 +393,11 @@ void main() {
         }
     } else {
         // line 237
+        subgroupMemoryBarrierShared(); subgroupBarrier();
         coopMatStore(tl_o0, sh_scores, (warp_4 * 512u), 16u, gl_CooperativeMatrixLayoutRowMajor);
         subgroupMemoryBarrierShared(); subgroupBarrier();
         // line 238
+        subgroupMemoryBarrierShared(); subgroupBarrier();
         coopMatStore(tl_o1, sh_scores, ((warp_4 * 512u) + 256u), 16u, gl_CooperativeMatrixLayoutRowMajor);
         subgroupMemoryBarrierShared(); subgroupBarrier();
         // line 239

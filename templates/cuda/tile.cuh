@@ -18,7 +18,7 @@ static __device__ __forceinline__ void ok_tile_fill(float* c, float v) {
 
 static __device__ __forceinline__ void ok_tile_scale(float* c, float v) {
 #pragma unroll
-    for (int i = 0; i < 8; i++) { c[i] = __fmul_rn(c[i], v); }
+    for (int i = 0; i < 8; i++) { c[i] = c[i] * v; }
 }
 
 static __device__ __forceinline__ void ok_tile_mma(float* c, const unsigned int* a, const unsigned int* b) {

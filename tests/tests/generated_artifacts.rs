@@ -114,11 +114,13 @@ fn every_cuda_file_parses_and_type_checks() {
     let files = files_with_ext("cuda", "cu");
     assert!(!files.is_empty());
     for f in files {
-        clang::check_cuda(&f, "sm_70").unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
-        // Files with `mma_f16` also for sm_80, whose helper is the tensor-core one (sm_70
-        // parses the loop before it).
-        if std::fs::read_to_string(&f).is_ok_and(|s| s.contains("ok_mma_f16<")) {
+        // Files with register tiles for sm_80, the first with their `mma.sync` shape (for
+        // sm_70 the helpers stop with an `#error`); the others for sm_70.
+        if std::fs::read_to_string(&f).is_ok_and(|s| s.contains("ok_tile_mma(")) {
             clang::check_cuda(&f, "sm_80").unwrap_or_else(|e| panic!("{} (sm_80):\n{e}", f.display()));
+            assert!(clang::check_cuda(&f, "sm_70").is_err_and(|e| e.contains("sm_80")), "{}: tiles on sm_70 must not compile", f.display());
+        } else {
+            clang::check_cuda(&f, "sm_70").unwrap_or_else(|e| panic!("{}:\n{e}", f.display()));
         }
     }
 }

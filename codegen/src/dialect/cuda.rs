@@ -190,8 +190,9 @@ impl Dialect for Cuda {
     }
 
     fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
-        let sync = if m.shared { " __syncwarp();" } else { "" };
-        vec![format!("ok_tile_store_f32<{}>({name}, {}, {}, {}, ok_lindex);{sync}", m.col_major, m.array, m.index, m.stride)]
+        // The warp's loads of this memory before its stores, the stores before its reads.
+        let sync = if m.shared { "__syncwarp(); " } else { "" };
+        vec![format!("{sync}ok_tile_store_f32<{}>({name}, {}, {}, {}, ok_lindex);{}", m.col_major, m.array, m.index, m.stride, sync.trim_end())]
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

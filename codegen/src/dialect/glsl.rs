@@ -151,8 +151,9 @@ impl Dialect for Glsl {
 
     // Tiles are cooperative matrices of the subgroup (VK_KHR_cooperative_matrix), 16 × 16,
     // f16 operands and f32 accumulators. Operands load from u32 arrays, so their index and
-    // stride count words (the DSL's f16 counts are even). A subgroup barrier orders the
-    // group's own shared-memory writes before a load and a store before the group's reads.
+    // stride count words (the DSL's f16 counts are even). Subgroup barriers order the
+    // group's own shared-memory accesses around a load and a store: the invocations'
+    // writes before a load, every load before a store, a store before their reads.
     fn tile_decl(&self, role: TileRole, name: &str) -> String {
         format!("{} {name}", coopmat_type(role))
     }
@@ -184,7 +185,11 @@ impl Dialect for Glsl {
     }
 
     fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
-        let mut lines = vec![format!("coopMatStore({name}, {}, {}, {}, {});", self.tile_array(m), m.index, m.stride, coopmat_layout(m.col_major))];
+        let mut lines = Vec::new();
+        if m.shared {
+            lines.push(SUBGROUP_SYNC.to_string());
+        }
+        lines.push(format!("coopMatStore({name}, {}, {}, {}, {});", self.tile_array(m), m.index, m.stride, coopmat_layout(m.col_major)));
         if m.shared {
             lines.push(SUBGROUP_SYNC.to_string());
         }

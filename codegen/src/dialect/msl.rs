@@ -125,8 +125,8 @@ impl Dialect for Msl {
 
     // Tiles are 2 × 2 blocks of the SIMD group's 8 × 8 `simdgroup_matrix` values
     // (templates/msl/tile.metal); Apple GPUs' SIMD groups are 32 wide, one group each.
-    // Operands load through `half` pointers to the u32 arrays; a SIMD-group barrier orders
-    // the group's own threadgroup-memory writes before a load and a store before reads.
+    // Operands load through `half` pointers to the u32 arrays; SIMD-group barriers order
+    // the group's threadgroup-memory accesses around loads and stores (as GLSL's).
     fn tile_decl(&self, role: TileRole, name: &str) -> String {
         match role {
             TileRole::Acc => format!("simdgroup_float8x8 {name}[4]"),
@@ -158,7 +158,11 @@ impl Dialect for Msl {
     }
 
     fn tile_store(&self, name: &str, m: &super::TileMemory) -> Vec<String> {
-        let mut lines = vec![format!("ok_tile_store({name}, {}, {}, {}, {});", m.array, m.index, m.stride, m.col_major)];
+        let mut lines = Vec::new();
+        if m.shared {
+            lines.push(format!("{};", MSL_SIMD_SYNC));
+        }
+        lines.push(format!("ok_tile_store({name}, {}, {}, {}, {});", m.array, m.index, m.stride, m.col_major));
         if m.shared {
             lines.push(format!("{};", MSL_SIMD_SYNC));
         }

@@ -607,12 +607,11 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 ),
             ]
         }
-        // GQA 4 (the decode shape's), 8 (16 invocations per head in the softmax) and 1;
-        // chunks of 64 (one tile), 256 and 512 tokens with last tiles of any length; with
-        // and without the mask.
+        // GQA 4 (the decode shape's), 8 and 1; chunks of 64 (two tiles), 96 and 256
+        // tokens with last tiles of any length; with and without the mask.
         "attn_decode_chunk_mma" => vec![
             attention_chunk_mma(8, 2, 64, (1, 300), true),
-            attention_chunk_mma(8, 2, 512, (200, 600), true),
+            attention_chunk_mma(8, 2, 96, (200, 600), true),
             attention_chunk_mma(16, 2, 256, (1, 600), false),
             attention_chunk_mma(2, 2, 256, (100, 300), true),
         ],

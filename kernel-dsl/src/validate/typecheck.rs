@@ -40,6 +40,7 @@ pub(super) fn check(k: &Kernel, d: &mut Diagnostics) -> bool {
         }
     }
     let scope = Scope { kernel: k, locals: &k.locals, callable: &k.functions, in_function: None };
+    check_tile_kernel(k, d);
     check_block(&scope, &k.body, 0, d);
     d.errors.len() == before
 }
@@ -349,10 +350,24 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
     }
 }
 
+/// A kernel with tiles (reported once, at its first tile): `fast`, since tensor cores do
+/// not round their sums as the interpreter does, and whole groups of 32 invocations, the
+/// unit that holds a tile.
+fn check_tile_kernel(k: &Kernel, d: &mut Diagnostics) {
+    let Some(t) = k.tiles.first() else { return };
+    if k.class == crate::ir::Determinism::Exact {
+        let why = "tiles run on tensor cores, whose sums are not bitwise the reference's";
+        d.error(t.span, ErrorKind::Unsupported, format!("tile `{}`: {why}: declare kernel `{}` `fast`", t.name, k.name));
+    }
+    let invocations = k.workgroup_invocations();
+    if !invocations.is_multiple_of(32) {
+        d.error(t.span, ErrorKind::Unsupported, format!("tile `{}` is held by groups of 32 invocations; the workgroup has {invocations}", t.name));
+    }
+}
+
 /// A tile operation: tiles of the roles it needs, u32 indices and strides, f32 values,
 /// memory of the tile's element type (u32 words of f16 pairs for operands, f32 for
-/// accumulators; a writable one to store into), whole groups of 32 invocations, and a
-/// `fast` kernel: tensor cores do not round their sums as the interpreter does.
+/// accumulators; a writable one to store into).
 fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
     let op = t.name();
     if sc.in_function.is_some() {
@@ -363,20 +378,6 @@ fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
         let want = if matches!(t, TileOp::Fill { .. } | TileOp::Scale { .. }) { Scalar::F32 } else { Scalar::U32 };
         let got = check_expr(sc, e, d);
         expect(d, e.span, got, want, &format!("the `{op}` operand"));
-    }
-    let invocations = sc.kernel.workgroup_invocations();
-    if !invocations.is_multiple_of(32) {
-        d.error(span, ErrorKind::Unsupported, format!("`{op}` is computed by groups of 32 invocations; the workgroup has {invocations}"));
-    }
-    if sc.kernel.class == crate::ir::Determinism::Exact {
-        d.error(
-            span,
-            ErrorKind::Unsupported,
-            format!(
-                "`{op}`: tiles run on tensor cores, whose sums are not bitwise the reference's: declare kernel `{}` `fast`",
-                sc.kernel.name
-            ),
-        );
     }
     let role = |id: crate::ir::TileId, want: Option<TileRole>, what: &str, d: &mut Diagnostics| -> Option<TileRole> {
         let Some(decl) = sc.kernel.tiles.get(id.0 as usize) else {

@@ -172,8 +172,9 @@ inline void metal::simdgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_SIMD_B
 
 // SIMD-group matrices (`simdgroup_matrix`, the register tiles of docs/DSL.md): every
 // invocation of the SIMD group holds the whole 8 × 8 matrix and computes every operation
-// on it, so all 32 copies stay equal; the kernel's SIMD-group barriers order the
-// threadgroup memory they load and store. Values are held as float (half widened
+// on it, so all 32 copies stay equal. A load and a store are one instruction of the whole
+// SIMD group on the GPU; here each fiber does its own, so every load ends and every
+// store starts with a SIMD-group barrier: no invocation stores before all have loaded. Values are held as float (half widened
 // exactly); a product-accumulate is one fmaf per product in order of the inner index.
 #define thread
 #define OK_MSL_EMU 1
@@ -222,9 +223,11 @@ inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const S* src, ulong str
     for (int r = 0; r < R; r++)
         for (int c = 0; c < C; c++)
             d.e[r][c] = transpose ? (float)src[(origin.x + c) * stride + origin.y + r] : (float)src[(origin.y + r) * stride + origin.x + c];
+    ok_emu::wait(ok_emu::AT_SIMD_BARRIER);
 }
 template <int C, int R>
 inline void simdgroup_store(const simdgroup_matrix<float, C, R>& s, float* dst, ulong stride, ulong2 origin, bool transpose) {
+    ok_emu::wait(ok_emu::AT_SIMD_BARRIER);
     for (int r = 0; r < R; r++)
         for (int c = 0; c < C; c++) {
             float& at = transpose ? dst[(origin.x + c) * stride + origin.y + r] : dst[(origin.y + r) * stride + origin.x + c];
