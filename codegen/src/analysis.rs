@@ -158,6 +158,32 @@ fn uses_fma(k: &Kernel) -> bool {
     found
 }
 
+/// The shared arrays (indices into `Kernel::shared`) and buffers that operand tiles
+/// (`tile_a`, `tile_b`) are loaded from: GLSL declares such an array, and views such a
+/// buffer, as `f16vec2` pairs (the component type of the cooperative matrix).
+pub fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
+    use onekernel_dsl::ir::{Place, StmtKind, TileOp, TileRole};
+    let (mut shared, mut buffers) = (BTreeSet::new(), BTreeSet::new());
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::Tile(t) = &s.kind {
+            if let TileOp::Load { tile, src, .. } = &**t {
+                if k.tiles.get(tile.0 as usize).is_some_and(|d| d.role != TileRole::Acc) {
+                    match src {
+                        Place::Shared(id) => {
+                            shared.insert(id.0 as usize);
+                        }
+                        Place::Buffer(p) => {
+                            buffers.insert(*p);
+                        }
+                        Place::Local(_) => {}
+                    }
+                }
+            }
+        }
+    });
+    (shared, buffers)
+}
+
 /// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
 /// parameter order: GLSL declares a vector-typed view of each.
 fn word_views(k: &Kernel) -> BTreeSet<(ParamId, u32)> {

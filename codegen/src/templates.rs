@@ -106,16 +106,22 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("invocations", &k.workgroup_invocations());
     ctx.insert("min_blocks", &min_blocks(k));
     let (buffers, push, specs) = parameters(k, d);
+    let (_, tile_buffers) = crate::analysis::tile_operand_sources(k);
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()
         .enumerate()
         .map(|(i, (name, elem, access))| {
-            let views = info
+            let mut views: Vec<ViewCtx> = info
                 .word_views
                 .iter()
                 .filter(|(p, _)| ident(&k.params[p.0 as usize].name) == *name)
                 .map(|&(_, words)| ViewCtx { name: d.word_view(name, words), ty: d.word_vector(elem.value_type(), words) })
                 .collect();
+            if let Some(ty) = d.halves_type() {
+                if tile_buffers.iter().any(|p| ident(&k.params[p.0 as usize].name) == *name) {
+                    views.push(ViewCtx { name: d.halves_view(name), ty: ty.to_string() });
+                }
+            }
             BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly, views }
         })
         .collect();
@@ -186,6 +192,7 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
     let lens: Vec<String> = k.shared.iter().map(|s| d.shared_len(s.len, s.size.as_ref().map(|e| sizes.expr(e)))).collect();
     let dynamic: &[usize] = if d.has_dynamic_shared() { &info.cuda_dynamic_shared } else { &[] };
     let mut shared: Vec<String> = Vec::new();
+    let (tile_shared, _) = crate::analysis::tile_operand_sources(k);
     // Arrays past CUDA's static limit live in one dynamic region, each at a 16-byte
     // multiple: `ok_dyn_shared + offset`; the region's size per instance is returned.
     let mut offset = String::from("0u");
@@ -198,7 +205,10 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
             shared.push(format!("{ty}* const {} = reinterpret_cast<{ty}*>(ok_dyn_shared + ({offset}))", shared_name(&s.name)));
             offset = format!("{offset} + (({} + 3u) / 4u) * 16u", lens[i]);
         } else {
-            shared.push(d.shared_decl(s.elem, &shared_name(&s.name), &lens[i]));
+            match d.halves_shared_decl(&shared_name(&s.name), &lens[i]) {
+                Some(decl) if tile_shared.contains(&i) => shared.push(decl),
+                _ => shared.push(d.shared_decl(s.elem, &shared_name(&s.name), &lens[i])),
+            }
         }
     }
     for &ty in &info.reduction_types {

@@ -150,12 +150,29 @@ impl Dialect for Glsl {
     }
 
     // Tiles are cooperative matrices of the subgroup (VK_KHR_cooperative_matrix), 16 × 16,
-    // f16 operands and f32 accumulators. Operands load from u32 arrays, so their index and
-    // stride count words (the DSL's f16 counts are even). Subgroup barriers order the
+    // f16 operands and f32 accumulators. Operands load from `f16vec2` arrays (the shared
+    // arrays they come from are declared so, buffers viewed so), so their index and stride
+    // count pairs (the DSL's f16 counts are even). Subgroup barriers order the
     // group's own shared-memory accesses around a load and a store: the invocations'
     // writes before a load, every load before a store, a store before their reads.
     fn tile_decl(&self, role: TileRole, name: &str) -> String {
         format!("{} {name}", coopmat_type(role))
+    }
+
+    fn halves_type(&self) -> Option<&'static str> {
+        Some("f16vec2")
+    }
+
+    fn halves_shared_decl(&self, name: &str, len: &str) -> Option<String> {
+        Some(format!("shared f16vec2 {name}[{len}]"))
+    }
+
+    fn word_from_halves(&self, e: &str) -> String {
+        format!("packFloat2x16({e})")
+    }
+
+    fn halves_from_word(&self, e: &str) -> String {
+        format!("unpackFloat2x16({e})")
     }
 
     fn tile_fill(&self, name: &str, value: &str, scale: bool) -> Vec<String> {
@@ -180,7 +197,9 @@ impl Dialect for Glsl {
         if m.shared {
             lines.push(SUBGROUP_SYNC.to_string());
         }
-        lines.push(format!("coopMatLoad({name}, {}, {index}, {stride}, {layout});", self.tile_array(m)));
+        // Operands from a buffer through its `f16vec2` view (shared arrays are declared so).
+        let array = if role != TileRole::Acc && !m.shared { format!("{}.data", self.halves_view(&m.array)) } else { self.tile_array(m) };
+        lines.push(format!("coopMatLoad({name}, {array}, {index}, {stride}, {layout});"));
         lines
     }
 

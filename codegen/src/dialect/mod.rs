@@ -284,6 +284,36 @@ pub trait Dialect {
         false
     }
 
+    /// The type in which shared u32 arrays that operand tiles load from are declared, and
+    /// in which buffers they load from are viewed, if not u32 (GLSL: `f16vec2`, the
+    /// cooperative matrix's component type, which NVIDIA's driver loads without a
+    /// detour); the DSL's word accesses then convert with [`Dialect::word_from_halves`]
+    /// and [`Dialect::halves_from_word`].
+    fn halves_type(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The u32 word of a pair of f16 values of [`Dialect::halves_type`], bit for bit.
+    fn word_from_halves(&self, e: &str) -> String {
+        e.to_string()
+    }
+
+    /// The pair of f16 values of a u32 word, bit for bit.
+    fn halves_from_word(&self, e: &str) -> String {
+        e.to_string()
+    }
+
+    /// The declaration of shared array `name` of `len` words as [`Dialect::halves_type`]
+    /// pairs (without `;`), where the dialect has such a type.
+    fn halves_shared_decl(&self, name: &str, len: &str) -> Option<String> {
+        self.halves_type().map(|ty| format!("{ty} {name}[{len}]"))
+    }
+
+    /// The name of the [`Dialect::halves_type`] view of a buffer.
+    fn halves_view(&self, buffer: &str) -> String {
+        format!("ok_h2_{buffer}")
+    }
+
     /// The declaration of a register tile of `role` named `name` (without `;`), at the
     /// top of the kernel body.
     fn tile_decl(&self, role: TileRole, name: &str) -> String;

@@ -39,6 +39,8 @@ pub struct Printer<'a> {
     d: &'a dyn Dialect,
     k: &'a Kernel,
     locals: &'a [LocalDecl],
+    /// Shared arrays the dialect declares as f16 pairs ([`Dialect::halves_type`]).
+    halves: std::collections::BTreeSet<usize>,
     out: String,
     indent: usize,
     last_line: u32,
@@ -47,7 +49,7 @@ pub struct Printer<'a> {
 impl<'a> Printer<'a> {
     /// A printer for `k` in dialect `d`, starting at `indent` levels.
     pub fn new(d: &'a dyn Dialect, k: &'a Kernel, indent: usize) -> Self {
-        Printer { d, k, locals: &k.locals, out: String::new(), indent, last_line: 0 }
+        Printer { d, k, locals: &k.locals, halves: halves_arrays(d, k), out: String::new(), indent, last_line: 0 }
     }
 
     /// The kernel body.
@@ -63,7 +65,7 @@ impl<'a> Printer<'a> {
 
     /// A library function's definition.
     pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
-        let mut p = Printer { d, k, locals: &f.locals, out: String::new(), indent: 1, last_line: 0 };
+        let mut p = Printer { d, k, locals: &f.locals, halves: Default::default(), out: String::new(), indent: 1, last_line: 0 };
         let params: Vec<String> = f.params.iter().enumerate().map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32)))).collect();
         let mut head = String::new();
         for line in f.doc.lines() {
@@ -134,6 +136,9 @@ impl<'a> Printer<'a> {
                         self.d.buffer_store(&ident(&param.name), elem, &i, &v)
                     }
                     Place::Local(l) => format!("{}[{i}] = {v}", self.local(*l)),
+                    Place::Shared(sh) if self.halves.contains(&(sh.0 as usize)) => {
+                        format!("{}[{i}] = {}", shared_name(&self.k.shared[sh.0 as usize].name), self.d.halves_from_word(&v))
+                    }
                     Place::Shared(sh) => format!("{}[{i}] = {v}", shared_name(&self.k.shared[sh.0 as usize].name)),
                 };
                 self.line(&format!("{text};"));
@@ -160,6 +165,21 @@ impl<'a> Printer<'a> {
             StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
             StmtKind::Reduce { var, op, value, arg: None } => self.reduce(*var, *op, value),
             StmtKind::Reduce { var, op, value, arg: Some(a) } => self.reduce_pair(*var, *op, value, a),
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } if self.halves.contains(&(dst.0 as usize)) => {
+                // Into f16 pairs: word by word, each converted (the dialect has no
+                // asynchronous copies where it declares such arrays).
+                let sh = shared_name(&self.k.shared[dst.0 as usize].name);
+                let buf = ident(&self.k.params[src.0 as usize].name);
+                let (di, si) = (self.expr(dst_index), self.expr(src_index));
+                let u = self.d.scalar(Scalar::U32);
+                let mut line = format!("{{ const {u} ok_cd = {di}; const {u} ok_cs = {si};");
+                for w in 0..*words {
+                    let word = self.d.buffer_element(&buf, &format!("ok_cs + {w}u"));
+                    line.push_str(&format!(" {sh}[ok_cd + {w}u] = {};", self.d.halves_from_word(&word)));
+                }
+                line.push_str(" }");
+                self.line(&line);
+            }
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
@@ -273,6 +293,16 @@ impl<'a> Printer<'a> {
         let arr = self.local(dst);
         let (di, si) = (self.expr(dst_index), self.expr(src_index));
         let line = match src {
+            Place::Shared(sh) if self.halves.contains(&(sh.0 as usize)) => {
+                let name = shared_name(&self.k.shared[sh.0 as usize].name);
+                let u = self.d.scalar(Scalar::U32);
+                let mut body = format!("{{ const {u} ok_ld = {di}; const {u} ok_ls = {si};");
+                for w in 0..words {
+                    body.push_str(&format!(" {arr}[ok_ld + {w}u] = {};", self.d.word_from_halves(&format!("{name}[ok_ls + {w}u]"))));
+                }
+                body.push_str(" }");
+                body
+            }
             Place::Shared(sh) => {
                 let shared = &self.k.shared[sh.0 as usize];
                 self.d.load_shared_words(&arr, &di, &shared_name(&shared.name), &si, shared.elem, words)
@@ -480,6 +510,9 @@ impl<'a> Printer<'a> {
                         }
                     }
                     Place::Local(l) => format!("{}[{i}]", self.local(*l)),
+                    Place::Shared(s) if self.halves.contains(&(s.0 as usize)) => {
+                        d.word_from_halves(&format!("{}[{i}]", shared_name(&self.k.shared[s.0 as usize].name)))
+                    }
                     Place::Shared(s) => {
                         let sh = &self.k.shared[s.0 as usize];
                         let name = shared_name(&sh.name);
@@ -568,6 +601,15 @@ fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
     let mut p = p.clone();
     p.name = ident(&p.name);
     p
+}
+
+/// The shared arrays `d` declares as f16 pairs: those operand tiles load from, where the
+/// dialect has such a type.
+fn halves_arrays(d: &dyn Dialect, k: &Kernel) -> std::collections::BTreeSet<usize> {
+    match d.halves_type() {
+        Some(_) => crate::analysis::tile_operand_sources(k).0,
+        None => Default::default(),
+    }
 }
 
 /// The generated name of a register tile.

@@ -14,10 +14,11 @@ use onekernel_macros::kernel;
 ///
 /// The query heads, rounded to f16 (to nearest even; magnitudes below 2^-14 become
 /// zero), are the rows of a 16-row A operand (rows past the group are zeros). K and V
-/// move in tiles of 32 rows through three shared buffers (four with `stages3`) with
-/// 16-byte `async_copy`s, two (three) tiles travelling while one is used: K tiles, then
-/// V tiles. Two groups of 32 invocations score a K tile's 16 tokens each as register
-/// tiles, `Sᵀ = Q · Kᵀ` over 128 dimensions, and copy the group's heads into the chunk's
+/// move in tiles of 32 rows through three shared buffers (two tiles travelling while one
+/// is used; 46 KiB in all, within the 48 KiB of NVIDIA's Vulkan), or with `rows64` in
+/// tiles of 64 rows through two (54 KiB), with 16-byte `async_copy`s: K tiles, then V
+/// tiles. Each group of 32 invocations scores 16 tokens of a K tile as register tiles,
+/// `Sᵀ = Q · Kᵀ` over 128 dimensions, and copies the group's heads into the chunk's
 /// scores `[head][token]`. After the last K tile the softmax takes the scores (scaled,
 /// masked): per head the maximum, then the numerators `exp(s − m)` (`fast_exp`, the
 /// hardware's approximation) rounded to f16 — the values p·v multiplies — and their sum
@@ -27,8 +28,9 @@ use onekernel_macros::kernel;
 /// last tile past the chunk repeat its last token (finite values) and their numerators
 /// are zero. Sequence b's tokens, the chunks and the block table are as in
 /// `attn_decode_chunk` with `paged`; no softcap and no ALiBi (the runtime takes the
-/// `exact` kernel for those). The result does not depend on `stages3`.
-#[kernel(workgroup = 128, fast, variants(paged = [false, true], stages3 = [false, true]))]
+/// `exact` kernel for those). The result does not depend on `rows64`: the products
+/// follow the tokens in the same 16-token steps.
+#[kernel(workgroup = 128, fast, variants(paged = [false, true], rows64 = [false, true]))]
 pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * 128)] q: &[f32],
     #[len(n_kv_heads * 64)] k: &[u32],
@@ -49,10 +51,9 @@ pub fn attn_decode_chunk_mma(
     #[push] has_mask: u32,
 ) {
     // Tiles of 32 rows × 136 f16 values (128 + 8: consecutive rows start 4 banks apart,
-    // so the eight rows of one 8 × 8 matrix load hit all 32 banks), in three buffers or
-    // four with `stages3`. 44 KiB in all with three, within the 48 KiB of NVIDIA's
-    // Vulkan; 52.5 KiB with four.
-    let kv = shared::<u32, { select(stages3, 8704u32, 6528u32) }>();
+    // so the eight rows of one 8 × 8 matrix load hit all 32 banks) in three buffers, or
+    // of 64 rows in two.
+    let kv = shared::<u32, { select(rows64, 8704u32, 6528u32) }>();
     // Scores [head][token]: 8 heads × 260 (chunks of up to 256 tokens); the softmax then
     // overwrites them with the scaled, masked values. At the end, each group's two
     // accumulator tiles (4 × 512 values) on their way to `part_acc`.
@@ -63,7 +64,7 @@ pub fn attn_decode_chunk_mma(
     let qp = shared::<u32, 2112u32>();
     // Each scoring group's Sᵀ tile (16 × 16); the softmax's per-invocation maxima and
     // sums (0–127, 128–255).
-    let stage = shared::<f32, 512u32>();
+    let stage = shared::<f32, 1024u32>();
     let o0 = tile_acc();
     let o1 = tile_acc();
     let s = tile_acc();
@@ -95,7 +96,8 @@ pub fn attn_decode_chunk_mma(
     let end = min(start + chunk, len);
     let n = select(end > start, end - start, 0u32);
     let head0 = kvh * group;
-    let tiles = (n + 31) / 32;
+    let rows = select(rows64, 64u32, 32u32);
+    let tiles = (n + rows - 1) / rows;
     for i in (t0..2112u32).step_by(WORKGROUP_X) {
         let h = i / 132;
         let w = i % 132;
@@ -109,15 +111,15 @@ pub fn attn_decode_chunk_mma(
     barrier();
     // Step s copies tile s (K tiles 0 … tiles − 1, then V tiles) into buffer s % nb and
     // uses tile s − (nb − 1).
-    let nb = select(stages3, 4u32, 3u32);
+    let nb = select(rows64, 2u32, 3u32);
     let steps = 2 * tiles;
     let quad = t0 % 16;
     for st in 0..steps + nb - 1 {
         if st < steps {
             let tile = select(st < tiles, st, st - tiles);
-            let buf = (st % nb) * 2176;
-            for r in (t0 / 16..32u32).step_by(8) {
-                let t = start + min(tile * 32 + r, n - 1);
+            let buf = (st % nb) * rows * 68;
+            for r in (t0 / 16..rows).step_by(8) {
+                let t = start + min(tile * rows + r, n - 1);
                 let logical = b * pages_per_seq + t / page_size;
                 let mut page = logical;
                 if paged {
@@ -133,17 +135,17 @@ pub fn attn_decode_chunk_mma(
         }
         async_commit();
         if st + 1 >= nb {
-            if stages3 {
-                async_wait(3);
+            if rows64 {
+                async_wait(1);
             } else {
                 async_wait(2);
             }
             barrier();
             let u = st + 1 - nb;
             // The tile's first f16 value.
-            let buf_h = (u % nb) * 4352;
+            let buf_h = (u % nb) * rows * 136;
             if u < tiles {
-                if warp < 2 {
+                if warp < rows / 16 {
                     // Sᵀ (16 heads × 16 tokens) = Q · Kᵀ, Kᵀ read from the tile's rows.
                     tile_fill(s, 0.0);
                     for kk in 0..8u32 {
@@ -153,7 +155,7 @@ pub fn attn_decode_chunk_mma(
                     }
                     tile_store(s, stage, warp * 256, 16, false);
                     for e in (lane..group * 16).step_by(32) {
-                        scores[(e / 16) * 260 + u * 32 + warp * 16 + e % 16] = stage[warp * 256 + e];
+                        scores[(e / 16) * 260 + u * rows + warp * 16 + e % 16] = stage[warp * 256 + e];
                     }
                 }
             } else {
@@ -182,7 +184,7 @@ pub fn attn_decode_chunk_mma(
                     // query values they replace were last read before the barrier above.
                     let mut ls = 0.0;
                     if h < group {
-                        for i in (l..tiles * 16).step_by(16) {
+                        for i in (l..tiles * rows / 2).step_by(16) {
                             let mut w = 0u32;
                             for e in 0..2u32 {
                                 if 2 * i + e < n {
@@ -209,11 +211,11 @@ pub fn attn_decode_chunk_mma(
                     tile_fill(o0, 0.0);
                     tile_fill(o1, 0.0);
                 }
-                // Oᵀ (16 dimensions × 16 heads) += Vᵀ · Pᵀ over the tile's 32 tokens: Vᵀ
-                // is the tile read by columns, Pᵀ the numerators by columns.
+                // Oᵀ (16 dimensions × 16 heads) += Vᵀ · Pᵀ over the tile's tokens: Vᵀ is
+                // the tile read by columns, Pᵀ the numerators by columns.
                 let vt = u - tiles;
-                for kk in 0..2u32 {
-                    tile_load(tb, qp, vt * 32 + kk * 16, 264, true);
+                for kk in 0..rows / 16 {
+                    tile_load(tb, qp, vt * rows + kk * 16, 264, true);
                     tile_load(ta, kv, buf_h + kk * 16 * 136 + warp * 32, 136, true);
                     tile_mma(o0, ta, tb);
                     tile_load(ta, kv, buf_h + kk * 16 * 136 + warp * 32 + 16, 136, true);
