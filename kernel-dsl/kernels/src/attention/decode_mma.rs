@@ -15,8 +15,8 @@ use onekernel_macros::kernel;
 /// The query heads, rounded to f16 (to nearest even; magnitudes below 2^-14 become
 /// zero), are the rows of a 16-row A operand (rows past the group are zeros). K and V
 /// move in tiles of 32 rows through three shared buffers (two tiles travelling while one
-/// is used; 46 KiB in all, within the 48 KiB of NVIDIA's Vulkan), or with `rows64` in
-/// tiles of 64 rows through two (54 KiB), with 16-byte `async_copy`s: K tiles, then V
+/// is used; 47 KiB in all, within the 48 KiB of NVIDIA's Vulkan), or with `rows64` in
+/// tiles of 64 rows through two (55 KiB), with 16-byte `async_copy`s: K tiles, then V
 /// tiles. Each group of 32 invocations scores 16 tokens of a K tile as register tiles,
 /// `Sᵀ = Q · Kᵀ` over 128 dimensions, and copies the group's heads into the chunk's
 /// scores `[head][token]`. After the last K tile the softmax takes the scores (scaled,
@@ -65,6 +65,9 @@ pub fn attn_decode_chunk_mma(
     // Each scoring group's Sᵀ tile (16 × 16); the softmax's per-invocation maxima and
     // sums (0–127, 128–255).
     let stage = shared::<f32, 1024u32>();
+    // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each token of the
+    // chunk, found once: the tiles' copies then wait for no block-table read.
+    let cells = shared::<u32, 256u32>();
     let o0 = tile_acc();
     let o1 = tile_acc();
     let s = tile_acc();
@@ -98,6 +101,15 @@ pub fn attn_decode_chunk_mma(
     let head0 = kvh * group;
     let rows = select(rows64, 64u32, 32u32);
     let tiles = (n + rows - 1) / rows;
+    for i in (t0..tiles * rows).step_by(WORKGROUP_X) {
+        let t = start + min(i, n - 1);
+        let logical = b * pages_per_seq + t / page_size;
+        let mut page = logical;
+        if paged {
+            page = block_table[logical] as u32;
+        }
+        cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
+    }
     for i in (t0..2112u32).step_by(WORKGROUP_X) {
         let h = i / 132;
         let w = i % 132;
@@ -118,18 +130,16 @@ pub fn attn_decode_chunk_mma(
         if st < steps {
             let tile = select(st < tiles, st, st - tiles);
             let buf = (st % nb) * rows * 68;
-            for r in (t0 / 16..rows).step_by(8) {
-                let t = start + min(tile * rows + r, n - 1);
-                let logical = b * pages_per_seq + t / page_size;
-                let mut page = logical;
-                if paged {
-                    page = block_table[logical] as u32;
-                }
-                let src = ((page * page_size + t % page_size) * n_kv_heads + kvh) * 64 + quad * 4;
-                if st < tiles {
-                    async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
-                } else {
-                    async_copy(kv, buf + r * 68 + quad * 4, v, src, 4);
+            // Unrolled, so that the rows' copies start together.
+            for j in 0..8u32 {
+                let r = t0 / 16 + 8 * j;
+                if r < rows {
+                    let src = cells[tile * rows + r] * 64 + quad * 4;
+                    if st < tiles {
+                        async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
+                    } else {
+                        async_copy(kv, buf + r * 68 + quad * 4, v, src, 4);
+                    }
                 }
             }
         }
