@@ -32,7 +32,14 @@ mod k {
     /// read from shared memory or (bit 3) straight from the buffers, scales them, and
     /// stores them to `out` directly or (bit 4) through shared memory.
     #[kernel(workgroup = 64, fast)]
-    pub fn tile_ops(#[len(1024)] a: &[u32], #[len(1024)] b: &[u32], #[len(640)] c: &[f32], #[len(640)] out: &mut [f32], #[push] layout: u32, #[push] scale: f32) {
+    pub fn tile_ops(
+        #[len(1024)] a: &[u32],
+        #[len(1024)] b: &[u32],
+        #[len(640)] c: &[f32],
+        #[len(640)] out: &mut [f32],
+        #[push] layout: u32,
+        #[push] scale: f32,
+    ) {
         let sa = shared::<u32, 1024>();
         let sb = shared::<u32, 1024>();
         let sc = shared::<f32, 640>();
@@ -316,13 +323,17 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
     let k = k::tile_faults().unwrap();
     let halves: Vec<u16> = (0..256).map(|i| 0x3c00 + i as u16).collect();
     let fault = |mode: u32| {
-        let mut args = Args::new().buffer("a", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 256)).scalar("mode", mode);
+        let mut args = Args::new()
+            .buffer("a", HostBuffer::from_u32(&words(&halves)))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, 256))
+            .scalar("mode", mode);
         match cpu::run(&k, &mut args, [1, 1, 1]) {
             Err(InterpError::Fault { fault, .. }) => fault,
             other => panic!("mode {mode}: expected a fault, got {other:?}"),
         }
     };
-    let mut ok = Args::new().buffer("a", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 256)).scalar("mode", 0u32);
+    let mut ok =
+        Args::new().buffer("a", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 256)).scalar("mode", 0u32);
     cpu::run(&k, &mut ok, [1, 1, 1]).expect("mode 0 is correct");
     assert!(
         matches!(fault(1), Fault::TileOperandsDiffer { op: "tile_fill", group: 0, operand: "value", first: 0x3f80_0000, other: 0x4000_0000 }),
@@ -348,4 +359,3 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
     assert!(msg.contains("tile_mma") && msg.contains("8 of the 32"), "{msg}");
     let _ = cpu();
 }
-

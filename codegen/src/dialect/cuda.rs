@@ -1,8 +1,8 @@
 //! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
 
 use super::{Dialect, FieldText, SignatureBuffer};
-use onekernel_dsl::ir::TileRole;
 use onekernel_dsl::ir::Access;
+use onekernel_dsl::ir::TileRole;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 

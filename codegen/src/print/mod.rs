@@ -16,8 +16,8 @@ pub use names::ident;
 
 use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, TileOp, UnaryOp,
-    VarId,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, TileOp,
+    UnaryOp, VarId,
 };
 use onekernel_dsl::types::{Literal, Scalar, VarType};
 use std::fmt::Write;

@@ -2,8 +2,8 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId,
-    Stmt, StmtKind, TileOp, TileRole, VarId,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId, Stmt,
+    StmtKind, TileOp, TileRole, VarId,
 };
 use crate::types::{Scalar, StorageType, VarType};
 use crate::typing;
@@ -433,7 +433,9 @@ fn check_tile_memory(sc: &Scope, place: Place, role: TileRole, store: bool, op: 
             }
             _ => return d.error(span, ErrorKind::Type, format!("`{op}` moves tiles to and from shared arrays and buffers")),
         },
-        Place::Local(_) => return d.error(span, ErrorKind::Unsupported, format!("`{op}` moves tiles to and from shared arrays and buffers, not local arrays")),
+        Place::Local(_) => {
+            return d.error(span, ErrorKind::Unsupported, format!("`{op}` moves tiles to and from shared arrays and buffers, not local arrays"))
+        }
     };
     if held != Some(want) {
         d.error(span, ErrorKind::Type, format!("`{op}` of a `{}()` uses {what}; `{name}` does not hold them", role.constructor()));

@@ -23,7 +23,8 @@ pub const HEADER: &str = include_str!("metal_stdlib.h");
 /// The C compiler and the flags every object is built with: no contraction and no fast
 /// math (Metal's `MTLMathModeSafe`), wrapping signed arithmetic, position-independent.
 const COMPILER: &str = "clang++";
-const FLAGS: &[&str] = &["-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fwrapv", "-fno-strict-aliasing", "-w", "-x", "c++"];
+const FLAGS: &[&str] =
+    &["-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-fwrapv", "-fno-strict-aliasing", "-w", "-x", "c++"];
 
 /// The entry point every object exports.
 const ENTRY: &[u8] = b"ok_emu_launch\0";
