@@ -22,6 +22,7 @@
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
 #   prefill   `onekernel bench-prefill` (causal prefill, exact mode) and PyTorch SDPA's
 #             prefill on the same shapes (cli/anchors/sdpa_prefill.py)
+#   tiles     `onekernel bench-tiles` (each register-tile operation in a probe kernel)
 #   formats   `onekernel bench-formats` (FP8 and mixed-row decode at D 512, NVFP4 GEMV) and
 #             the f16 GEMV anchor (cli/anchors/gemv_f16.py, cuBLAS through torch)
 #   sanitize  `onekernel validate --backend cuda` under compute-sanitizer's memcheck,
@@ -49,7 +50,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | 
 out=${EVIDENCE_DIR:-evidence/${gpu:-gpu}}
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear formats prefill anchors)
+[ ${#parts[@]} -gt 0 ] || parts=(validate fixtures suites bench kvquant linear tiles formats prefill anchors)
 if [ -z "${ONEKERNEL:-}" ]; then
     echo "== building (cargo test --workspace --no-run)"
     cargo test --workspace --locked --no-run || exit 1
@@ -110,6 +111,8 @@ for part in "${parts[@]}"; do
                           echo "$tool $name: $(tail -n 1 "$out/sanitize-$tool-$name.log")"
                       done
                   done ;;
+        tiles)    "$ONEKERNEL" bench-tiles --backend cuda,vulkan --evidence "$out" > "$out/bench-tiles.log" 2>&1 || status=1
+                  grep -v '^cuda:\|^vulkan:' "$out/bench-tiles.log" | tail -n 4 ;;
         formats)  "$ONEKERNEL" bench-formats --backend cuda,vulkan --evidence "$out" > "$out/bench-formats.md" 2> "$out/bench-formats.log" || status=1
                   python3 cli/anchors/gemv_f16.py "$out/bench-gemv-f16.json" > "$out/bench-gemv-f16.log" 2>&1 || status=1
                   cat "$out/bench-formats.md" "$out/bench-gemv-f16.log" ;;

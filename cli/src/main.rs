@@ -12,6 +12,7 @@
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench-linear [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
 //! onekernel bench-formats [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
+//! onekernel bench-tiles [--backend vulkan,cuda] [--runs N] [--evidence DIR]
 //! onekernel bench-prefill [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
 //! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
@@ -22,6 +23,7 @@ mod bench_formats;
 mod bench_kvquant;
 mod bench_linear;
 mod bench_prefill;
+mod bench_tiles;
 mod common;
 mod fixture;
 mod flags;
@@ -56,7 +58,7 @@ struct Options {
 }
 
 pub(crate) const USAGE: &str =
-    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|bench-prefill|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
+    "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|bench-prefill|bench-tiles|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
                  [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--seed N] [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
@@ -100,6 +102,10 @@ pub(crate) const USAGE: &str =
   bench-prefill  causal prefill in its exact mode (every query's decode-step bits; Hq 32,
          Hkv 8, D 128, f16, paged; 1 × 4096, 4 × 2048, 16 × 512, a varlen mix) in TFLOP/s
          (GPU machine; --quick or --smoke: one small step, a check of the program)
+  bench-tiles  what each register-tile operation costs: one probe kernel (528 workgroups of
+         four groups of 32) running 4096 iterations of a pattern — operand loads in each
+         layout with a product, the product alone, accumulators through shared memory,
+         loads from a buffer — median device time per backend (GPU machine)
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
@@ -354,6 +360,7 @@ fn main() {
         Some("bench-linear") => bench_linear::bench_linear_cmd(&args[1..]),
         Some("bench-formats") => bench_formats::bench_formats_cmd(&args[1..]),
         Some("bench-prefill") => bench_prefill::bench_prefill_cmd(&args[1..]),
+        Some("bench-tiles") => bench_tiles::bench_tiles_cmd(&args[1..]),
         Some("vk-stats") => vk_stats::vk_stats_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

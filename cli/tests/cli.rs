@@ -317,6 +317,25 @@ fn cli_format_and_prefill_benches_run_their_smoke_shapes() {
     }
 }
 
+/// `bench-tiles` builds its probe kernel and, on a device without register tiles
+/// (lavapipe), says so and exits cleanly instead of timing anything.
+#[test]
+fn cli_tile_bench_reports_a_device_without_tiles() {
+    let (code, out, err) = onekernel(&["bench-tiles", "--backend", "vulkan", "--runs", "1"]);
+    if err.contains("`vulkan` was asked for and is not available") {
+        assert!(std::env::var("CI").is_err(), "Vulkan (lavapipe) is required in CI: {err}");
+        println!("SKIPPED (no Vulkan device)");
+        return;
+    }
+    assert_eq!(code, 0, "{out}{err}");
+    if err.contains("llvmpipe") {
+        assert!(err.contains("SKIPPED: it uses register tiles"), "{err}");
+    }
+    let (code, _, err) = onekernel(&["bench-tiles", "--shape", "1x4096"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--shape") && err.contains("bench-tiles"), "{err}");
+}
+
 /// One grammar for every subcommand: list flags take commas and repetition alike, a
 /// family name selects its type instances, a one-value flag twice and an unknown flag
 /// are errors that name the flag and the subcommand.
