@@ -1,81 +1,20 @@
 //! `onekernel bench-tiles`: what each register-tile operation costs on each backend.
 //!
-//! One probe kernel (built here with the code generator, not part of the catalogue):
-//! 528 workgroups of four groups of 32 invocations, each group running `ITERS`
-//! iterations of one pattern over its own 16 × 136 f16 region of shared memory —
-//! operand loads in each layout with a product, the product alone, a round trip of the
-//! accumulators through shared memory, loads from a buffer. Reported per pattern: the
+//! The catalogue's `tile_probe` (kernel-dsl/kernels/src/copy.rs): 528 workgroups of
+//! four groups of 32 invocations, each group running `ITERS` iterations of one pattern
+//! over its own 16 × 136 f16 region of shared memory — operand loads in each layout with
+//! a product, the product alone, a round trip of the accumulators through shared memory,
+//! loads from a buffer — with 21 KiB of shared memory per workgroup, and two of them
+//! again with 47 KiB (`padded`). Reported per pattern: the
 //! median device time of one launch and the time per group and iteration (the launch's
 //! time over the iterations each SM's groups run), so that one backend's lowering can be
 //! compared with another's on the same GPU (docs/PERFORMANCE.md, "Decode attention").
 
-use crate::common::{command_line, open_list, unix_time, write_evidence, BenchOptions};
+use crate::common::{command_line, open_list, read_manifest, unix_time, write_evidence, BenchOptions};
 use anyhow::{bail, Context, Result};
 use onekernel_cli::harness::{after_warmup, median, WARMUP};
-use onekernel_codegen::Builder;
-use onekernel_dsl::manifest::Manifest;
 use onekernel_dsl::types::StorageType;
 use onekernel_runtime::{Args, BackendError, BufferScope, HostBuffer, Launch, TimedUnit, Work};
-
-mod probe {
-    use onekernel_macros::kernel;
-
-    /// Each group of 32 runs `iters` iterations of pattern `mode` (docs of the module
-    /// `bench_tiles`) over its own 16 × 136 region of f16 values, then stores its
-    /// accumulators to `out`. With `padded` the workgroup also holds 25 KiB of shared
-    /// memory it barely uses (47 KiB in all, as the tensor-core decode kernel's Vulkan
-    /// form): what that does to the workgroups an SM keeps.
-    #[kernel(workgroup = 128, fast, variants(padded = [false, true]))]
-    pub fn tile_probe(#[len(4352)] src: &[u32], #[len(num_groups().x * 1024)] out: &mut [f32], #[push] iters: u32, #[push] mode: u32) {
-        let sa = shared::<u32, 4352>();
-        let sf = shared::<f32, 1024>();
-        let filler = shared::<u32, { select(padded, 6400u32, 4u32) }>();
-        let acc = tile_acc();
-        let ta = tile_a();
-        let tb = tile_b();
-        let t = local_id().x;
-        let g = t / 32;
-        for i in (t..4352u32).step_by(128) {
-            sa[i] = src[i];
-        }
-        if t < 4 {
-            filler[t] = src[t] & 0;
-        }
-        barrier();
-        tile_fill(acc, 0.0);
-        let base = g * 2176;
-        tile_load(ta, sa, base, 136, false);
-        tile_load(tb, sa, base, 136, true);
-        for it in 0..iters {
-            // Another place along the rows each iteration, so no load can be hoisted.
-            let at = base + (it % 8) * 16;
-            if mode == 0 {
-                tile_load(ta, sa, at, 136, false);
-                tile_load(tb, sa, at, 136, true);
-            } else if mode == 1 {
-                tile_load(ta, sa, at, 136, true);
-                tile_load(tb, sa, at, 136, true);
-            } else if mode == 2 {
-                tile_load(ta, sa, at, 136, false);
-                tile_load(tb, sa, at, 136, false);
-            } else if mode == 3 {
-                tile_load(ta, sa, at, 136, true);
-                tile_load(tb, sa, at, 136, false);
-            } else if mode == 5 {
-                tile_store(acc, sf, g * 256, 16, false);
-                tile_load(acc, sf, g * 256, 16, false);
-            } else if mode == 6 {
-                tile_load(ta, src, at, 136, false);
-                tile_load(tb, src, at, 136, true);
-            }
-            tile_mma(acc, ta, tb);
-        }
-        tile_store(acc, out, group_id().x * 1024 + g * 256, 16, false);
-        if filler[t % 4] != 0 {
-            out[0] = 1.0;
-        }
-    }
-}
 
 /// The patterns, by `mode`.
 const PATTERNS: [(u32, &str); 7] = [
@@ -96,11 +35,9 @@ const ITERS: u32 = 4096;
 /// Runs the benchmark; `Ok(true)` when it ran.
 pub fn bench_tiles_cmd(args: &[String]) -> Result<bool> {
     let o = BenchOptions::parse("bench-tiles", args, false)?;
-    let kernel = probe::tile_probe().map_err(|e| anyhow::anyhow!("the probe kernel: {e:?}"))?;
-    let dir = std::env::temp_dir().join(format!("onekernel-bench-tiles-{}", std::process::id()));
-    let g = Builder::new().kernel(kernel).out_dir(&dir).write().context("generating the probe kernel")?;
-    let manifest: Manifest = serde_json::from_slice(&g.files["manifest.json"]).context("the probe's manifest")?;
-    let km = manifest.kernel("tile_probe").context("the probe's manifest entry")?;
+    let manifest = read_manifest(&o.out)?;
+    let dir = o.out.clone();
+    let km = manifest.kernel("tile_probe").context("`tile_probe` is not in the manifest")?;
     let variant = |padded: bool| km.variants.iter().find(|v| v.label == format!("padded = {padded}")).map(|v| &v.spec);
     let src: Vec<u32> = (0..4352u32).map(|i| 0x3c00_3c00 ^ (i & 0x03ff_03ff)).collect();
     let mut backends = open_list(&o.backends, o.backends_named)?;
@@ -140,7 +77,6 @@ pub fn bench_tiles_cmd(args: &[String]) -> Result<bool> {
         }
         records.push((name, b.info().clone(), results));
     }
-    let _ = std::fs::remove_dir_all(&dir);
     if let Some(ev) = &o.evidence {
         for (name, info, results) in &records {
             let doc = serde_json::json!({

@@ -102,7 +102,7 @@ pub(crate) const USAGE: &str =
   bench-prefill  causal prefill in its exact mode (every query's decode-step bits; Hq 32,
          Hkv 8, D 128, f16, paged; 1 × 4096, 4 × 2048, 16 × 512, a varlen mix) in TFLOP/s
          (GPU machine; --quick or --smoke: one small step, a check of the program)
-  bench-tiles  what each register-tile operation costs: one probe kernel (528 workgroups of
+  bench-tiles  what each register-tile operation costs: `tile_probe` (528 workgroups of
          four groups of 32) running 4096 iterations of a pattern — operand loads in each
          layout with a product, the product alone, accumulators through shared memory,
          loads from a buffer — median device time per backend (GPU machine)

@@ -48,9 +48,11 @@ fn every_kernel_variant_and_case_is_bitwise_equal_to_the_interpreter() {
                 match validate(&mut vk, &mut cpu, k, &generated(), v, case, 1000 + i as u64, ValidateOptions::default()) {
                     Ok(verdict) => assert!(verdict.passed, "{verdict:#?}"),
                     // Only a variant that needs more shared memory than the device has
-                    // may be left out (lavapipe: 32 KiB), and never silently.
+                    // (lavapipe: 32 KiB), or register tiles where it has no cooperative
+                    // matrices, may be left out, and never silently.
                     Err(BackendError::Unsupported { kernel, variant, reason, .. }) => {
-                        assert!(v.shared_bytes > 32 * 1024, "{kernel} {variant}: {reason}");
+                        let tiles = k.tiles.is_some() && reason.contains("register tiles");
+                        assert!(v.shared_bytes > 32 * 1024 || tiles, "{kernel} {variant}: {reason}");
                         eprintln!("SKIPPED on this device: {kernel} {variant}: {reason}");
                         skipped.push(format!("{kernel} {variant}"));
                     }

@@ -805,6 +805,17 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             .scalar("inverse", Literal::U32(inverse))
         })
         .collect(),
+        // Every pattern, nine iterations (the places along the rows wrap), f16 values
+        // in ±[1/2, 1).
+        "tile_probe" => (0..7u32)
+            .map(|mode| {
+                Case::new(format!("2 workgroups, 9 iterations of pattern {mode}"), [2, 1, 1])
+                    .buffer("src", 4352, Fill::Bits { and: 0x83ff_83ff, or: 0x3800_3800 })
+                    .buffer("out", 2048, Fill::Zeros)
+                    .scalar("iters", Literal::U32(9))
+                    .scalar("mode", Literal::U32(mode))
+            })
+            .collect(),
         "copy_words" => vec![Case::new("5000 words", [5, 1, 1])
             .buffer("src", 5000, Fill::Ints { lo: 0, hi: u32::MAX as i64 })
             .buffer("dst", 5000, Fill::Zeros)
