@@ -149,6 +149,17 @@ impl KernelManifest {
         if self.shared_bytes > SHARED_LIMIT_BYTES {
             return Err(err("shared_bytes".into(), format!("{} bytes, over the {SHARED_LIMIT_BYTES}-byte limit", self.shared_bytes)));
         }
+        // The generator writes one tile shape; a runtime checks its devices for that one.
+        if let Some(t) = &self.tiles {
+            let want = super::TileFeatures::standard();
+            if *t != want || invocations % u64::from(want.group) != 0 {
+                let message = format!(
+                    "{t:?} with {invocations} invocations: this build runs {:?} tiles held by groups of {} (workgroups of whole groups)",
+                    want.shape, want.group
+                );
+                return Err(err("tiles".into(), message));
+            }
+        }
         for (f, a) in self.artifacts() {
             check_artifact(a).map_err(|m| err(f.into(), m))?;
         }
@@ -244,6 +255,11 @@ mod tests {
             ("cuda.source", |m| m.kernels[0].cuda.source.path = "/etc/passwd".into()),
             ("vulkan.spirv", |m| m.kernels[0].vulkan.spirv.path = "vulkan/../../x.spv".into()),
             ("metal.source", |m| m.kernels[0].metal.source.sha256 = "zz".into()),
+            ("tiles", |m| m.kernels[0].tiles = Some(crate::manifest::TileFeatures { shape: [8, 8, 8], ..crate::manifest::TileFeatures::standard() })),
+            ("tiles", |m| {
+                m.kernels[0].tiles = Some(crate::manifest::TileFeatures::standard());
+                m.kernels[0].workgroup = [48, 1, 1];
+            }),
         ];
         for (field, edit) in cases {
             let mut m = checked_in();
