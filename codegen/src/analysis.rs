@@ -18,6 +18,11 @@ pub struct KernelInfo {
     /// The kernel has register tiles: CUDA includes the `mma.sync` helpers, GLSL enables
     /// cooperative matrices, MSL includes the `simdgroup_matrix` helpers.
     pub uses_tiles: bool,
+    /// Shared arrays (indices into `Kernel::shared`) that operand tiles load from: GLSL
+    /// declares them as `f16vec2` pairs.
+    pub tile_operand_shared: BTreeSet<usize>,
+    /// Buffers that operand tiles load from: GLSL views them as `f16vec2` pairs.
+    pub tile_operand_buffers: BTreeSet<ParamId>,
     /// The (buffer, element count) pairs its `load_words` statements read, in parameter
     /// order: GLSL declares a vector-typed view of each.
     pub word_views: BTreeSet<(ParamId, u32)>,
@@ -45,9 +50,12 @@ impl KernelInfo {
         let pair_reductions = has_pair_reduction(k);
         let scratch_arrays = reduction_types.len() as u32 + pair_reductions as u32;
         let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32;
+        let (tile_operand_shared, tile_operand_buffers) = tile_operand_sources(k);
         KernelInfo {
             uses_fma: uses_fma(k),
             uses_tiles: !k.tiles.is_empty(),
+            tile_operand_shared,
+            tile_operand_buffers,
             word_views: word_views(k),
             cuda_dynamic_shared: cuda_dynamic_shared(k, scratch_arrays),
             reduction_types,
@@ -161,7 +169,7 @@ fn uses_fma(k: &Kernel) -> bool {
 /// The shared arrays (indices into `Kernel::shared`) and buffers that operand tiles
 /// (`tile_a`, `tile_b`) are loaded from: GLSL declares such an array, and views such a
 /// buffer, as `f16vec2` pairs (the component type of the cooperative matrix).
-pub fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
+fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
     use onekernel_dsl::ir::{Place, StmtKind, TileOp, TileRole};
     let (mut shared, mut buffers) = (BTreeSet::new(), BTreeSet::new());
     onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {

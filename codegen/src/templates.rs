@@ -106,7 +106,6 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("invocations", &k.workgroup_invocations());
     ctx.insert("min_blocks", &min_blocks(k));
     let (buffers, push, specs) = parameters(k, d);
-    let (_, tile_buffers) = crate::analysis::tile_operand_sources(k);
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()
         .enumerate()
@@ -118,7 +117,7 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
                 .map(|&(_, words)| ViewCtx { name: d.word_view(name, words), ty: d.word_vector(elem.value_type(), words) })
                 .collect();
             if let Some(ty) = d.halves_type() {
-                if tile_buffers.iter().any(|p| ident(&k.params[p.0 as usize].name) == *name) {
+                if info.tile_operand_buffers.iter().any(|p| ident(&k.params[p.0 as usize].name) == *name) {
                     views.push(ViewCtx { name: d.halves_view(name), ty: ty.to_string() });
                 }
             }
@@ -136,7 +135,7 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("f16_spec_id", &F16_SPEC_ID);
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();
     ctx.insert("functions", &functions);
-    ctx.insert("body", &Printer::new(d, k, 1).body());
+    ctx.insert("body", &Printer::new(d, k, info, 1).body());
     let signature: Vec<SignatureBuffer> = buffers.iter().map(|(name, elem, access)| SignatureBuffer { name, elem: *elem, access: *access }).collect();
     let (params, args) = d.kernel_signature(&k.name, &signature, !push.is_empty());
     ctx.insert("params", &params.join(", "));
@@ -188,11 +187,10 @@ fn parameters(k: &Kernel, d: &dyn Dialect) -> (Vec<BufferParam>, Vec<PushCtx>, V
 /// and the size per instance of the dynamic region where the dialect keeps some arrays
 /// there (CUDA, past its static limit).
 fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<String>, Option<String>) {
-    let sizes = Printer::new(d, k, 0);
+    let sizes = Printer::new(d, k, info, 0);
     let lens: Vec<String> = k.shared.iter().map(|s| d.shared_len(s.len, s.size.as_ref().map(|e| sizes.expr(e)))).collect();
     let dynamic: &[usize] = if d.has_dynamic_shared() { &info.cuda_dynamic_shared } else { &[] };
     let mut shared: Vec<String> = Vec::new();
-    let (tile_shared, _) = crate::analysis::tile_operand_sources(k);
     // Arrays past CUDA's static limit live in one dynamic region, each at a 16-byte
     // multiple: `ok_dyn_shared + offset`; the region's size per instance is returned.
     let mut offset = String::from("0u");
@@ -206,7 +204,7 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
             offset = format!("{offset} + (({} + 3u) / 4u) * 16u", lens[i]);
         } else {
             match d.halves_shared_decl(&shared_name(&s.name), &lens[i]) {
-                Some(decl) if tile_shared.contains(&i) => shared.push(decl),
+                Some(decl) if info.tile_operand_shared.contains(&i) => shared.push(decl),
                 _ => shared.push(d.shared_decl(s.elem, &shared_name(&s.name), &lens[i])),
             }
         }

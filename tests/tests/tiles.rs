@@ -152,6 +152,8 @@ mod k {
             tile_mma(acc, ta, tb);
         }
         tile_store(acc, sc, g * 256, 16, false);
+        // A stored tile is still the group's: storing it again is no fault.
+        tile_store(acc, sc, g * 256, 16, false);
         // 5: reads the other group's accumulators without a barrier.
         let own = g * 256 + (t % 32) * 8;
         let read = select(mode == 5, (own + 256) % 512, own);

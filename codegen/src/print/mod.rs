@@ -14,6 +14,7 @@ mod names;
 
 pub use names::ident;
 
+use crate::analysis::KernelInfo;
 use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
     ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, TileOp,
@@ -40,16 +41,19 @@ pub struct Printer<'a> {
     k: &'a Kernel,
     locals: &'a [LocalDecl],
     /// Shared arrays the dialect declares as f16 pairs ([`Dialect::halves_type`]).
-    halves: std::collections::BTreeSet<usize>,
+    halves: &'a std::collections::BTreeSet<usize>,
     out: String,
     indent: usize,
     last_line: u32,
 }
 
 impl<'a> Printer<'a> {
-    /// A printer for `k` in dialect `d`, starting at `indent` levels.
-    pub fn new(d: &'a dyn Dialect, k: &'a Kernel, indent: usize) -> Self {
-        Printer { d, k, locals: &k.locals, halves: halves_arrays(d, k), out: String::new(), indent, last_line: 0 }
+    /// A printer for `k` (whose facts are `info`) in dialect `d`, starting at `indent`
+    /// levels.
+    pub fn new(d: &'a dyn Dialect, k: &'a Kernel, info: &'a KernelInfo, indent: usize) -> Self {
+        // Tile operand arrays are f16 pairs only where the dialect has such a type.
+        let halves = if d.halves_type().is_some() { &info.tile_operand_shared } else { &NO_ARRAYS };
+        Printer { d, k, locals: &k.locals, halves, out: String::new(), indent, last_line: 0 }
     }
 
     /// The kernel body.
@@ -65,7 +69,7 @@ impl<'a> Printer<'a> {
 
     /// A library function's definition.
     pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
-        let mut p = Printer { d, k, locals: &f.locals, halves: Default::default(), out: String::new(), indent: 1, last_line: 0 };
+        let mut p = Printer { d, k, locals: &f.locals, halves: &NO_ARRAYS, out: String::new(), indent: 1, last_line: 0 };
         let params: Vec<String> = f.params.iter().enumerate().map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32)))).collect();
         let mut head = String::new();
         for line in f.doc.lines() {
@@ -603,14 +607,8 @@ fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
     p
 }
 
-/// The shared arrays `d` declares as f16 pairs: those operand tiles load from, where the
-/// dialect has such a type.
-fn halves_arrays(d: &dyn Dialect, k: &Kernel) -> std::collections::BTreeSet<usize> {
-    match d.halves_type() {
-        Some(_) => crate::analysis::tile_operand_sources(k).0,
-        None => Default::default(),
-    }
-}
+/// No shared arrays (a library function's printer, or a dialect without f16 pairs).
+static NO_ARRAYS: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
 
 /// The generated name of a register tile.
 pub fn tile_name(name: &str) -> String {

@@ -86,9 +86,14 @@ impl<'k> Machine<'k> {
                 self.tiles[tile.0 as usize][group] = Some(v);
             }
             TileOp::Mma { acc, a, b } => {
-                let av = self.tile_values(a, op, span, lane, group)?;
-                let bv = self.tile_values(b, op, span, lane, group)?;
+                // The accumulators are rewritten; A and B are other tiles (their roles
+                // differ), read where they are.
                 let mut c = self.tile_values(acc, op, span, lane, group)?;
+                let (av, bv) = match (&self.tiles[a.0 as usize][group], &self.tiles[b.0 as usize][group]) {
+                    (Some(av), Some(bv)) => (av, bv),
+                    (None, _) => return Err(self.undefined(a, op, span, lane, group)),
+                    (_, None) => return Err(self.undefined(b, op, span, lane, group)),
+                };
                 let n = TILE_DIM as usize;
                 for i in 0..n {
                     for j in 0..n {
@@ -119,24 +124,29 @@ impl<'k> Machine<'k> {
                 let v = self.tile_values(tile, op, span, lane, group)?;
                 let at = self.tile_addresses(op, TileRole::Acc, ops, col_major, span, lane)?;
                 let owner = GROUP | group as u16;
-                for (e, &m) in at.iter().enumerate() {
-                    self.tile_write(dst, m, v[e].to_bits(), owner, span, lane)?;
-                }
+                let written = at.iter().enumerate().try_for_each(|(e, &m)| self.tile_write(dst, m, v[e].to_bits(), owner, span, lane));
+                // The tile stays the group's after a store.
+                self.tiles[tile.0 as usize][group] = Some(v);
+                written?;
                 self.ops += VALUES as u64;
             }
         }
         Ok(())
     }
 
-    /// A copy of a group's tile, or the fault of reading it before it was written.
-    fn tile_values(&self, tile: TileId, op: &'static str, span: SpanId, lane: u16, group: usize) -> R<Vec<f32>> {
-        match &self.tiles[tile.0 as usize][group] {
-            Some(v) => Ok(v.clone()),
-            None => {
-                let fault = Fault::TileUndefined { op, tile: self.kernel.tiles[tile.0 as usize].name.clone(), group };
-                Err(self.fault(span, lane, fault))
-            }
+    /// A group's tile, taken out to be rewritten (the caller puts it back), or the fault
+    /// of reading it before it was written.
+    fn tile_values(&mut self, tile: TileId, op: &'static str, span: SpanId, lane: u16, group: usize) -> R<Vec<f32>> {
+        match self.tiles[tile.0 as usize][group].take() {
+            Some(v) => Ok(v),
+            None => Err(self.undefined(tile, op, span, lane, group)),
         }
+    }
+
+    /// The fault of reading `tile` before its group wrote it.
+    fn undefined(&self, tile: TileId, op: &'static str, span: SpanId, lane: u16, group: usize) -> crate::cpu::error::InterpError {
+        let fault = Fault::TileUndefined { op, tile: self.kernel.tiles[tile.0 as usize].name.clone(), group };
+        self.fault(span, lane, fault)
     }
 
     /// The memory index (f16 values for operands, f32 values for accumulators) of each
