@@ -1,6 +1,6 @@
 //! `onekernel bench-prefill`: causal prefill attention in its exact, deterministic mode
-//! (every query's bits are its decode step's; docs/RUNTIME.md, "Prefill") on the GPU
-//! machine: Hq 32, Hkv 8, D 128, f16 K/V in pages of 16 (random permutation), B × T ∈
+//! (every query's bits are its decode step's; docs/RUNTIME.md, "Prefill") and in its fast
+//! mode on tensor cores (`attn_prefill_mma`, the device's block form) on the GPU machine: Hq 32, Hkv 8, D 128, f16 K/V in pages of 16 (random permutation), B × T ∈
 //! {1 × 4096, 4 × 2048, 16 × 512} with fresh sequences (T = the sequence's length) and
 //! one varlen mix (4 sequences of 3000, 100, 700 and 1200 new tokens over caches of
 //! 3000, 2148, 700 and 1456 tokens). One step (chunk + combine over every query) timed as
@@ -13,8 +13,9 @@ use crate::common::{command_line, open_list, read_manifest, shuffled_pages, time
 use anyhow::{Context, Result};
 use onekernel_cli::harness::{l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
-use onekernel_ops::attention::{KvFormat, PrefillProblem, RowLayout, Split};
+use onekernel_ops::attention::{AttentionError, KvFormat, PrefillProblem, RowLayout, Split, TiledBlocks};
 use onekernel_ops::Device;
+use onekernel_runtime::BackendError;
 
 const HQ: u32 = 32;
 const HKV: u32 = 8;
@@ -92,19 +93,37 @@ pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
         for be in opened.iter_mut() {
             let name = be.name();
             let mut dev = Device::new(be.as_mut(), &manifest, &out);
-            let t = time_layers(&mut dev, runs as usize, 1, &flush, |d| p.run(Split::Deterministic, d).map(|_| ()))
-                .with_context(|| format!("{name}: prefill {label}"))?;
-            let row = format!("| {name} | {label} | {} | exact (deterministic) | {:.1} | {:.2} |", p.n_queries(), t.median / 1e3, f / t.median / 1e3);
-            eprintln!("{row}");
-            rows += &(row + "\n");
-            records.push(serde_json::json!({
-                "backend": name, "device": dev.backend().info(), "case": label, "sequences": seqs.iter().map(|s| serde_json::json!({"kv_len": s.0, "new_tokens": s.1})).collect::<Vec<_>>(),
-                "n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE, "mode": "exact (deterministic)",
-                "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "causal_flops": f, "tflop_per_s": f / t.median / 1e3,
-            }));
+            let blocks = TiledBlocks::for_device(&dev);
+            let fast = format!("fast, tensor cores ({blocks:?})");
+            for mode in ["exact (deterministic)", fast.as_str()] {
+                let t = time_layers(&mut dev, runs as usize, 1, &flush, |d| {
+                    if mode == fast {
+                        p.run_tensor_cores(blocks, d).map(|_| ())
+                    } else {
+                        p.run(Split::Deterministic, d).map(|_| ())
+                    }
+                });
+                let t = match t {
+                    Err(e) if matches!(e.downcast_ref::<AttentionError>(), Some(AttentionError::Backend(BackendError::Unsupported { .. }))) => {
+                        let row = format!("| {name} | {label} | {} | {mode} | skipped: {e} | |", p.n_queries());
+                        eprintln!("{row}");
+                        rows += &(row + "\n");
+                        continue;
+                    }
+                    other => other.with_context(|| format!("{name}: prefill {label}, {mode}"))?,
+                };
+                let row = format!("| {name} | {label} | {} | {mode} | {:.1} | {:.2} |", p.n_queries(), t.median / 1e3, f / t.median / 1e3);
+                eprintln!("{row}");
+                rows += &(row + "\n");
+                records.push(serde_json::json!({
+                    "backend": name, "device": dev.backend().info(), "case": label, "sequences": seqs.iter().map(|s| serde_json::json!({"kv_len": s.0, "new_tokens": s.1})).collect::<Vec<_>>(),
+                    "n_heads": HQ, "n_kv_heads": HKV, "head_dim": D, "kv_type": "f16", "page_size": PAGE, "mode": mode,
+                    "median_ns": t.median, "min_ns": t.min, "max_ns": t.max, "causal_flops": f, "tflop_per_s": f / t.median / 1e3,
+                }));
+            }
         }
     }
-    println!("Causal prefill, exact mode (each query's bits are its decode step's), Hq 32, Hkv 8, D 128, f16, paged; one step after an L2 flush:");
+    println!("Causal prefill, Hq 32, Hkv 8, D 128, f16, paged; one step after an L2 flush. Exact: each query's bits are its decode step's; fast: `attn_prefill_mma` on tensor cores (class fast):");
     println!("| backend | B × T | queries | mode | µs | TFLOP/s (causal) |");
     println!("|---|---|---|---|---|---|");
     print!("{rows}");

@@ -35,6 +35,12 @@ pub enum Fill {
         /// Size of the range.
         n: u32,
     },
+    /// Entry i holds `i · step`: the offsets of rows of `step` elements each (a varlen
+    /// batch's starts with room for `step` tokens per sequence).
+    Steps {
+        /// Distance between consecutive entries.
+        step: u32,
+    },
     /// Zeros (outputs).
     Zeros,
 }

@@ -99,6 +99,13 @@ pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String
                 }
                 h
             }
+            (Fill::Steps { step }, elem) => {
+                let mut h = HostBuffer::zeros(elem, b.len);
+                for i in 0..b.len {
+                    h.store_bits(i, (i as u32).wrapping_mul(*step));
+                }
+                h
+            }
             (Fill::Ints { lo, hi }, elem) => {
                 let mut h = HostBuffer::zeros(elem, b.len);
                 for i in 0..b.len {

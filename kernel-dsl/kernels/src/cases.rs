@@ -291,6 +291,45 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
         .scalar("has_mask", Literal::U32(has_mask as u32))
 }
 
+/// `attn_prefill_mma`: two sequences of 1 … `slot` new queries each (starts `slot`
+/// tokens apart in dense `[token][head][128]` rows) over caches of `slot` … `max_len`
+/// tokens, `hq` query heads over `hkv` KV heads, f16 K/V, pages of 16 in a random table,
+/// with or without the mask and sinks.
+fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bool) -> Case {
+    let (b, d, p) = (2u32, 128u32, 16u32);
+    let pages_per_seq = max_len.div_ceil(p);
+    let n_pages = (b * pages_per_seq) as usize;
+    let rows = (b * slot * hq * d) as usize;
+    let label = format!(
+        "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, 1 … {slot} queries over {slot} … {max_len} tokens, {}",
+        if options { "mask and sinks" } else { "no mask, no sinks" }
+    );
+    Case::new(label, [slot.div_ceil(64), hq, b])
+        .buffer("q", rows, Fill::Uniform { lo: -1.0, hi: 1.0 })
+        .buffer("k", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
+        .buffer("v", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
+        .buffer("block_table", n_pages, Fill::Ints { lo: 0, hi: n_pages as i64 - 1 })
+        .buffer("kv_len", b as usize, Fill::Ints { lo: slot as i64, hi: max_len as i64 })
+        .buffer("q_tokens", b as usize, Fill::Ints { lo: 1, hi: slot as i64 })
+        .buffer("q_start", b as usize, Fill::Steps { step: slot })
+        .buffer("mask", if options { n_pages * p as usize } else { 1 }, Fill::Uniform { lo: -2.0, hi: 0.0 })
+        .buffer("sinks", if options { hq as usize } else { 1 }, Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("out", rows, Fill::Zeros)
+        .scalar("n_heads", Literal::U32(hq))
+        .scalar("n_kv_heads", Literal::U32(hkv))
+        .scalar("page_size", Literal::U32(p))
+        .scalar("pages_per_seq", Literal::U32(pages_per_seq))
+        .scalar("q_token_stride", Literal::U32(hq * d))
+        .scalar("q_head_stride", Literal::U32(d))
+        .scalar("out_token_stride", Literal::U32(hq * d))
+        .scalar("out_head_stride", Literal::U32(d))
+        .scalar("q_len", Literal::U32(rows as u32))
+        .scalar("out_len", Literal::U32(rows as u32))
+        .scalar("scale", Literal::f32(0.088_388_35))
+        .scalar("has_mask", Literal::U32(options as u32))
+        .scalar("has_sinks", Literal::U32(options as u32))
+}
+
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
 /// `kv_len`, with or without sinks.
 fn attention_combine(hq: u32, n_chunks: u32, kv_len: (i64, i64), sinks: bool) -> Case {
@@ -615,6 +654,9 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
             attention_chunk_mma(16, 2, 256, (1, 600), false),
             attention_chunk_mma(2, 2, 256, (100, 300), true),
         ],
+        // GQA 4 with two blocks of 64 queries (the second partial) over caches of up to
+        // 200 tokens; GQA 4/1 with one partial block.
+        "attn_prefill_mma" => vec![attention_prefill_mma(8, 2, 80, 200, true), attention_prefill_mma(4, 1, 20, 70, false)],
         "attn_decode_wide" => {
             use CacheFormat::*;
             use WideFormat::*;

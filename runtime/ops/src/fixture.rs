@@ -4,7 +4,7 @@
 //! file's tolerance. A fixture this runner cannot execute is an error, never a pass.
 
 use crate::attention::reference::compare;
-use crate::attention::{DecodeProblem, KvFormat, PrefillProblem, RowLayout, Split};
+use crate::attention::{AttentionError, DecodeProblem, KvFormat, PrefillProblem, RowLayout, Split, TiledBlocks};
 use crate::json::{field_u32, flat};
 use crate::Device;
 use serde_json::Value;
@@ -163,18 +163,45 @@ pub fn run_attention(fx: &Value, dev: &mut Device) -> Result<FixtureResult, Stri
     } else {
         attention_problem(fx)?.run(Split::Deterministic, dev).map_err(|e| e.to_string())?
     };
+    judge(fx, &out, dev)
+}
+
+/// A `flash_attn_prefill` fixture in the fast mode, or why the device cannot run it.
+#[derive(Clone, Debug)]
+pub enum FastOutcome {
+    /// The comparison.
+    Ran(FixtureResult),
+    /// The device lacks what `attn_prefill_mma` needs (register tiles, shared memory):
+    /// the backend's reason. Not a pass.
+    Unsupported(String),
+}
+
+/// Runs one `flash_attn_prefill` fixture in the fast mode (`attn_prefill_mma` on tensor
+/// cores, the device's block form) on `dev`; a step the mode cannot take (not f16, not
+/// D = 128, softcap, ALiBi) is an error naming why.
+pub fn run_prefill_tensor_cores(fx: &Value, dev: &mut Device) -> Result<FastOutcome, String> {
+    let p = prefill_problem(fx)?;
+    match p.run_tensor_cores(TiledBlocks::for_device(dev), dev) {
+        Ok(out) => judge(fx, &out, dev).map(FastOutcome::Ran),
+        Err(AttentionError::Backend(onekernel_runtime::BackendError::Unsupported { reason, .. })) => Ok(FastOutcome::Unsupported(reason)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `out` against the fixture's `expected_out` within its tolerance.
+fn judge(fx: &Value, out: &[f32], dev: &Device) -> Result<FixtureResult, String> {
     let want = flat(&fx["expected_out"]);
     if want.len() != out.len() {
         return Err(format!("`expected_out` has {} values, the kernel produced {}", want.len(), out.len()));
     }
-    let (nmse, max_abs) = compare(&out, &want);
+    let (nmse, max_abs) = compare(out, &want);
     let nmse_bound = fx["tolerance"]["nmse"].as_f64().ok_or("missing or non-numeric field `tolerance.nmse`")?;
     let max_abs_bound = fx["tolerance"]["max_abs"].as_f64().ok_or("missing or non-numeric field `tolerance.max_abs`")?;
     let cosine_bound = match &fx["tolerance"]["cosine"] {
         Value::Null => None,
         v => Some(v.as_f64().ok_or("non-numeric field `tolerance.cosine`")?),
     };
-    let cos = cosine(&out, &want);
+    let cos = cosine(out, &want);
     Ok(FixtureResult {
         backend: dev.backend().name().to_string(),
         nmse,

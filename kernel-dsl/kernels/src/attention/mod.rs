@@ -2,4 +2,5 @@
 
 pub mod decode;
 pub mod decode_mma;
+pub mod prefill_mma;
 pub mod wide;

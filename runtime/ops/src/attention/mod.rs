@@ -13,5 +13,5 @@ pub mod problem;
 pub mod reference;
 
 pub use format::KvFormat;
-pub use prefill::{PrefillProblem, RowLayout};
+pub use prefill::{PrefillProblem, RowLayout, TiledBlocks};
 pub use problem::{AttentionError, DecodeProblem, Split, DETERMINISTIC_CHUNK};

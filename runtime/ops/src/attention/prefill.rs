@@ -15,8 +15,36 @@
 //! (docs/RUNTIME.md, "Prefill").
 
 use super::format::KvFormat;
-use super::problem::{AttentionError, DecodeProblem, Split};
+use super::problem::{variant_spec, AttentionError, DecodeProblem, Split};
 use crate::Device;
+use onekernel_dsl::types::{Literal, StorageType};
+use onekernel_runtime::{Args, HostBuffer, Launch};
+
+/// Queries per workgroup of `attn_prefill_mma` (four groups of 16 rows).
+pub const TILED_QUERY_BLOCK: u32 = 64;
+
+/// How `attn_prefill_mma` moves K and V (its `kv64` variant axis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TiledBlocks {
+    /// Blocks of 64 tokens in two buffers filled by asynchronous copies while the other
+    /// is used (112 KiB of shared memory per workgroup): backends with asynchronous
+    /// copies (CUDA from sm_80).
+    Kv64,
+    /// Blocks of 32 tokens in one buffer (48 KiB, NVIDIA's Vulkan limit): backends whose
+    /// copies are synchronous.
+    Kv32,
+}
+
+impl TiledBlocks {
+    /// The form for a device: [`TiledBlocks::Kv64`] where its copies are asynchronous.
+    pub fn for_device(dev: &Device) -> Self {
+        if dev.backend().info().async_copies {
+            TiledBlocks::Kv64
+        } else {
+            TiledBlocks::Kv32
+        }
+    }
+}
 
 /// Where the rows of a `[tokens][heads][D]` tensor lie in its buffer, in elements: row
 /// (token i, head h) starts at `i · token_stride + h · head_stride`. Explicit, so that a
@@ -220,6 +248,75 @@ impl PrefillProblem {
         })?;
         let rows = decode.run(split, dev)?;
         Ok(self.scatter(&rows))
+    }
+
+    /// Rejects a step `attn_prefill_mma` cannot run ([`PrefillProblem::run_tensor_cores`]),
+    /// naming what it lacks; the exact mode ([`PrefillProblem::run`]) takes every step.
+    pub fn check_tensor_cores(&self) -> Result<(), AttentionError> {
+        self.check()?;
+        let why = if self.k_format != KvFormat::F16 || self.v_format != KvFormat::F16 {
+            format!("{} K and {} V (it reads f16 only)", self.k_format.name(), self.v_format.name())
+        } else if self.head_dim != 128 || self.v_dim() != 128 {
+            format!("K rows of {} and V rows of {} (it takes D = 128)", self.head_dim, self.v_dim())
+        } else if self.n_kv_heads == 0 || !self.n_heads.is_multiple_of(self.n_kv_heads) {
+            format!("Hq = {} over Hkv = {}", self.n_heads, self.n_kv_heads)
+        } else if self.softcap != 0.0 || self.max_bias != 0.0 {
+            "softcap or ALiBi (the exact mode's options)".to_string()
+        } else if [self.q.len(), self.out_layout.len(self.n_queries(), self.n_heads, self.v_dim())].iter().any(|&n| n > u32::MAX as usize) {
+            "queries or outputs past 2^32 elements".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(AttentionError::Invalid(format!("prefill on tensor cores (`attn_prefill_mma`) cannot take {why}")))
+    }
+
+    /// Runs the step in the fast mode: `attn_prefill_mma` (class `fast`; within a
+    /// tolerance of the reference, not bitwise any decode step) with K/V blocks as
+    /// `blocks` says ([`TiledBlocks::for_device`] picks the device's). Returns the output
+    /// in `out_layout`, as [`PrefillProblem::run`] does.
+    pub fn run_tensor_cores(&self, blocks: TiledBlocks, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
+        self.check_tensor_cores()?;
+        self.as_decode()?.check().map_err(|e| match e {
+            AttentionError::Invalid(m) => AttentionError::Invalid(format!("prefill: {m}")),
+            other => other,
+        })?;
+        let name = "attn_prefill_mma";
+        let kernel = dev.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")))?;
+        let axes = [("paged", Literal::Bool(self.block_table.is_some())), ("kv64", Literal::Bool(blocks == TiledBlocks::Kv64))];
+        let spec = variant_spec(kernel, &axes, &[])?;
+        let starts: Vec<u32> = self.q_tokens.iter().scan(0u32, |acc, &t| Some(std::mem::replace(acc, *acc + t))).collect();
+        let out_len = self.out_layout.len(self.n_queries(), self.n_heads, self.v_dim());
+        let (ql, ol) = (self.q_layout, self.out_layout);
+        let mut args = Args::new()
+            .buffer("q", HostBuffer::from_f32(&self.q))
+            .buffer("k", HostBuffer::u32_image(&self.k))
+            .buffer("v", HostBuffer::u32_image(&self.v))
+            .buffer("block_table", HostBuffer::from_i32(self.block_table.as_deref().unwrap_or(&[0])))
+            .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
+            .buffer("q_tokens", HostBuffer::from_u32(&self.q_tokens))
+            .buffer("q_start", HostBuffer::from_u32(&starts))
+            .buffer("mask", HostBuffer::f16_from_f32(self.mask.as_deref().unwrap_or(&[0.0])))
+            .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, out_len.max(1)))
+            .scalar("n_heads", self.n_heads)
+            .scalar("n_kv_heads", self.n_kv_heads)
+            .scalar("page_size", self.page_size)
+            .scalar("pages_per_seq", self.pages_per_seq)
+            .scalar("q_token_stride", ql.token_stride as u32)
+            .scalar("q_head_stride", ql.head_stride as u32)
+            .scalar("out_token_stride", ol.token_stride as u32)
+            .scalar("out_head_stride", ol.head_stride as u32)
+            .scalar("q_len", self.q.len() as u32)
+            .scalar("out_len", out_len as u32)
+            .scalar("scale", self.scale)
+            .scalar("has_mask", self.mask.is_some() as u32)
+            .scalar("has_sinks", self.sinks.is_some() as u32);
+        let blocks_x = self.q_tokens.iter().map(|t| t.div_ceil(TILED_QUERY_BLOCK)).max().unwrap_or(1);
+        let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups: [blocks_x, self.n_heads, self.kv_len.len() as u32] };
+        dev.execute(&[launch], std::slice::from_mut(&mut args))?;
+        let mut out = args.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default();
+        out.truncate(out_len);
+        Ok(out)
     }
 
     /// Places `[Σ T_b][Hq][Dv]` dense rows in `out_layout`.

@@ -265,7 +265,7 @@ pub const WIDE_MAX_V_DIM: u32 = 512;
 
 /// The spec constants of `m`'s variant with `axes`, with the dimension constants in
 /// `dims` (`head_dim`, `k_dim`) set.
-fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], dims: &[(&str, u32)]) -> Result<Vec<(String, Literal)>, AttentionError> {
+pub(super) fn variant_spec(m: &KernelManifest, axes: &[(&str, Literal)], dims: &[(&str, u32)]) -> Result<Vec<(String, Literal)>, AttentionError> {
     let v = m.variant_with(axes).ok_or_else(|| AttentionError::Manifest(format!("kernel `{}` has no variant {axes:?}", m.name)))?;
     Ok(v.spec
         .iter()

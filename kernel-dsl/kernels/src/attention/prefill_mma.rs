@@ -1,0 +1,363 @@
+//! Prefill attention on tensor cores: `attn_prefill_mma`, the `fast` mode of causal
+//! prefill (FlashAttention-2's tiling with the DSL's register tiles) for f16 caches with
+//! D = 128.
+//!
+//! The exact mode runs every query as a decode row (docs/RUNTIME.md, "Prefill"), so each
+//! query reads its whole prefix on its own. Here a workgroup takes 64 consecutive queries
+//! of one head and reads each K/V block once for all of them: `S = Q · Kᵀ` and `O += P · V`
+//! are register tiles, the softmax is online (a running maximum per query row), and
+//! blocks past the last query's position are never read. Class `fast`: tensor cores sum
+//! in their own order, P is rounded to f16 and `exp` is the hardware's, so the result is
+//! within a tolerance of the reference, not bitwise (DESIGN.md §4).
+
+use onekernel_macros::kernel;
+
+/// Causal attention of 64 consecutive new queries of one query head over the sequence's
+/// cache, f16 K and V rows of 128 dimensions (docs/RUNTIME.md, "Prefill").
+///
+/// Grid: x the query block (64 queries; launched heaviest first: group x takes block
+/// `num_groups().x − 1 − x`), y the query head, z the sequence. Sequence b has
+/// `q_tokens[b]` new queries; query t sits at position `kv_len[b] − q_tokens[b] + t` and
+/// sees tokens `0 …` that position. Its row of `q` starts at `(q_start[b] + t) ·
+/// q_token_stride + h · q_head_stride` (any padded or interleaved layout; `q_start` the
+/// cumulative offsets of a varlen batch), its output row likewise in `out`. Query head h
+/// reads KV head `h / (n_heads / n_kv_heads)`; pages and the block table are decode's.
+///
+/// The queries, rounded to f16 (to nearest even; magnitudes below 2^-14 become zero),
+/// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
+/// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
+/// (`kv64`, 112 KiB of shared memory: CUDA), or of 32 tokens through one (exactly
+/// 48 KiB: NVIDIA's Vulkan). Per block, each group computes its 16 × block scores as
+/// register tiles and takes them through shared memory: two invocations per query row
+/// scale them, add the mask, drop tokens past the query's position, and find the row's
+/// maximum. The running maximum moves only when some row of the group exceeds it by more
+/// than 8 (then O's rows and the row sums are rescaled by `exp(m_old − m_new)`, through
+/// shared memory); otherwise the numerators `exp(s − m)` stay below e⁸ and O is left in
+/// its registers. The numerators, rounded to f16, are the A operand of `O += P · V`; the
+/// row sums add the rounded values. At the end the sinks join the sums (as the decode
+/// combine does) and each row is divided by its sum.
+#[kernel(workgroup = 128, fast, variants(paged = [false, true], kv64 = [false, true]))]
+pub fn attn_prefill_mma(
+    #[len(q_len)] q: &[f32],
+    #[len(n_kv_heads * 64)] k: &[u32],
+    #[len(n_kv_heads * 64)] v: &[u32],
+    #[len(select(paged, num_groups().z * pages_per_seq, 1))] block_table: &[i32],
+    #[len(num_groups().z)] kv_len: &[u32],
+    #[len(num_groups().z)] q_tokens: &[u32],
+    #[len(num_groups().z)] q_start: &[u32],
+    #[len(select(has_mask != 0, num_groups().z * pages_per_seq * page_size, 1))] mask: &[f16],
+    #[len(select(has_sinks != 0, n_heads, 1))] sinks: &[f32],
+    #[len(out_len)] out: &mut [f32],
+    #[push] n_heads: u32,
+    #[push] n_kv_heads: u32,
+    #[push] page_size: u32,
+    #[push] pages_per_seq: u32,
+    #[push] q_token_stride: u32,
+    #[push] q_head_stride: u32,
+    #[push] out_token_stride: u32,
+    #[push] out_head_stride: u32,
+    #[push] q_len: u32,
+    #[push] out_len: u32,
+    #[push] scale: f32,
+    #[push] has_mask: u32,
+    #[push] has_sinks: u32,
+) {
+    // The Q tile: 64 rows of 136 f16 values (128 + 8: the eight rows of one 8 × 8
+    // matrix load start 4 banks apart and hit all 32 banks).
+    let qs = shared::<u32, 4352u32>();
+    // K then V rows of a block (rows of 136 f16 values), in two buffers with `kv64`.
+    let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
+    // Each group's scores (16 rows of `scs` f32: 68 with `kv64`, else 36), and the way of
+    // its O tiles, two at a time, to a rescale and to the output.
+    let sc = shared::<f32, { select(kv64, 4352u32, 2304u32) }>();
+    // Each group's numerators: 16 rows of `pw` words (f16 pairs; 36 with `kv64`, else 16).
+    let ps = shared::<u32, { select(kv64, 2304u32, 1024u32) }>();
+    // Per invocation: its half row's maximum (then its half of the row sum), and that
+    // maximum over the row's running one.
+    let hm = shared::<f32, 128u32>();
+    let ex = shared::<f32, 128u32>();
+    let s0 = tile_acc();
+    let s1 = tile_acc();
+    let s2 = tile_acc();
+    let s3 = tile_acc();
+    let o0 = tile_acc();
+    let o1 = tile_acc();
+    let o2 = tile_acc();
+    let o3 = tile_acc();
+    let o4 = tile_acc();
+    let o5 = tile_acc();
+    let o6 = tile_acc();
+    let o7 = tile_acc();
+    let ta = tile_a();
+    let tb = tile_b();
+    // f32 → f16 bits, to nearest even; magnitudes below 2^-14 give a signed zero, those
+    // from 65520 up infinity.
+    let to_f16 = |x: f32| -> u32 {
+        select(
+            (x.to_bits() & 2147483647) < 947912704,
+            (x.to_bits() >> 16) & 32768,
+            select(
+                (x.to_bits() & 2147483647) >= 1199566848,
+                ((x.to_bits() >> 16) & 32768) | 31744,
+                ((x.to_bits() >> 16) & 32768) | ((((x.to_bits() & 2147483647) + 4095 + (((x.to_bits() & 2147483647) >> 13) & 1)) >> 13) - 114688),
+            ),
+        )
+    };
+    let b = group_id().z;
+    let h = group_id().y;
+    let qb = num_groups().x - 1 - group_id().x;
+    let t0 = local_id().x;
+    let warp = t0 / 32;
+    let lane = t0 % 32;
+    let tq = q_tokens[b];
+    let len = kv_len[b];
+    let first = qb * 64;
+    if first >= tq {
+        return;
+    }
+    let kvh = h / (n_heads / n_kv_heads);
+    let kb = select(kv64, 64u32, 32u32);
+    let nb = select(kv64, 2u32, 1u32);
+    let scs = select(kv64, 68u32, 36u32);
+    let pw = select(kv64, 36u32, 16u32);
+    // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
+    let pos0 = len - tq;
+    let nblk = (pos0 + min(first + 63, tq - 1)) / kb + 1;
+    for i in (t0..4352u32).step_by(WORKGROUP_X) {
+        let w = i % 68;
+        let mut bits = 0u32;
+        if w < 64 {
+            let t = min(first + i / 68, tq - 1);
+            let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * w;
+            bits = to_f16(q[at]) | (to_f16(q[at + 1]) << 16);
+        }
+        qs[i] = bits;
+    }
+    // This invocation's query row (two invocations per row, each half of the block's
+    // tokens); rows past the last query repeat it (finite values, never written).
+    let row = lane / 2;
+    let half = lane % 2;
+    let hw = kb / 2;
+    let qt = min(first + warp * 16 + row, tq - 1);
+    let pos = pos0 + qt;
+    let sb = warp * 16 * scs;
+    let pb = warp * 16 * pw;
+    let mut m_row = f32::NEG_INFINITY;
+    let mut l_half = 0.0;
+    // Step st copies block st into buffer st % nb and uses block st − (nb − 1).
+    for st in 0..nblk + nb - 1 {
+        if st < nblk {
+            let buf = (st % nb) * 2 * kb * 68;
+            // Unrolled, so that the rows' copies start together: K rows, then V rows,
+            // 16 copies of 16 bytes per row.
+            for j in 0..16u32 {
+                let c = t0 + 128 * j;
+                if c < 32 * kb {
+                    let r = (c / 16) % kb;
+                    let quad = c % 16;
+                    let tok = min(st * kb + r, len - 1);
+                    let logical = b * pages_per_seq + tok / page_size;
+                    let mut page = logical;
+                    if paged {
+                        page = block_table[logical] as u32;
+                    }
+                    let src = ((page * page_size + tok % page_size) * n_kv_heads + kvh) * 64 + quad * 4;
+                    if c < 16 * kb {
+                        async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
+                    } else {
+                        async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
+                    }
+                }
+            }
+        }
+        async_commit();
+        if st + 1 >= nb {
+            if kv64 {
+                async_wait(1);
+            } else {
+                async_wait(0);
+            }
+            barrier();
+            let u = st + 1 - nb;
+            // The block's first K and V value (f16 units).
+            let kbase = (u % nb) * 2 * kb * 136;
+            let vbase = kbase + kb * 136;
+            // S (16 queries × kb tokens) = Q · Kᵀ, Kᵀ read from K's rows.
+            tile_fill(s0, 0.0);
+            tile_fill(s1, 0.0);
+            if kv64 {
+                tile_fill(s2, 0.0);
+                tile_fill(s3, 0.0);
+            }
+            for kk in 0..8u32 {
+                tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
+                tile_load(tb, kv, kbase + kk * 16, 136, true);
+                tile_mma(s0, ta, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + kk * 16, 136, true);
+                tile_mma(s1, ta, tb);
+                if kv64 {
+                    tile_load(tb, kv, kbase + 32 * 136 + kk * 16, 136, true);
+                    tile_mma(s2, ta, tb);
+                    tile_load(tb, kv, kbase + 48 * 136 + kk * 16, 136, true);
+                    tile_mma(s3, ta, tb);
+                }
+            }
+            tile_store(s0, sc, sb, scs, false);
+            tile_store(s1, sc, sb + 16, scs, false);
+            if kv64 {
+                tile_store(s2, sc, sb + 32, scs, false);
+                tile_store(s3, sc, sb + 48, scs, false);
+            }
+            // The half row: scaled, masked, causal.
+            let mut sv = [0.0; 32];
+            for c4 in 0..8u32 {
+                if 4 * c4 < hw {
+                    load_words(sv, 4 * c4, sc, sb + row * scs + half * hw + 4 * c4, 4);
+                }
+            }
+            let mut mx = f32::NEG_INFINITY;
+            for e in 0..32u32 {
+                if e < hw {
+                    let tok = u * kb + half * hw + e;
+                    let mut x = sv[e] * scale;
+                    if has_mask != 0 {
+                        x = x + mask[b * pages_per_seq * page_size + min(tok, len - 1)];
+                    }
+                    x = select(tok > pos, f32::NEG_INFINITY, x);
+                    sv[e] = x;
+                    mx = max(mx, x);
+                }
+            }
+            hm[t0] = mx;
+            ex[t0] = mx - m_row;
+            barrier();
+            let r = max(mx, hm[t0 ^ 1]);
+            // Whether any row of the group passed its running maximum by more than 8
+            // (every row, at the first block).
+            let mut over = f32::NEG_INFINITY;
+            let mut e4 = [0.0; 4];
+            for l4 in 0..8u32 {
+                load_words(e4, 0, ex, warp * 32 + 4 * l4, 4);
+                over = max(over, max(max(e4[0], e4[1]), max(e4[2], e4[3])));
+            }
+            if u == 0 || over > 8.0 {
+                let m_new = max(m_row, r);
+                let alpha = select(m_row == f32::NEG_INFINITY, 0.0, exp(m_row - m_new));
+                l_half = l_half * alpha;
+                m_row = m_new;
+                if u > 0 {
+                    // O's rows times alpha, two tiles at a time through the scratch.
+                    for piece in 0..4u32 {
+                        if piece == 0 {
+                            tile_store(o0, sc, sb, scs, false);
+                            tile_store(o1, sc, sb + 16, scs, false);
+                        } else if piece == 1 {
+                            tile_store(o2, sc, sb, scs, false);
+                            tile_store(o3, sc, sb + 16, scs, false);
+                        } else if piece == 2 {
+                            tile_store(o4, sc, sb, scs, false);
+                            tile_store(o5, sc, sb + 16, scs, false);
+                        } else {
+                            tile_store(o6, sc, sb, scs, false);
+                            tile_store(o7, sc, sb + 16, scs, false);
+                        }
+                        for e in 0..16u32 {
+                            let at = sb + row * scs + half * 16 + e;
+                            sc[at] = sc[at] * alpha;
+                        }
+                        if piece == 0 {
+                            tile_load(o0, sc, sb, scs, false);
+                            tile_load(o1, sc, sb + 16, scs, false);
+                        } else if piece == 1 {
+                            tile_load(o2, sc, sb, scs, false);
+                            tile_load(o3, sc, sb + 16, scs, false);
+                        } else if piece == 2 {
+                            tile_load(o4, sc, sb, scs, false);
+                            tile_load(o5, sc, sb + 16, scs, false);
+                        } else {
+                            tile_load(o6, sc, sb, scs, false);
+                            tile_load(o7, sc, sb + 16, scs, false);
+                        }
+                    }
+                } else {
+                    tile_fill(o0, 0.0);
+                    tile_fill(o1, 0.0);
+                    tile_fill(o2, 0.0);
+                    tile_fill(o3, 0.0);
+                    tile_fill(o4, 0.0);
+                    tile_fill(o5, 0.0);
+                    tile_fill(o6, 0.0);
+                    tile_fill(o7, 0.0);
+                }
+            }
+            // Numerators of token pairs, rounded to f16, and their sum.
+            for e2 in 0..16u32 {
+                if 2 * e2 < hw {
+                    let pa = to_f16(select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row)));
+                    let pc = to_f16(select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row)));
+                    l_half += f16_bits_to_f32(pa) + f16_bits_to_f32(pc);
+                    ps[pb + row * pw + half * hw / 2 + e2] = pa | (pc << 16);
+                }
+            }
+            // O (16 queries × 128 dimensions) += P · V over the block's tokens.
+            for kk in 0..4u32 {
+                if 16 * kk < kb {
+                    tile_load(ta, ps, 2 * pb + kk * 16, 2 * pw, false);
+                    let vr = vbase + kk * 16 * 136;
+                    tile_load(tb, kv, vr, 136, false);
+                    tile_mma(o0, ta, tb);
+                    tile_load(tb, kv, vr + 16, 136, false);
+                    tile_mma(o1, ta, tb);
+                    tile_load(tb, kv, vr + 32, 136, false);
+                    tile_mma(o2, ta, tb);
+                    tile_load(tb, kv, vr + 48, 136, false);
+                    tile_mma(o3, ta, tb);
+                    tile_load(tb, kv, vr + 64, 136, false);
+                    tile_mma(o4, ta, tb);
+                    tile_load(tb, kv, vr + 80, 136, false);
+                    tile_mma(o5, ta, tb);
+                    tile_load(tb, kv, vr + 96, 136, false);
+                    tile_mma(o6, ta, tb);
+                    tile_load(tb, kv, vr + 112, 136, false);
+                    tile_mma(o7, ta, tb);
+                }
+            }
+            barrier();
+        }
+    }
+    // The row's sum (both halves, then the sink, as the decode combine adds it) and the
+    // output rows, two O tiles at a time through the scratch.
+    hm[t0] = l_half;
+    barrier();
+    let mut top = m_row;
+    if has_sinks != 0 {
+        top = max(m_row, sinks[h]);
+    }
+    let mut total = (l_half + hm[t0 ^ 1]) * exp(m_row - top);
+    if has_sinks != 0 {
+        total += exp(sinks[h] - top);
+    }
+    let inv = exp(m_row - top) / total;
+    let t = first + warp * 16 + row;
+    let dst = (q_start[b] + qt) * out_token_stride + h * out_head_stride + half * 16;
+    for piece in 0..4u32 {
+        if piece == 0 {
+            tile_store(o0, sc, sb, scs, false);
+            tile_store(o1, sc, sb + 16, scs, false);
+        } else if piece == 1 {
+            tile_store(o2, sc, sb, scs, false);
+            tile_store(o3, sc, sb + 16, scs, false);
+        } else if piece == 2 {
+            tile_store(o4, sc, sb, scs, false);
+            tile_store(o5, sc, sb + 16, scs, false);
+        } else {
+            tile_store(o6, sc, sb, scs, false);
+            tile_store(o7, sc, sb + 16, scs, false);
+        }
+        if t < tq {
+            for e in 0..16u32 {
+                out[dst + piece * 32 + e] = sc[sb + row * scs + half * 16 + e] * inv;
+            }
+        }
+    }
+}
