@@ -350,9 +350,9 @@ static __device__ __forceinline__ void attn_decode_chunk_mma_impl(const float* _
                             #pragma unroll
                             for (unsigned int kk_35 = 0u; kk_35 < ok_end_35; kk_35++) {
                                 // line 162
-                                __syncwarp(); ok_tile_ldmatrix<false, false>(tl_ta, sh_qp, (kk_35 * 16u), 264u, ok_lindex);
+                                ok_tile_ldmatrix<false, false>(tl_ta, sh_qp, (kk_35 * 16u), 264u, ok_lindex);
                                 // line 163
-                                __syncwarp(); ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, ((buf_h_34 + ((warp_4 * 16u) * 136u)) + (kk_35 * 16u)), 136u, ok_lindex);
+                                ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, ((buf_h_34 + ((warp_4 * 16u) * 136u)) + (kk_35 * 16u)), 136u, ok_lindex);
                                 // line 164
                                 ok_tile_mma(tl_s, tl_ta, tl_tb);
                             }
@@ -484,13 +484,13 @@ static __device__ __forceinline__ void attn_decode_chunk_mma_impl(const float* _
                         const unsigned int ok_end_54 = (rows_13 / 16u);
                         for (unsigned int kk_54 = 0u; kk_54 < ok_end_54; kk_54++) {
                             // line 228
-                            __syncwarp(); ok_tile_ldmatrix<true, true>(tl_tb, sh_qp, ((vt_53 * rows_13) + (kk_54 * 16u)), 264u, ok_lindex);
+                            ok_tile_ldmatrix<true, true>(tl_tb, sh_qp, ((vt_53 * rows_13) + (kk_54 * 16u)), 264u, ok_lindex);
                             // line 229
-                            __syncwarp(); ok_tile_ldmatrix<false, true>(tl_ta, sh_kv, ((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)), 136u, ok_lindex);
+                            ok_tile_ldmatrix<false, true>(tl_ta, sh_kv, ((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)), 136u, ok_lindex);
                             // line 230
                             ok_tile_mma(tl_o0, tl_ta, tl_tb);
                             // line 231
-                            __syncwarp(); ok_tile_ldmatrix<false, true>(tl_ta, sh_kv, (((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)) + 16u), 136u, ok_lindex);
+                            ok_tile_ldmatrix<false, true>(tl_ta, sh_kv, (((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)) + 16u), 136u, ok_lindex);
                             // line 232
                             ok_tile_mma(tl_o1, tl_ta, tl_tb);
                         }

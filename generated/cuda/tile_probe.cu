@@ -167,9 +167,9 @@ static __device__ __forceinline__ void tile_probe_impl(const unsigned int* __res
     // line 69
     unsigned int base_3 = (g_1 * 2176u);
     // line 70
-    __syncwarp(); ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, base_3, 136u, ok_lindex);
+    ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, base_3, 136u, ok_lindex);
     // line 71
-    __syncwarp(); ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, base_3, 136u, ok_lindex);
+    ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, base_3, 136u, ok_lindex);
     // line 72
     {
         const unsigned int ok_end_4 = pc.iters;
@@ -179,37 +179,37 @@ static __device__ __forceinline__ void tile_probe_impl(const unsigned int* __res
             // line 75
             if ((pc.mode == 0u)) {
                 // line 76
-                __syncwarp(); ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
+                ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
                 // line 77
-                __syncwarp(); ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
+                ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
             } else {
                 // line 78
                 if ((pc.mode == 1u)) {
                     // line 79
-                    __syncwarp(); ok_tile_ldmatrix<false, true>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
+                    ok_tile_ldmatrix<false, true>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
                     // line 80
-                    __syncwarp(); ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
+                    ok_tile_ldmatrix<true, true>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
                 } else {
                     // line 81
                     if ((pc.mode == 2u)) {
                         // line 82
-                        __syncwarp(); ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
+                        ok_tile_ldmatrix<false, false>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
                         // line 83
-                        __syncwarp(); ok_tile_ldmatrix<true, false>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
+                        ok_tile_ldmatrix<true, false>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
                     } else {
                         // line 84
                         if ((pc.mode == 3u)) {
                             // line 85
-                            __syncwarp(); ok_tile_ldmatrix<false, true>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
+                            ok_tile_ldmatrix<false, true>(tl_ta, sh_sa, at_5, 136u, ok_lindex);
                             // line 86
-                            __syncwarp(); ok_tile_ldmatrix<true, false>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_sa, at_5, 136u, ok_lindex);
                         } else {
                             // line 87
                             if ((pc.mode == 5u)) {
                                 // line 88
                                 __syncwarp(); ok_tile_store_f32<false>(tl_acc, sh_sf, (g_1 * 256u), 16u, ok_lindex);__syncwarp();
                                 // line 89
-                                __syncwarp(); ok_tile_load_f32<false>(tl_acc, sh_sf, (g_1 * 256u), 16u, ok_lindex);
+                                ok_tile_load_f32<false>(tl_acc, sh_sf, (g_1 * 256u), 16u, ok_lindex);
                             } else {
                                 // line 90
                                 if ((pc.mode == 6u)) {

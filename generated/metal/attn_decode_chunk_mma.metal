@@ -268,10 +268,8 @@ kernel void attn_decode_chunk_mma(device const float* q [[buffer(0)]], device co
                             const uint ok_end_35 = 8u;
                             for (uint kk_35 = 0u; kk_35 < ok_end_35; kk_35++) {
                                 // line 162
-                                simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_qp), (kk_35 * 16u), 264u, false);
                                 // line 163
-                                simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), ((buf_h_34 + ((warp_4 * 16u) * 136u)) + (kk_35 * 16u)), 136u, true);
                                 // line 164
                                 ok_tile_mma(tl_s, tl_ta, tl_tb);
@@ -403,15 +401,12 @@ kernel void attn_decode_chunk_mma(device const float* q [[buffer(0)]], device co
                         const uint ok_end_54 = (rows_13 / 16u);
                         for (uint kk_54 = 0u; kk_54 < ok_end_54; kk_54++) {
                             // line 228
-                            simdgroup_barrier(mem_flags::mem_threadgroup);
                             ok_tile_load(tl_tb, ok_tile_halves_tg(sh_qp), ((vt_53 * rows_13) + (kk_54 * 16u)), 264u, true);
                             // line 229
-                            simdgroup_barrier(mem_flags::mem_threadgroup);
                             ok_tile_load(tl_ta, ok_tile_halves_tg(sh_kv), ((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)), 136u, true);
                             // line 230
                             ok_tile_mma(tl_o0, tl_ta, tl_tb);
                             // line 231
-                            simdgroup_barrier(mem_flags::mem_threadgroup);
                             ok_tile_load(tl_ta, ok_tile_halves_tg(sh_kv), (((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)) + 16u), 136u, true);
                             // line 232
                             ok_tile_mma(tl_o1, tl_ta, tl_tb);

@@ -119,10 +119,8 @@ kernel void tile_probe(device const uint* src [[buffer(0)]], device float* out_ 
     // line 69
     uint base_3 = (g_1 * 2176u);
     // line 70
-    simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_load(tl_ta, ok_tile_halves_tg(sh_sa), base_3, 136u, false);
     // line 71
-    simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_load(tl_tb, ok_tile_halves_tg(sh_sa), base_3, 136u, true);
     // line 72
     {
@@ -133,37 +131,29 @@ kernel void tile_probe(device const uint* src [[buffer(0)]], device float* out_ 
             // line 75
             if ((pc.mode == 0u)) {
                 // line 76
-                simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_sa), at_5, 136u, false);
                 // line 77
-                simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_load(tl_tb, ok_tile_halves_tg(sh_sa), at_5, 136u, true);
             } else {
                 // line 78
                 if ((pc.mode == 1u)) {
                     // line 79
-                    simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_ta, ok_tile_halves_tg(sh_sa), at_5, 136u, true);
                     // line 80
-                    simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_tb, ok_tile_halves_tg(sh_sa), at_5, 136u, true);
                 } else {
                     // line 81
                     if ((pc.mode == 2u)) {
                         // line 82
-                        simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_ta, ok_tile_halves_tg(sh_sa), at_5, 136u, false);
                         // line 83
-                        simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_tb, ok_tile_halves_tg(sh_sa), at_5, 136u, false);
                     } else {
                         // line 84
                         if ((pc.mode == 3u)) {
                             // line 85
-                            simdgroup_barrier(mem_flags::mem_threadgroup);
                             ok_tile_load(tl_ta, ok_tile_halves_tg(sh_sa), at_5, 136u, true);
                             // line 86
-                            simdgroup_barrier(mem_flags::mem_threadgroup);
                             ok_tile_load(tl_tb, ok_tile_halves_tg(sh_sa), at_5, 136u, false);
                         } else {
                             // line 87
@@ -173,7 +163,6 @@ kernel void tile_probe(device const uint* src [[buffer(0)]], device float* out_ 
                                 ok_tile_store(tl_acc, sh_sf, (g_1 * 256u), 16u, false);
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 // line 89
-                                simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_acc, sh_sf, (g_1 * 256u), 16u, false);
                             } else {
                                 // line 90

@@ -231,10 +231,8 @@ void main() {
                             [[unroll]]
                             for (uint kk_35 = 0u; kk_35 < ok_end_35; kk_35++) {
                                 // line 162
-                                subgroupMemoryBarrierShared(); subgroupBarrier();
                                 coopMatLoad(tl_ta, sh_qp, ((kk_35 * 16u)) / 2u, (264u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
                                 // line 163
-                                subgroupMemoryBarrierShared(); subgroupBarrier();
                                 coopMatLoad(tl_tb, sh_kv, (((buf_h_34 + ((warp_4 * 16u) * 136u)) + (kk_35 * 16u))) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                                 // line 164
                                 tl_s = coopMatMulAdd(tl_ta, tl_tb, tl_s);
@@ -369,15 +367,12 @@ void main() {
                         const uint ok_end_54 = (rows_13 / 16u);
                         for (uint kk_54 = 0u; kk_54 < ok_end_54; kk_54++) {
                             // line 228
-                            subgroupMemoryBarrierShared(); subgroupBarrier();
                             coopMatLoad(tl_tb, sh_qp, (((vt_53 * rows_13) + (kk_54 * 16u))) / 2u, (264u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                             // line 229
-                            subgroupMemoryBarrierShared(); subgroupBarrier();
                             coopMatLoad(tl_ta, sh_kv, (((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u))) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                             // line 230
                             tl_o0 = coopMatMulAdd(tl_ta, tl_tb, tl_o0);
                             // line 231
-                            subgroupMemoryBarrierShared(); subgroupBarrier();
                             coopMatLoad(tl_ta, sh_kv, ((((buf_h_34 + ((kk_54 * 16u) * 136u)) + (warp_4 * 32u)) + 16u)) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                             // line 232
                             tl_o1 = coopMatMulAdd(tl_ta, tl_tb, tl_o1);

@@ -72,10 +72,8 @@ void main() {
     // line 69
     uint base_3 = (g_1 * 2176u);
     // line 70
-    subgroupMemoryBarrierShared(); subgroupBarrier();
     coopMatLoad(tl_ta, sh_sa, (base_3) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
     // line 71
-    subgroupMemoryBarrierShared(); subgroupBarrier();
     coopMatLoad(tl_tb, sh_sa, (base_3) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
     // line 72
     {
@@ -86,37 +84,29 @@ void main() {
             // line 75
             if ((pc.mode == 0u)) {
                 // line 76
-                subgroupMemoryBarrierShared(); subgroupBarrier();
                 coopMatLoad(tl_ta, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
                 // line 77
-                subgroupMemoryBarrierShared(); subgroupBarrier();
                 coopMatLoad(tl_tb, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
             } else {
                 // line 78
                 if ((pc.mode == 1u)) {
                     // line 79
-                    subgroupMemoryBarrierShared(); subgroupBarrier();
                     coopMatLoad(tl_ta, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                     // line 80
-                    subgroupMemoryBarrierShared(); subgroupBarrier();
                     coopMatLoad(tl_tb, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                 } else {
                     // line 81
                     if ((pc.mode == 2u)) {
                         // line 82
-                        subgroupMemoryBarrierShared(); subgroupBarrier();
                         coopMatLoad(tl_ta, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
                         // line 83
-                        subgroupMemoryBarrierShared(); subgroupBarrier();
                         coopMatLoad(tl_tb, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
                     } else {
                         // line 84
                         if ((pc.mode == 3u)) {
                             // line 85
-                            subgroupMemoryBarrierShared(); subgroupBarrier();
                             coopMatLoad(tl_ta, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutColumnMajor);
                             // line 86
-                            subgroupMemoryBarrierShared(); subgroupBarrier();
                             coopMatLoad(tl_tb, sh_sa, (at_5) / 2u, (136u) / 2u, gl_CooperativeMatrixLayoutRowMajor);
                         } else {
                             // line 87
@@ -126,7 +116,6 @@ void main() {
                                 coopMatStore(tl_acc, sh_sf, (g_1 * 256u), 16u, gl_CooperativeMatrixLayoutRowMajor);
                                 subgroupMemoryBarrierShared(); subgroupBarrier();
                                 // line 89
-                                subgroupMemoryBarrierShared(); subgroupBarrier();
                                 coopMatLoad(tl_acc, sh_sf, (g_1 * 256u), 16u, gl_CooperativeMatrixLayoutRowMajor);
                             } else {
                                 // line 90

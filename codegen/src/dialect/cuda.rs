@@ -185,7 +185,7 @@ impl Dialect for Cuda {
             (_, true) => format!("ok_tile_ldmatrix<{}, {col}>", role == TileRole::B),
             (_, false) => format!("ok_tile_load_f16<{}, {col}>", role == TileRole::B),
         };
-        let sync = if m.shared { "__syncwarp(); " } else { "" };
+        let sync = if m.fence { "__syncwarp(); " } else { "" };
         vec![format!("{sync}{f}({name}, {}, {index}, {stride}, ok_lindex);", m.array)]
     }
 

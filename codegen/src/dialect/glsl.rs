@@ -194,7 +194,7 @@ impl Dialect for Glsl {
             _ => (format!("({}) / 2u", m.index), format!("({}) / 2u", m.stride)),
         };
         let mut lines = Vec::new();
-        if m.shared {
+        if m.fence {
             lines.push(SUBGROUP_SYNC.to_string());
         }
         // Operands from a buffer through its `f16vec2` view (shared arrays are declared so).

@@ -41,6 +41,10 @@ pub struct TileMemory {
     pub stride: String,
     /// The memory holds the tile column by column.
     pub col_major: bool,
+    /// A load must first order the group's earlier shared-memory writes (a warp,
+    /// subgroup or SIMD-group barrier): the group may have written this shared array
+    /// since its last barrier or fence (the printer tracks it).
+    pub fence: bool,
 }
 
 /// A shared-array index `base + ((x >> k) & mask)` as printed parts (`mask + 1` a power

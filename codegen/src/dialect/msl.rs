@@ -150,7 +150,7 @@ impl Dialect for Msl {
             (_, false, false) => format!("ok_tile_halves_rw({})", m.array),
         };
         let mut lines = Vec::new();
-        if m.shared {
+        if m.fence {
             lines.push(format!("{};", MSL_SIMD_SYNC));
         }
         lines.push(format!("ok_tile_load({name}, {ptr}, {}, {}, {});", m.index, m.stride, m.col_major));

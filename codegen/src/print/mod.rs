@@ -45,6 +45,12 @@ pub struct Printer<'a> {
     out: String,
     indent: usize,
     last_line: u32,
+    /// Shared arrays the group may have written since its last barrier or warp fence
+    /// where the statement being printed runs: a tile load from one of them is fenced
+    /// first ([`TileMemory::fence`](crate::dialect::TileMemory)), one from any other
+    /// array is not (a fence there would only keep the compiler from overlapping the
+    /// load with earlier work).
+    dirty: std::collections::BTreeSet<u32>,
 }
 
 impl<'a> Printer<'a> {
@@ -53,7 +59,7 @@ impl<'a> Printer<'a> {
     pub fn new(d: &'a dyn Dialect, k: &'a Kernel, info: &'a KernelInfo, indent: usize) -> Self {
         // Tile operand arrays are f16 pairs only where the dialect has such a type.
         let halves = if d.halves_type().is_some() { &info.tile_operand_shared } else { &NO_ARRAYS };
-        Printer { d, k, locals: &k.locals, halves, out: String::new(), indent, last_line: 0 }
+        Printer { d, k, locals: &k.locals, halves, out: String::new(), indent, last_line: 0, dirty: Default::default() }
     }
 
     /// The kernel body.
@@ -69,7 +75,7 @@ impl<'a> Printer<'a> {
 
     /// A library function's definition.
     pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
-        let mut p = Printer { d, k, locals: &f.locals, halves: &NO_ARRAYS, out: String::new(), indent: 1, last_line: 0 };
+        let mut p = Printer { d, k, locals: &f.locals, halves: &NO_ARRAYS, out: String::new(), indent: 1, last_line: 0, dirty: Default::default() };
         let params: Vec<String> = f.params.iter().enumerate().map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32)))).collect();
         let mut head = String::new();
         for line in f.doc.lines() {
@@ -141,34 +147,59 @@ impl<'a> Printer<'a> {
                     }
                     Place::Local(l) => format!("{}[{i}] = {v}", self.local(*l)),
                     Place::Shared(sh) if self.halves.contains(&(sh.0 as usize)) => {
+                        self.dirty.insert(sh.0);
                         format!("{}[{i}] = {}", shared_name(&self.k.shared[sh.0 as usize].name), self.d.halves_from_word(&v))
                     }
-                    Place::Shared(sh) => format!("{}[{i}] = {v}", shared_name(&self.k.shared[sh.0 as usize].name)),
+                    Place::Shared(sh) => {
+                        self.dirty.insert(sh.0);
+                        format!("{}[{i}] = {v}", shared_name(&self.k.shared[sh.0 as usize].name))
+                    }
                 };
                 self.line(&format!("{text};"));
             }
             StmtKind::If { cond, then_body, else_body } => {
                 let c = self.expr(cond);
+                let before = self.dirty.clone();
                 self.nested(&format!("if ({c})"), then_body);
+                let then_dirty = std::mem::replace(&mut self.dirty, before);
                 if else_body.is_empty() {
                     self.line("}");
                 } else {
                     self.nested("} else", else_body);
                     self.line("}");
                 }
+                self.dirty.extend(then_dirty);
             }
-            StmtKind::For { var, start, end, step, body, peel } => self.for_loop(*var, start, end, step, body, *peel),
+            StmtKind::For { var, start, end, step, body, peel } => {
+                // Each trip may start with what any trip wrote; after the loop, likewise.
+                shared_writes(body, &mut self.dirty);
+                let head = self.dirty.clone();
+                self.for_loop(*var, start, end, step, body, *peel);
+                self.dirty = head;
+            }
             StmtKind::While { cond, body } => {
+                shared_writes(body, &mut self.dirty);
+                let head = self.dirty.clone();
                 let c = self.expr(cond);
                 self.nested(&format!("while ({c})"), body);
                 self.line("}");
+                self.dirty = head;
             }
             StmtKind::Break => self.line("break;"),
             StmtKind::Continue => self.line("continue;"),
             StmtKind::Return => self.line("return;"),
-            StmtKind::Barrier => self.line(&format!("{};", self.d.barrier())),
-            StmtKind::Reduce { var, op, value, arg: None } => self.reduce(*var, *op, value),
-            StmtKind::Reduce { var, op, value, arg: Some(a) } => self.reduce_pair(*var, *op, value, a),
+            StmtKind::Barrier => {
+                self.dirty.clear();
+                self.line(&format!("{};", self.d.barrier()))
+            }
+            StmtKind::Reduce { var, op, value, arg: None } => {
+                self.reduce(*var, *op, value);
+                self.dirty.clear();
+            }
+            StmtKind::Reduce { var, op, value, arg: Some(a) } => {
+                self.reduce_pair(*var, *op, value, a);
+                self.dirty.clear();
+            }
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } if self.halves.contains(&(dst.0 as usize)) => {
                 // Into f16 pairs: word by word, each converted (the dialect has no
                 // asynchronous copies where it declares such arrays).
@@ -333,11 +364,19 @@ impl<'a> Printer<'a> {
             TileOp::Scale { tile, value } => self.d.tile_fill(&name(*tile), &self.expr(value), true),
             TileOp::Mma { acc, a, b } => self.d.tile_mma(&name(*acc), &name(*a), &name(*b)),
             TileOp::Load { tile, src, index, stride, col_major } => {
-                let m = self.tile_memory(*src, index, stride, *col_major);
+                let mut m = self.tile_memory(*src, index, stride, *col_major);
+                m.fence = matches!(src, Place::Shared(s) if self.dirty.contains(&s.0));
+                if m.fence {
+                    self.dirty.clear();
+                }
                 self.d.tile_load(self.k.tiles[tile.0 as usize].role, &name(*tile), &m)
             }
             TileOp::Store { tile, dst, index, stride, col_major } => {
                 let m = self.tile_memory(*dst, index, stride, *col_major);
+                if m.shared {
+                    // Fenced before and after by the dialect.
+                    self.dirty.clear();
+                }
                 self.d.tile_store(&name(*tile), &m)
             }
         };
@@ -357,7 +396,7 @@ impl<'a> Printer<'a> {
             }
             Place::Local(l) => (self.local(l), false, false),
         };
-        crate::dialect::TileMemory { array, shared, read_only, index: self.expr(index), stride: self.expr(stride), col_major }
+        crate::dialect::TileMemory { array, shared, read_only, index: self.expr(index), stride: self.expr(stride), col_major, fence: false }
     }
 
     /// Whether a unit-step loop is marked for unrolling: both bounds are known when the
@@ -658,6 +697,29 @@ pub fn reduction_types(k: &Kernel) -> Vec<Scalar> {
 /// operands into SPIR-V that uses an id before defining it (`a && (b || c)`, `a || (b &&
 /// c)`, `a && (b ? c : a)`; `(a || b) && c`, `a && !b` and comparisons compile:
 /// docs/CODEGEN.md, "Specialization constants and glslang").
+/// Adds every shared array `stmts` store into by scalar stores or `tile_store` (not
+/// `async_copy`: its data may be read only after a wait and a `barrier()`).
+fn shared_writes(stmts: &[Stmt], out: &mut std::collections::BTreeSet<u32>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Store { place: Place::Shared(sh), .. } => {
+                out.insert(sh.0);
+            }
+            StmtKind::Tile(t) => {
+                if let TileOp::Store { dst: Place::Shared(sh), .. } = t.as_ref() {
+                    out.insert(sh.0);
+                }
+            }
+            StmtKind::If { then_body, else_body, .. } => {
+                shared_writes(then_body, out);
+                shared_writes(else_body, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => shared_writes(body, out),
+            _ => {}
+        }
+    }
+}
+
 fn nested_logic(e: &Expr) -> bool {
     e.ty == Scalar::Bool
         && match &e.kind {

@@ -36,7 +36,7 @@ use onekernel_macros::kernel;
 /// its registers. The numerators, rounded to f16, are the A operand of `O += P · V`; the
 /// row sums add the rounded values. At the end the sinks join the sums (as the decode
 /// combine does) and each row is divided by its sum.
-#[kernel(workgroup = 128, fast, variants(paged = [false, true], kv64 = [false, true]))]
+#[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], kv64 = [false, true]))]
 pub fn attn_prefill_mma(
     #[len(q_len)] q: &[f32],
     #[len(n_kv_heads * 64)] k: &[u32],
@@ -103,6 +103,8 @@ pub fn attn_prefill_mma(
             ),
         )
     };
+    // The same for a numerator: non-negative and below 65520, so no sign and no infinity.
+    let p_to_f16 = |x: f32| -> u32 { select(x.to_bits() < 947912704, 0u32, ((x.to_bits() + 4095 + ((x.to_bits() >> 13) & 1)) >> 13) - 114688) };
     let b = group_id().z;
     let h = group_id().y;
     let qb = num_groups().x - 1 - group_id().x;
@@ -148,13 +150,12 @@ pub fn attn_prefill_mma(
     for st in 0..nblk + nb - 1 {
         if st < nblk {
             let buf = (st % nb) * 2 * kb * 68;
-            // Unrolled, so that the rows' copies start together: K rows, then V rows,
-            // 16 copies of 16 bytes per row.
-            for j in 0..16u32 {
-                let c = t0 + 128 * j;
-                if c < 32 * kb {
-                    let r = (c / 16) % kb;
-                    let quad = c % 16;
+            // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
+            // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            for j in 0..8u32 {
+                let r = t0 / 16 + 8 * j;
+                if r < kb {
+                    let quad = t0 % 16;
                     let tok = min(st * kb + r, len - 1);
                     let logical = b * pages_per_seq + tok / page_size;
                     let mut page = logical;
@@ -162,11 +163,8 @@ pub fn attn_prefill_mma(
                         page = block_table[logical] as u32;
                     }
                     let src = ((page * page_size + tok % page_size) * n_kv_heads + kvh) * 64 + quad * 4;
-                    if c < 16 * kb {
-                        async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
-                    } else {
-                        async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
-                    }
+                    async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
+                    async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
                 }
             }
         }
@@ -215,17 +213,22 @@ pub fn attn_prefill_mma(
                     load_words(sv, 4 * c4, sc, sb + row * scs + half * hw + 4 * c4, 4);
                 }
             }
+            // Loops of at most 16 trips, so that every compiler unrolls them and `sv`
+            // stays in registers.
             let mut mx = f32::NEG_INFINITY;
-            for e in 0..32u32 {
-                if e < hw {
-                    let tok = u * kb + half * hw + e;
-                    let mut x = sv[e] * scale;
-                    if has_mask != 0 {
-                        x = x + mask[b * pages_per_seq * page_size + min(tok, len - 1)];
+            for e4 in 0..8u32 {
+                for x4 in 0..4u32 {
+                    let e = 4 * e4 + x4;
+                    if e < hw {
+                        let tok = u * kb + half * hw + e;
+                        let mut x = sv[e] * scale;
+                        if has_mask != 0 {
+                            x = x + mask[b * pages_per_seq * page_size + min(tok, len - 1)];
+                        }
+                        x = select(tok > pos, f32::NEG_INFINITY, x);
+                        sv[e] = x;
+                        mx = max(mx, x);
                     }
-                    x = select(tok > pos, f32::NEG_INFINITY, x);
-                    sv[e] = x;
-                    mx = max(mx, x);
                 }
             }
             hm[t0] = mx;
@@ -293,8 +296,8 @@ pub fn attn_prefill_mma(
             // Numerators of token pairs, rounded to f16, and their sum.
             for e2 in 0..16u32 {
                 if 2 * e2 < hw {
-                    let pa = to_f16(select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row)));
-                    let pc = to_f16(select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row)));
+                    let pa = p_to_f16(select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row)));
+                    let pc = p_to_f16(select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row)));
                     l_half += f16_bits_to_f32(pa) + f16_bits_to_f32(pc);
                     ps[pb + row * pw + half * hw / 2 + e2] = pa | (pc << 16);
                 }
