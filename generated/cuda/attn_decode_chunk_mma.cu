@@ -26,6 +26,8 @@
 // onekernel helpers: each spells out the DSL meaning exactly (see docs/CODEGEN.md).
 static __device__ __forceinline__ unsigned int ok_min_u32(unsigned int a, unsigned int b) { return a < b ? a : b; }
 static __device__ __forceinline__ float ok_max_f32(float a, float b) { return a > b ? a : b; }
+// `fast_exp`: e^x as ex2.approx.ftz of x·log2(e) (results below 2^-126 are zero).
+static __device__ __forceinline__ float ok_fast_exp(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f)); return y; }
 static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     // The hardware conversion is exact for every finite half and for infinities: one
     // instruction instead of a dozen (NaN payloads are outside the contract, docs/DSL.md).
@@ -435,7 +437,7 @@ static __device__ __forceinline__ void attn_decode_chunk_mma_impl(const float* _
                                                 // line 201
                                                 float x_48 = sh_scores[(((h_37 * 260u) + (2u * i_45)) + e_47)];
                                                 // line 202
-                                                unsigned int p_49 = (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) & 2147483647u) < 947912704u) ? ((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) >> 16u) & 32768u) : (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) & 2147483647u) >= 1199566848u) ? (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) >> 16u) & 32768u) | 31744u) : (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) >> 16u) & 32768u) | (((((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) & 2147483647u) + 4095u) + (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : __expf((x_48 - m_42)))) & 2147483647u) >> 13u) & 1u)) >> 13u) - 114688u))));
+                                                unsigned int p_49 = (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) & 2147483647u) < 947912704u) ? ((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) >> 16u) & 32768u) : (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) & 2147483647u) >= 1199566848u) ? (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) >> 16u) & 32768u) | 31744u) : (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) >> 16u) & 32768u) | (((((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) & 2147483647u) + 4095u) + (((__float_as_uint(((x_48 == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp((x_48 - m_42)))) & 2147483647u) >> 13u) & 1u)) >> 13u) - 114688u))));
                                                 // line 203
                                                 ls_44 = (ls_44 + ok_f16_to_f32(p_49));
                                                 // line 204

@@ -209,9 +209,11 @@ impl Dialect for Cuda {
         format!("((unsigned int)__popc((unsigned int){e}))")
     }
 
-    // ex2.approx of x·log2(e): two instructions where the portable `exp` takes ~160.
+    // ex2.approx.ftz of x·log2(e): two instructions where the portable `exp` takes ~160
+    // (`__expf` without flush-to-zero adds a range test and a squaring for results
+    // below 2^-126).
     fn fast_exp(&self, e: &str) -> String {
-        format!("__expf({e})")
+        format!("ok_fast_exp({e})")
     }
 
     // NVRTC scales `base + field` to bytes after the mask, an LEA and an add per read

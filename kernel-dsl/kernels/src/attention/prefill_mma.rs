@@ -34,7 +34,7 @@ use onekernel_macros::kernel;
 /// than 8 (then O's rows and the row sums are rescaled by `exp(m_old − m_new)`, through
 /// shared memory); otherwise the numerators `exp(s − m)` stay below e⁸ and O is left in
 /// its registers. The numerators, rounded to f16, are the A operand of `O += P · V`; the
-/// row sums add the rounded values. At the end the sinks join the sums (as the decode
+/// row sums add them before rounding (as FlashAttention does). At the end the sinks join the sums (as the decode
 /// combine does) and each row is divided by its sum.
 #[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], kv64 = [false, true]))]
 pub fn attn_prefill_mma(
@@ -76,6 +76,10 @@ pub fn attn_prefill_mma(
     // maximum over the row's running one.
     let hm = shared::<f32, 128u32>();
     let ex = shared::<f32, 128u32>();
+    // The cache cells of the next block's tokens, found by one invocation each while the
+    // current block is used (the block table's division once per token, not once per
+    // copy); two blocks' worth.
+    let cells = shared::<u32, 128u32>();
     let s0 = tile_acc();
     let s1 = tile_acc();
     let s2 = tile_acc();
@@ -105,6 +109,15 @@ pub fn attn_prefill_mma(
     };
     // The same for a numerator: non-negative and below 65520, so no sign and no infinity.
     let p_to_f16 = |x: f32| -> u32 { select(x.to_bits() < 947912704, 0u32, ((x.to_bits() + 4095 + ((x.to_bits() >> 13) & 1)) >> 13) - 114688) };
+    // Token `tok`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
+    let cell_of = |tok: u32, b: u32, kvh: u32| -> u32 {
+        let logical = b * pages_per_seq + tok / page_size;
+        let mut page = logical;
+        if paged {
+            page = block_table[logical] as u32;
+        }
+        (page * page_size + tok % page_size) * n_kv_heads + kvh
+    };
     let b = group_id().z;
     let h = group_id().y;
     let qb = num_groups().x - 1 - group_id().x;
@@ -135,6 +148,11 @@ pub fn attn_prefill_mma(
         }
         qs[i] = bits;
     }
+    if t0 < kb {
+        let c0 = cell_of(min(t0, len - 1), b, kvh);
+        cells[t0] = c0;
+    }
+    barrier();
     // This invocation's query row (two invocations per row, each half of the block's
     // tokens); rows past the last query repeat it (finite values, never written).
     let row = lane / 2;
@@ -146,8 +164,16 @@ pub fn attn_prefill_mma(
     let pb = warp * 16 * pw;
     let mut m_row = f32::NEG_INFINITY;
     let mut l_half = 0.0;
-    // Step st copies block st into buffer st % nb and uses block st − (nb − 1).
+    // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
+    // buffers, the step first waits for block st − 1 and meets the other groups, which
+    // have then also finished block st − 2, whose buffer block st takes: one barrier per
+    // block, and block st travels while block st − 1 is used. With one buffer, the block
+    // is copied, waited for and used, and a barrier closes the step.
     for st in 0..nblk + nb - 1 {
+        if kv64 && st >= 1 {
+            async_wait(0);
+            barrier();
+        }
         if st < nblk {
             let buf = (st % nb) * 2 * kb * 68;
             // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
@@ -156,26 +182,23 @@ pub fn attn_prefill_mma(
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    let tok = min(st * kb + r, len - 1);
-                    let logical = b * pages_per_seq + tok / page_size;
-                    let mut page = logical;
-                    if paged {
-                        page = block_table[logical] as u32;
-                    }
-                    let src = ((page * page_size + tok % page_size) * n_kv_heads + kvh) * 64 + quad * 4;
+                    let src = cells[(st % 2) * 64 + r] * 64 + quad * 4;
                     async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
                     async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
                 }
             }
+            // Read by the next step's copies, after its barrier (or this step's last).
+            if st + 1 < nblk && t0 < kb {
+                let cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
+                cells[((st + 1) % 2) * 64 + t0] = cn;
+            }
         }
         async_commit();
-        if st + 1 >= nb {
-            if kv64 {
-                async_wait(1);
-            } else {
-                async_wait(0);
-            }
+        if !kv64 {
+            async_wait(0);
             barrier();
+        }
+        if st + 1 >= nb {
             let u = st + 1 - nb;
             // The block's first K and V value (f16 units).
             let kbase = (u % nb) * 2 * kb * 136;
@@ -215,19 +238,30 @@ pub fn attn_prefill_mma(
             }
             // Loops of at most 16 trips, so that every compiler unrolls them and `sv`
             // stays in registers.
-            let mut mx = f32::NEG_INFINITY;
+            // The mask's loop apart, so that without one the loops are straight code.
             for e4 in 0..8u32 {
                 for x4 in 0..4u32 {
                     let e = 4 * e4 + x4;
                     if e < hw {
-                        let tok = u * kb + half * hw + e;
-                        let mut x = sv[e] * scale;
-                        if has_mask != 0 {
-                            x = x + mask[b * pages_per_seq * page_size + min(tok, len - 1)];
+                        sv[e] = select(u * kb + half * hw + e > pos, f32::NEG_INFINITY, sv[e] * scale);
+                    }
+                }
+            }
+            if has_mask != 0 {
+                for e4 in 0..8u32 {
+                    for x4 in 0..4u32 {
+                        let e = 4 * e4 + x4;
+                        if e < hw {
+                            sv[e] = sv[e] + mask[b * pages_per_seq * page_size + min(u * kb + half * hw + e, len - 1)];
                         }
-                        x = select(tok > pos, f32::NEG_INFINITY, x);
-                        sv[e] = x;
-                        mx = max(mx, x);
+                    }
+                }
+            }
+            let mut mx = f32::NEG_INFINITY;
+            for e4 in 0..8u32 {
+                for x4 in 0..4u32 {
+                    if 4 * e4 + x4 < hw {
+                        mx = max(mx, sv[4 * e4 + x4]);
                     }
                 }
             }
@@ -293,13 +327,14 @@ pub fn attn_prefill_mma(
                     tile_fill(o7, 0.0);
                 }
             }
-            // Numerators of token pairs, rounded to f16, and their sum.
+            // Numerators of token pairs, rounded to f16 for P · V; the row sums add them
+            // before rounding (as FlashAttention does).
             for e2 in 0..16u32 {
                 if 2 * e2 < hw {
-                    let pa = p_to_f16(select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row)));
-                    let pc = p_to_f16(select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row)));
-                    l_half += f16_bits_to_f32(pa) + f16_bits_to_f32(pc);
-                    ps[pb + row * pw + half * hw / 2 + e2] = pa | (pc << 16);
+                    let fa = select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row));
+                    let fc = select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row));
+                    l_half += fa + fc;
+                    ps[pb + row * pw + half * hw / 2 + e2] = p_to_f16(fa) | (p_to_f16(fc) << 16);
                 }
             }
             // O (16 queries × 128 dimensions) += P · V over the block's tokens.
@@ -325,11 +360,17 @@ pub fn attn_prefill_mma(
                     tile_mma(o7, ta, tb);
                 }
             }
-            barrier();
+            if !kv64 {
+                barrier();
+            }
         }
     }
     // The row's sum (both halves, then the sink, as the decode combine adds it) and the
-    // output rows, two O tiles at a time through the scratch.
+    // output rows, two O tiles at a time through the scratch. With two buffers the last
+    // step ended without a barrier, and other invocations may still read `hm`.
+    if kv64 {
+        barrier();
+    }
     hm[t0] = l_half;
     barrier();
     let mut top = m_row;
