@@ -224,3 +224,18 @@ fn the_fast_mode_names_what_it_cannot_take() {
         assert!(err.contains(what) && err.contains("attn_prefill_mma"), "{what}: {err}");
     }
 }
+
+/// The form Vulkan runs (`kv64 = false`) fits the 48 KiB of shared memory NVIDIA's Vulkan
+/// driver offers a workgroup (the GPU run would only report it skipped); the CUDA form
+/// does not, so the check sees the manifest's sizes.
+#[test]
+fn the_vulkan_form_fits_48_kib_of_shared_memory() {
+    let m = manifest();
+    let k = m.kernel("attn_prefill_mma").expect("attn_prefill_mma in the manifest");
+    assert_eq!(k.variants.len(), 4);
+    for v in &k.variants {
+        let kv64 = v.spec.iter().any(|(n, val)| n == "kv64" && *val == onekernel_dsl::types::Literal::Bool(true));
+        println!("{:?}: {} bytes", v.spec, v.shared_bytes);
+        assert_eq!(v.shared_bytes <= 48 * 1024, !kv64, "{:?}: {} bytes", v.spec, v.shared_bytes);
+    }
+}

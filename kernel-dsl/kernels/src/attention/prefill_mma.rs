@@ -26,8 +26,8 @@ use onekernel_macros::kernel;
 /// The queries, rounded to f16 (to nearest even; magnitudes below 2^-14 become zero),
 /// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
 /// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
-/// (`kv64`, 112 KiB of shared memory: CUDA), or of 32 tokens through one (exactly
-/// 48 KiB: NVIDIA's Vulkan). Per block, each group computes its 16 × block scores as
+/// (`kv64`, 112.5 KiB of shared memory: CUDA), or of 32 tokens through one (47.25 KiB,
+/// within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its 16 × block scores as
 /// register tiles and takes them through shared memory: two invocations per query row
 /// scale them, add the mask, drop tokens past the query's position, and find the row's
 /// maximum. The running maximum moves only when some row of the group exceeds it by more
@@ -67,9 +67,9 @@ pub fn attn_prefill_mma(
     let qs = shared::<u32, 4352u32>();
     // K then V rows of a block (rows of 136 f16 values), in two buffers with `kv64`.
     let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
-    // Each group's scores (16 rows of `scs` f32: 68 with `kv64`, else 36), and the way of
+    // Each group's scores (16 rows of `scs` f32: 68 with `kv64`, else 32), and the way of
     // its O tiles, two at a time, to a rescale and to the output.
-    let sc = shared::<f32, { select(kv64, 4352u32, 2304u32) }>();
+    let sc = shared::<f32, { select(kv64, 4352u32, 2048u32) }>();
     // Each group's numerators: 16 rows of `pw` words (f16 pairs; 36 with `kv64`, else 16).
     let ps = shared::<u32, { select(kv64, 2304u32, 1024u32) }>();
     // Per invocation: its half row's maximum (then its half of the row sum), and that
@@ -79,7 +79,7 @@ pub fn attn_prefill_mma(
     // The cache cells of the next block's tokens, found by one invocation each while the
     // current block is used (the block table's division once per token, not once per
     // copy); two blocks' worth.
-    let cells = shared::<u32, 128u32>();
+    let cells = shared::<u32, { select(kv64, 128u32, 64u32) }>();
     let s0 = tile_acc();
     let s1 = tile_acc();
     let s2 = tile_acc();
@@ -133,7 +133,7 @@ pub fn attn_prefill_mma(
     let kvh = h / (n_heads / n_kv_heads);
     let kb = select(kv64, 64u32, 32u32);
     let nb = select(kv64, 2u32, 1u32);
-    let scs = select(kv64, 68u32, 36u32);
+    let scs = select(kv64, 68u32, 32u32);
     let pw = select(kv64, 36u32, 16u32);
     // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
     let pos0 = len - tq;
@@ -182,7 +182,7 @@ pub fn attn_prefill_mma(
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    let src = cells[(st % 2) * 64 + r] * 64 + quad * 4;
+                    let src = cells[(st % 2) * kb + r] * 64 + quad * 4;
                     async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
                     async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
                 }
@@ -190,7 +190,7 @@ pub fn attn_prefill_mma(
             // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < kb {
                 let cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
-                cells[((st + 1) % 2) * 64 + t0] = cn;
+                cells[((st + 1) % 2) * kb + t0] = cn;
             }
         }
         async_commit();

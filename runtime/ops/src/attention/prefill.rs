@@ -27,11 +27,11 @@ pub const TILED_QUERY_BLOCK: u32 = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TiledBlocks {
     /// Blocks of 64 tokens in two buffers filled by asynchronous copies while the other
-    /// is used (112 KiB of shared memory per workgroup): backends with asynchronous
+    /// is used (112.5 KiB of shared memory per workgroup): backends with asynchronous
     /// copies (CUDA from sm_80).
     Kv64,
-    /// Blocks of 32 tokens in one buffer (48 KiB, NVIDIA's Vulkan limit): backends whose
-    /// copies are synchronous.
+    /// Blocks of 32 tokens in one buffer (47.25 KiB, within NVIDIA's Vulkan limit of
+    /// 48 KiB): backends whose copies are synchronous.
     Kv32,
 }
 
