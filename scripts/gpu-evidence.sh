@@ -20,7 +20,7 @@
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
 #             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
-#   prefill   `onekernel bench-prefill` (causal prefill, exact mode) and PyTorch SDPA's
+#   prefill   `onekernel bench-prefill` (causal prefill, exact and fast modes) and PyTorch SDPA's
 #             prefill on the same shapes (cli/anchors/sdpa_prefill.py)
 #   tiles     `onekernel bench-tiles` (each register-tile operation in a probe kernel)
 #   formats   `onekernel bench-formats` (FP8 and mixed-row decode at D 512, NVFP4 GEMV) and
@@ -72,7 +72,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats tiles attention_tensor_cores attention_wide attention_prefill linear_attention layers nvfp4 argmax differential; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats tiles attention_tensor_cores attention_prefill_tensor_cores attention_wide attention_prefill linear_attention layers nvfp4 argmax differential; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;
