@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 /// Runs the fixture files named in `args`; `Ok(false)` when any fails.
 pub fn fixture_cmd(args: &[String]) -> Result<bool> {
+    use crate::flags::switch;
     use crate::flags::{list, one};
-    let p = crate::flags::parse("fixture", args, &[list("backend"), one("out"), one("evidence")], true)?;
+    let p = crate::flags::parse("fixture", args, &[list("backend"), one("out"), one("evidence"), switch("prefill-fast")], true)?;
+    // `flash_attn_prefill` files in the fast mode (`attn_prefill_mma`) instead of the exact one.
+    let prefill_fast = p.has("prefill-fast");
     let files: Vec<PathBuf> = p.positional.iter().map(PathBuf::from).collect();
     let backends = if p.has("backend") { p.list("backend").join(",") } else { "cpu,vulkan,cuda".to_string() };
     let out = p.one("out").map(PathBuf::from).unwrap_or_else(crate::common::default_generated);
@@ -41,14 +44,19 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
                     let line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
                     (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
                 })
-            } else if matches!(fx["kernel"].as_str(), Some("flash_attn_decode" | "flash_attn_prefill")) {
-                onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
-                    let mut line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
-                    if let (Some(c), Some(bound)) = (r.cosine, r.cosine_bound) {
-                        line += &format!("  cosine {c:.7} (≥ {bound})");
+            } else if prefill_fast && fx["kernel"].as_str() == Some("flash_attn_prefill") {
+                match onekernel_ops::fixture::run_prefill_tensor_cores(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)) {
+                    Ok(onekernel_ops::fixture::FastOutcome::Ran(r)) => Ok(attention_line(&r)),
+                    Ok(onekernel_ops::fixture::FastOutcome::Unsupported(why)) => {
+                        // Not a pass and not a failure: the device lacks register tiles.
+                        println!("{file:<40} {:<7} SKIPPED (fast prefill) {why}", b.name());
+                        records.push(serde_json::json!({"fixture": f.display().to_string(), "device": b.info(), "skipped": why}));
+                        continue;
                     }
-                    (r.passed, line, serde_json::to_value(&r).unwrap_or_default())
-                })
+                    Err(e) => Err(e),
+                }
+            } else if matches!(fx["kernel"].as_str(), Some("flash_attn_decode" | "flash_attn_prefill")) {
+                onekernel_ops::fixture::run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| attention_line(&r))
             } else {
                 onekernel_ops::kvquant::fixture::run_eliza(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &manifest, &out)).map(|r| {
                     let line = format!("{:<20} {:>5} values  max |Δ| {:.3e} (≤ {:e})", r.kernel, r.compared, r.max_abs, r.tolerance);
@@ -82,4 +90,13 @@ pub fn fixture_cmd(args: &[String]) -> Result<bool> {
         eprintln!("evidence written to {}", p.display());
     }
     Ok(all_passed)
+}
+
+/// An attention fixture's verdict, its line and its record.
+fn attention_line(r: &onekernel_ops::fixture::FixtureResult) -> (bool, String, serde_json::Value) {
+    let mut line = format!("NMSE {:.3e} (≤ {:e})  max |err| {:.3e} (≤ {:e})", r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
+    if let (Some(c), Some(bound)) = (r.cosine, r.cosine_bound) {
+        line += &format!("  cosine {c:.7} (≥ {bound})");
+    }
+    (r.passed, line, serde_json::to_value(r).unwrap_or_default())
 }

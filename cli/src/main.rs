@@ -6,7 +6,7 @@
 //! onekernel list  [--kernel NAME]…
 //! onekernel validate [--backend cpu|vulkan|cuda|msl-emu|all] [--kernel NAME]… [--variant LABEL]
 //!                    [--seed N] [--evidence DIR] [--out DIR]
-//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR]
+//! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR] [--prefill-fast]
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
 //!                          [--out DIR] [--evidence DIR]
 //! onekernel bench-kvquant [--backend vulkan,cuda] [--runs N] [--quick] [--out DIR] [--evidence DIR]
@@ -109,7 +109,9 @@ pub(crate) const USAGE: &str =
   vk-stats  the Vulkan driver compiler's report (registers, shared memory, … as the
          driver names them) per kernel × variant (VK_KHR_pipeline_executable_properties)
   fixture   run external fixture files (decode-attention, linear-attention or elizaOS KV-quant schema) on the backends (comma list)
-         and compare with their float64 reference within the file's tolerance
+         and compare with their float64 reference within the file's tolerance;
+         --prefill-fast: prefill files in the fast mode on tensor cores (`attn_prefill_mma`;
+         SKIPPED where the device has no register tiles)
   validate  run every kernel, variant and validation case on the backends (all: every
          GPU backend present) against the reference interpreter, bitwise for exact kernels;
          --cases N: only each kernel's first N cases (every variant still runs); write

@@ -87,6 +87,28 @@ pub fn all_backends() -> Vec<Box<dyn Backend>> {
     v
 }
 
+/// The fixture files of `tests/fixtures/<dir>/` (`*.json`), sorted, with their parsed
+/// JSON; panics naming the directory when it holds none, or the file that cannot be read
+/// or parsed.
+pub fn fixture_files(dir: &str) -> Vec<(std::path::PathBuf, serde_json::Value)> {
+    let d = root().join("tests/fixtures").join(dir);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&d)
+        .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", d.display());
+    files
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let v = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p, v)
+        })
+        .collect()
+}
+
 /// The JSON of fixture `name` in `tests/fixtures/<dir>/` (panics naming the file when it
 /// cannot be read or parsed).
 pub fn fixture_json(dir: &str, name: &str) -> serde_json::Value {

@@ -9,7 +9,7 @@ use onekernel_ops::attention::batch::{pack, BatchShape, Sequence};
 use onekernel_ops::attention::reference::{compare, reference};
 use onekernel_ops::attention::{DecodeProblem, KvFormat, PrefillProblem, RowLayout, Split};
 use onekernel_ops::fixture::run_attention;
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, on_every_backend, root};
+use onekernel_tests::harness::{all_backends_and_msl_emu, fixture_files, manifest, on_every_backend, root};
 use onekernel_tests::{bits, uniform};
 
 fn shape(d: u32, hq: u32, hkv: u32, k: KvFormat, v: KvFormat) -> BatchShape {
@@ -211,14 +211,8 @@ fn varlen_batches_with_strided_queries_match_their_decode_steps() {
 
 #[test]
 fn the_prefill_fixtures_match_the_f64_reference() {
-    let dir = root().join("tests/fixtures/prefill");
     let m = manifest();
-    let mut files: Vec<_> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
-    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
-    for f in files {
-        let fx: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    for (f, fx) in fixture_files("prefill") {
         for mut b in all_backends_and_msl_emu() {
             let r = run_attention(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &root().join("generated")))
                 .unwrap_or_else(|e| panic!("{} on {}: {e}", f.display(), b.name()));

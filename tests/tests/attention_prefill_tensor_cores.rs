@@ -14,7 +14,7 @@ use onekernel_ops::attention::reference::{compare, reference};
 use onekernel_ops::attention::{AttentionError, DecodeProblem, KvFormat, PrefillProblem, RowLayout, TiledBlocks};
 use onekernel_ops::fixture::{cosine, run_prefill_tensor_cores, FastOutcome};
 use onekernel_runtime::{Backend, BackendError};
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
+use onekernel_tests::harness::{all_backends_and_msl_emu, fixture_files, manifest, root};
 use onekernel_tests::{bits, uniform};
 
 const NMSE_BOUND: f64 = 1e-6;
@@ -183,14 +183,8 @@ fn the_tolerance_rejects_a_missing_mask_sink_or_causal_limit() {
 /// file's own bounds, where the backend has register tiles.
 #[test]
 fn the_prefill_fixtures_pass_in_the_fast_mode() {
-    let dir = root().join("tests/fixtures/prefill");
     let (m, generated) = (manifest(), root().join("generated"));
-    let mut files: Vec<_> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
-    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
-    for f in files {
-        let fx: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    for (f, fx) in fixture_files("prefill") {
         for mut b in all_backends_and_msl_emu() {
             let name = b.name();
             match run_prefill_tensor_cores(&fx, &mut onekernel_ops::Device::new(b.as_mut(), &m, &generated)) {

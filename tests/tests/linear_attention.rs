@@ -21,7 +21,7 @@ use onekernel_ops::linear::{reference, ConvInputs, GdnInputs, LinearError, RawGa
 use onekernel_ops::Device;
 use onekernel_runtime::validate::splitmix;
 use onekernel_runtime::Backend;
-use onekernel_tests::harness::{all_backends_and_msl_emu, manifest, root};
+use onekernel_tests::harness::{all_backends_and_msl_emu, fixture_files, manifest, root};
 use onekernel_tests::{bits, uniform};
 use std::path::PathBuf;
 
@@ -64,15 +64,11 @@ fn each_backend(mut f: impl FnMut(&mut Device, &str)) {
 
 #[test]
 fn the_shared_fixtures_match_their_f64_references() {
-    let dir = root().join("tests/fixtures/gdn");
-    let mut files: Vec<_> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
-    files.sort();
-    assert!(files.len() >= 5, "fixtures missing from {}", dir.display());
+    let files = fixture_files("gdn");
+    assert!(files.len() >= 5, "fixtures missing from tests/fixtures/gdn");
     each_backend(|dev, name| {
-        for f in &files {
-            let fx: serde_json::Value = serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap();
-            let r = run_linear(&fx, dev).unwrap_or_else(|e| panic!("{} on {name}: {e}", f.display()));
+        for (f, fx) in &files {
+            let r = run_linear(fx, dev).unwrap_or_else(|e| panic!("{} on {name}: {e}", f.display()));
             println!("{} on {name}: NMSE {:.3e} (≤ {:e}), max |err| {:.3e} (≤ {:e})", f.display(), r.nmse, r.nmse_bound, r.max_abs, r.max_abs_bound);
             assert!(r.passed, "{} on {name}: {r:?}", f.display());
         }

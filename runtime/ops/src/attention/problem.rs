@@ -74,11 +74,12 @@ pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = TENSOR_CORE_MAX_CHUNK;
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum AttentionError {
-    /// The problem is malformed; nothing was launched.
-    #[error("decode attention: {0}")]
+    /// The problem is malformed; nothing was launched. Prefill's messages start with
+    /// `prefill:`, and those of a kernel's limits name the kernel.
+    #[error("attention: {0}")]
     Invalid(String),
     /// The manifest lacks a kernel or variant.
-    #[error("decode attention: {0}")]
+    #[error("attention: {0}")]
     Manifest(String),
     /// The backend failed.
     #[error(transparent)]
