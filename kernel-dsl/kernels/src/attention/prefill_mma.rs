@@ -27,15 +27,16 @@ use onekernel_macros::kernel;
 /// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
 /// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
 /// (`kv64`, 112.5 KiB of shared memory: CUDA), or of 32 tokens through one (47.25 KiB,
-/// within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its 16 × block scores as
-/// register tiles and takes them through shared memory: two invocations per query row
-/// scale them, add the mask, drop tokens past the query's position, and find the row's
-/// maximum. The running maximum moves only when some row of the group exceeds it by more
-/// than 8 (then O's rows and the row sums are rescaled by `exp(m_old − m_new)`, through
-/// shared memory); otherwise the numerators `exp(s − m)` stay below e⁸ and O is left in
-/// its registers. The numerators, rounded to f16, are the A operand of `O += P · V`; the
-/// row sums add them before rounding (as FlashAttention does). At the end the sinks join the sums (as the decode
-/// combine does) and each row is divided by its sum.
+/// within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its 16 × block
+/// scores as register tiles and takes them through shared memory: two invocations per
+/// query row scale them, drop tokens past the query's position, add the mask, and find
+/// the row's maximum. The running maximum moves only when some row of the group exceeds
+/// it by more than 8 (and at the first block; then O's rows and the row sums are rescaled
+/// by `exp(m_old − m_new)`, through shared memory); otherwise the numerators `exp(s − m)`
+/// stay below e⁸ and O is left in its registers. The numerators, rounded to f16, are the
+/// A operand of `O += P · V`; the row sums add them before rounding (as FlashAttention
+/// does). At the end the sinks join the sums (as the decode combine does) and each row
+/// is divided by its sum.
 #[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], kv64 = [false, true]))]
 pub fn attn_prefill_mma(
     #[len(q_len)] q: &[f32],
