@@ -94,10 +94,10 @@ pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
             let name = be.name();
             let mut dev = Device::new(be.as_mut(), &manifest, &out);
             let blocks = TiledBlocks::for_device(&dev);
-            let fast = format!("fast, tensor cores ({blocks:?})");
-            for mode in ["exact (deterministic)", fast.as_str()] {
+            for tensor_cores in [false, true] {
+                let mode = if tensor_cores { format!("fast, tensor cores ({blocks:?})") } else { "exact (deterministic)".to_string() };
                 let t = time_layers(&mut dev, runs as usize, 1, &flush, |d| {
-                    if mode == fast {
+                    if tensor_cores {
                         p.run_tensor_cores(blocks, d).map(|_| ())
                     } else {
                         p.run(Split::Deterministic, d).map(|_| ())

@@ -700,24 +700,17 @@ pub fn reduction_types(k: &Kernel) -> Vec<Scalar> {
 /// Adds every shared array `stmts` store into by scalar stores or `tile_store` (not
 /// `async_copy`: its data may be read only after a wait and a `barrier()`).
 fn shared_writes(stmts: &[Stmt], out: &mut std::collections::BTreeSet<u32>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Store { place: Place::Shared(sh), .. } => {
+    onekernel_dsl::visit::walk_stmts(stmts, &mut |s| match &s.kind {
+        StmtKind::Store { place: Place::Shared(sh), .. } => {
+            out.insert(sh.0);
+        }
+        StmtKind::Tile(t) => {
+            if let TileOp::Store { dst: Place::Shared(sh), .. } = t.as_ref() {
                 out.insert(sh.0);
             }
-            StmtKind::Tile(t) => {
-                if let TileOp::Store { dst: Place::Shared(sh), .. } = t.as_ref() {
-                    out.insert(sh.0);
-                }
-            }
-            StmtKind::If { then_body, else_body, .. } => {
-                shared_writes(then_body, out);
-                shared_writes(else_body, out);
-            }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => shared_writes(body, out),
-            _ => {}
         }
-    }
+        _ => {}
+    });
 }
 
 fn nested_logic(e: &Expr) -> bool {

@@ -149,9 +149,8 @@ pub fn prefill_problem(fx: &Value) -> Result<PrefillProblem, String> {
         sinks: d.sinks,
         v_head_dim: None,
     };
-    let decode = p.as_decode().map_err(|e| e.to_string())?;
-    decode.check().map_err(|e| format!("prefill: {e}"))?;
-    check_n_pages(fx, decode.n_pages())?;
+    p.check_cache().map_err(|e| e.to_string())?;
+    check_n_pages(fx, p.n_pages())?;
     Ok(p)
 }
 

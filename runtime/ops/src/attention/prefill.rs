@@ -183,6 +183,41 @@ impl PrefillProblem {
         Ok(())
     }
 
+    /// Rejects a step whose cache, table, mask or sinks the decode checks reject, checked
+    /// per sequence (not per query) and without copying the cache images.
+    pub fn check_cache(&self) -> Result<(), AttentionError> {
+        self.check()?;
+        let view = DecodeProblem {
+            head_dim: self.head_dim,
+            n_heads: self.n_heads,
+            n_kv_heads: self.n_kv_heads,
+            page_size: self.page_size,
+            pages_per_seq: self.pages_per_seq,
+            kv_len: self.kv_len.clone(),
+            k_format: self.k_format,
+            v_format: self.v_format,
+            k: Vec::new(),
+            v: Vec::new(),
+            block_table: self.block_table.clone(),
+            q: vec![0.0; self.kv_len.len() * (self.n_heads * self.head_dim) as usize],
+            scale: self.scale,
+            softcap: self.softcap,
+            max_bias: self.max_bias,
+            mask: self.mask.clone(),
+            sinks: self.sinks.clone(),
+            v_head_dim: self.v_head_dim,
+        };
+        view.check_with_images(self.k.len(), self.v.len()).map_err(|e| match e {
+            AttentionError::Invalid(m) => AttentionError::Invalid(format!("prefill: {m}")),
+            other => other,
+        })
+    }
+
+    /// Pages the cache images hold.
+    pub fn n_pages(&self) -> usize {
+        self.k.len() / (self.k_format.row_bytes(self.head_dim as usize) * (self.page_size * self.n_kv_heads) as usize).max(1)
+    }
+
     /// The decode batch of one virtual sequence per query token (see the module docs):
     /// always paged (the contiguous layout's pages written out as a table), the cache
     /// images shared.
@@ -276,10 +311,7 @@ impl PrefillProblem {
     /// in `out_layout`, as [`PrefillProblem::run`] does.
     pub fn run_tensor_cores(&self, blocks: TiledBlocks, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
         self.check_tensor_cores()?;
-        self.as_decode()?.check().map_err(|e| match e {
-            AttentionError::Invalid(m) => AttentionError::Invalid(format!("prefill: {m}")),
-            other => other,
-        })?;
+        self.check_cache()?;
         let name = "attn_prefill_mma";
         let kernel = dev.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")))?;
         let axes = [("paged", Literal::Bool(self.block_table.is_some())), ("kv64", Literal::Bool(blocks == TiledBlocks::Kv64))];
@@ -407,5 +439,22 @@ mod tests {
         p.q_layout = RowLayout { token_stride: usize::MAX, head_stride: usize::MAX / 2 };
         assert!(msg(&p).contains("q holds"), "{}", msg(&p));
         assert_eq!(RowLayout::dense(0, 4).len(3, 0, 4), 0);
+    }
+
+    #[test]
+    fn the_cache_is_checked_per_sequence_without_the_virtual_batch() {
+        let mut p = step(vec![10, 3], vec![3, 2]);
+        assert!(p.check_cache().is_ok());
+        assert_eq!(p.n_pages(), 6);
+        // A table entry past the cache's pages, one image short of a page, a short mask.
+        p.block_table = Some(vec![0, 1, 9, 3, 4, 5]);
+        let msg = p.check_cache().unwrap_err().to_string();
+        assert!(msg.contains("prefill: block_table[0][2] = 9"), "{msg}");
+        p.block_table = None;
+        p.k.truncate(p.k.len() - 4);
+        assert!(p.check_cache().unwrap_err().to_string().contains("not a whole number"));
+        let mut p = step(vec![10, 3], vec![3, 2]);
+        p.mask = Some(vec![0.0; 5]);
+        assert!(p.check_cache().unwrap_err().to_string().contains("the mask holds 5 values"));
     }
 }

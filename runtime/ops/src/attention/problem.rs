@@ -402,6 +402,12 @@ impl DecodeProblem {
 
     /// Rejects a malformed problem before anything is launched.
     pub fn check(&self) -> Result<(), AttentionError> {
+        self.check_with_images(self.k.len(), self.v.len())
+    }
+
+    /// [`DecodeProblem::check`] for cache images of `k_bytes` and `v_bytes` held
+    /// elsewhere (a prefill step checks its sequences without copying its cache).
+    pub(super) fn check_with_images(&self, k_bytes: usize, v_bytes: usize) -> Result<(), AttentionError> {
         let bad = |m: String| Err(AttentionError::Invalid(m));
         let (d, hq, hkv, p, pps, b) = (self.head_dim, self.n_heads, self.n_kv_heads, self.page_size, self.pages_per_seq, self.n_seq());
         if d == 0 || hq == 0 || hkv == 0 || p == 0 || pps == 0 || b == 0 {
@@ -434,24 +440,24 @@ impl DecodeProblem {
         }
         let page_bytes = |f: KvFormat, dim: u32| f.row_bytes(dim as usize) * (p * hkv) as usize;
         let (kp, vp) = (page_bytes(self.k_format, d), page_bytes(self.v_format, dv));
-        if self.k.is_empty() || !self.k.len().is_multiple_of(kp) {
+        if k_bytes == 0 || !k_bytes.is_multiple_of(kp) {
             return bad(format!(
                 "K holds {} bytes, not a whole number of {}-byte pages ({} × P {p} × Hkv {hkv} × D {d})",
-                self.k.len(),
+                k_bytes,
                 kp,
                 self.k_format.name()
             ));
         }
-        if !self.v.len().is_multiple_of(vp) || self.v.len() / vp != self.k.len() / kp {
+        if !v_bytes.is_multiple_of(vp) || v_bytes / vp != k_bytes / kp {
             return bad(format!(
                 "V holds {} bytes; K's {} pages need {} bytes of {}",
-                self.v.len(),
-                self.k.len() / kp,
-                self.k.len() / kp * vp,
+                v_bytes,
+                k_bytes / kp,
+                k_bytes / kp * vp,
                 self.v_format.name()
             ));
         }
-        let n_pages = self.k.len() / kp;
+        let n_pages = k_bytes / kp;
         if self.q.len() != (b * hq * d) as usize {
             return bad(format!("q holds {} values, B × Hq × D = {}", self.q.len(), b * hq * d));
         }
