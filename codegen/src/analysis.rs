@@ -174,7 +174,13 @@ fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
     let (mut shared, mut buffers) = (BTreeSet::new(), BTreeSet::new());
     onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
         if let StmtKind::Tile(t) = &s.kind {
-            if let TileOp::Load { tile, src, .. } = &**t {
+            let operand = match &**t {
+                TileOp::Load { tile, src, .. } => Some((tile, src)),
+                // A `tile_set` of an operand loads it from its scratch.
+                TileOp::Set { tile, scratch, .. } => Some((tile, scratch)),
+                _ => None,
+            };
+            if let Some((tile, src)) = operand {
                 if k.tiles.get(tile.0 as usize).is_some_and(|d| d.role != TileRole::Acc) {
                     match src {
                         Place::Shared(id) => {

@@ -126,6 +126,70 @@ static __device__ __forceinline__ void ok_tile_store_f32(const float* c, float* 
     }
 }
 
+// Element access (docs/DSL.md, "Element access"): slot e of an accumulator is its
+// register e, at (row g + 8·(e / 2 mod 2), column 8·(e / 4) + 2t + e mod 2); an A tile's
+// f16 value e sits at the same coordinates (register e / 2, half e mod 2), so the
+// accumulators of S = Q·Kᵀ become the A operand of P·V without leaving registers.
+static __device__ __forceinline__ void ok_tile_get(float* v, const float* c) {
+#pragma unroll
+    for (int e = 0; e < 8; e++) { v[e] = c[e]; }
+}
+
+static __device__ __forceinline__ void ok_tile_set_acc(float* c, const float* v) {
+#pragma unroll
+    for (int e = 0; e < 8; e++) { c[e] = v[e]; }
+}
+
+// Each pair rounded to f16, to nearest even (the low half the even slot).
+static __device__ __forceinline__ void ok_tile_set_a(unsigned int* a, const float* v) {
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(a[q]) : "f"(v[2 * q + 1]), "f"(v[2 * q]));
+    }
+}
+
+static __device__ __forceinline__ void ok_tile_coords(unsigned int* rows, unsigned int* cols, unsigned int lindex) {
+    const unsigned int lane = lindex & 31u, g = lane >> 2, t = lane & 3u;
+#pragma unroll
+    for (unsigned int e = 0; e < 8u; e++) {
+        rows[e] = g + 8u * ((e >> 1) & 1u);
+        cols[e] = 8u * (e >> 2) + 2u * t + (e & 1u);
+    }
+}
+
+// A row's 16 values are slots {0, 1, 4, 5} (row g) or {2, 3, 6, 7} (row g + 8) of the
+// four lanes 4g … 4g + 3.
+template <bool SUM>
+static __device__ __forceinline__ void ok_tile_rows(float* v) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int e0 = 2 * h;
+        float r = SUM ? (v[e0] + v[e0 + 1]) + (v[e0 + 4] + v[e0 + 5]) : fmaxf(fmaxf(v[e0], v[e0 + 1]), fmaxf(v[e0 + 4], v[e0 + 5]));
+#pragma unroll
+        for (int m = 1; m <= 2; m <<= 1) {
+            const float o = __shfl_xor_sync(0xffffffffu, r, m);
+            r = SUM ? r + o : fmaxf(r, o);
+        }
+        v[e0] = r;
+        v[e0 + 1] = r;
+        v[e0 + 4] = r;
+        v[e0 + 5] = r;
+    }
+}
+
+static __device__ __forceinline__ void ok_tile_row_max(float* v) { ok_tile_rows<false>(v); }
+static __device__ __forceinline__ void ok_tile_row_sum(float* v) { ok_tile_rows<true>(v); }
+
+static __device__ __forceinline__ void ok_tile_all_max(float* v) {
+    float r = v[0];
+#pragma unroll
+    for (int e = 1; e < 8; e++) { r = fmaxf(r, v[e]); }
+#pragma unroll
+    for (int m = 1; m <= 16; m <<= 1) { r = fmaxf(r, __shfl_xor_sync(0xffffffffu, r, m)); }
+#pragma unroll
+    for (int e = 0; e < 8; e++) { v[e] = r; }
+}
+
 struct ok_push_tile_probe {
     unsigned int iters; // offset 0
     unsigned int mode; // offset 4

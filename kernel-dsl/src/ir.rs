@@ -421,7 +421,8 @@ pub enum StmtKind {
         pending: u32,
     },
     /// A register-tile operation (`tile_fill`, `tile_load`, `tile_store`, `tile_mma`,
-    /// `tile_scale`), computed by an aligned group of 32 invocations together on the
+    /// `tile_scale`, and the element access of `tile_get`, `tile_set`, `tile_coords` and
+    /// the slot reductions), computed by an aligned group of 32 invocations together on the
     /// tiles it names (docs/DSL.md, "Register tiles"). Tensor cores round their sums
     /// differently from the interpreter, so a kernel that uses tiles is `fast`.
     Tile(Box<TileOp>),
@@ -574,6 +575,107 @@ pub enum TileOp {
         /// The factor (f32).
         value: Expr,
     },
+    /// `tile_get(vals, acc, scratch, index, stride);`: each invocation's
+    /// [`TILE_SLOTS`] elements of an accumulator tile into a local f32 array, slot `e`
+    /// holding the element at the coordinates [`TileOp::Coords`] gives it. Backends
+    /// without register access go through the scratch (a shared f32 array, the tile at
+    /// `index + i · stride + j`), whose contents are undefined afterwards.
+    Get {
+        /// The local f32 array of [`TILE_SLOTS`] values written.
+        vals: VarId,
+        /// The accumulator tile read.
+        tile: TileId,
+        /// The shared scratch.
+        scratch: Place,
+        /// Element of (0, 0) in the scratch (u32).
+        index: Expr,
+        /// Elements from one row to the next in the scratch (u32).
+        stride: Expr,
+    },
+    /// `tile_set(tile, vals, scratch, index, stride);`: the reverse of
+    /// [`TileOp::Get`], into an accumulator tile or an A operand (each value rounded to
+    /// f16, to nearest even); the scratch is f32 for accumulators, u32 words of f16 pairs
+    /// for operands (`index`, `stride` counting f16 values).
+    Set {
+        /// The tile written: `tile_acc()` or `tile_a()`.
+        tile: TileId,
+        /// The local f32 array of [`TILE_SLOTS`] values read.
+        vals: VarId,
+        /// The shared scratch.
+        scratch: Place,
+        /// Element of (0, 0) in the scratch (u32).
+        index: Expr,
+        /// Elements from one row to the next in the scratch (u32).
+        stride: Expr,
+    },
+    /// `tile_coords(rows, cols);`: the row and column of each of this invocation's
+    /// slots, into two local u32 arrays of [`TILE_SLOTS`].
+    Coords {
+        /// Receives each slot's row.
+        rows: VarId,
+        /// Receives each slot's column.
+        cols: VarId,
+    },
+    /// `tile_row_max(vals);` (`tile_row_sum`, `tile_all_max`): each slot of a local f32
+    /// array of [`TILE_SLOTS`] becomes the maximum (sum) over the slots of the group's
+    /// 32 invocations in its row (`tile_all_max`: over all of them).
+    Reduce {
+        /// The local f32 array, read and written.
+        vals: VarId,
+        /// What is combined.
+        op: TileReduce,
+    },
+}
+
+/// Values of a tile each invocation of its group holds in a slot ([`TileOp::Get`]):
+/// 16 × 16 / 32.
+pub const TILE_SLOTS: u32 = 8;
+
+/// Which element of a tile each slot of an invocation holds ([`TileOp::Get`]). A kernel
+/// asks with `tile_coords` and never assumes one: the interpreter and CUDA use
+/// [`SlotLayout::Fragments`], the backends that go through the scratch
+/// [`SlotLayout::RowPairs`], so a kernel that depends on one disagrees with the others.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SlotLayout {
+    /// `mma.sync` m16n8k16 fragments: lane 4g + t holds rows g and g + 8, columns 2t,
+    /// 2t + 1, 2t + 8 and 2t + 9 (slot e: row g + 8·(e / 2 mod 2), column
+    /// 8·(e / 4) + 2t + e mod 2).
+    Fragments,
+    /// Lane l holds row l / 2, columns 8·(l mod 2) … + 7.
+    RowPairs,
+}
+
+impl SlotLayout {
+    /// (row, column) of slot `slot` of the group's invocation `lane` (0 … 31).
+    pub fn coords(self, lane: u32, slot: u32) -> (u32, u32) {
+        match self {
+            SlotLayout::Fragments => (lane / 4 + 8 * ((slot >> 1) & 1), 8 * (slot >> 2) + 2 * (lane % 4) + (slot & 1)),
+            SlotLayout::RowPairs => (lane / 2, 8 * (lane % 2) + slot),
+        }
+    }
+}
+
+/// The combination of [`TileOp::Reduce`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TileReduce {
+    /// `tile_row_max`: the maximum of the row's 16 values.
+    RowMax,
+    /// `tile_row_sum`: the sum of the row's 16 values.
+    RowSum,
+    /// `tile_all_max`: the maximum of the tile's 256 values.
+    AllMax,
+}
+
+impl TileReduce {
+    /// The DSL function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TileReduce::RowMax => "tile_row_max",
+            TileReduce::RowSum => "tile_row_sum",
+            TileReduce::AllMax => "tile_all_max",
+        }
+    }
 }
 
 impl TileOp {
@@ -581,16 +683,33 @@ impl TileOp {
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             TileOp::Fill { value, .. } | TileOp::Scale { value, .. } => vec![value],
-            TileOp::Load { index, stride, .. } | TileOp::Store { index, stride, .. } => vec![index, stride],
-            TileOp::Mma { .. } => vec![],
+            TileOp::Load { index, stride, .. } | TileOp::Store { index, stride, .. } | TileOp::Get { index, stride, .. } | TileOp::Set { index, stride, .. } => {
+                vec![index, stride]
+            }
+            TileOp::Mma { .. } | TileOp::Coords { .. } | TileOp::Reduce { .. } => vec![],
         }
     }
 
     /// The tiles it names, the written one first.
     pub fn tiles(&self) -> Vec<TileId> {
         match self {
-            TileOp::Fill { tile, .. } | TileOp::Scale { tile, .. } | TileOp::Load { tile, .. } | TileOp::Store { tile, .. } => vec![*tile],
+            TileOp::Fill { tile, .. }
+            | TileOp::Scale { tile, .. }
+            | TileOp::Load { tile, .. }
+            | TileOp::Store { tile, .. }
+            | TileOp::Get { tile, .. }
+            | TileOp::Set { tile, .. } => vec![*tile],
             TileOp::Mma { acc, a, b } => vec![*acc, *a, *b],
+            TileOp::Coords { .. } | TileOp::Reduce { .. } => vec![],
+        }
+    }
+
+    /// The local arrays it writes.
+    pub fn locals_written(&self) -> Vec<VarId> {
+        match self {
+            TileOp::Get { vals, .. } | TileOp::Reduce { vals, .. } => vec![*vals],
+            TileOp::Coords { rows, cols } => vec![*rows, *cols],
+            _ => vec![],
         }
     }
 
@@ -602,6 +721,10 @@ impl TileOp {
             TileOp::Store { .. } => "tile_store",
             TileOp::Mma { .. } => "tile_mma",
             TileOp::Scale { .. } => "tile_scale",
+            TileOp::Get { .. } => "tile_get",
+            TileOp::Set { .. } => "tile_set",
+            TileOp::Coords { .. } => "tile_coords",
+            TileOp::Reduce { op, .. } => op.name(),
         }
     }
 }

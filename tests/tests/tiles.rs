@@ -12,7 +12,10 @@
 //! cooperative matrices) must report the kernel unsupported, never a wrong answer.
 //! Misuse is a fault in the interpreter: operands that differ within a group, misaligned
 //! rows, a group that is not whole, a tile read before it is written, another group
-//! reading stored accumulators without a barrier. Negative controls: a transposed
+//! reading stored accumulators without a barrier, two groups sharing an element-access
+//! scratch. Element access (`tile_get`, `tile_set`, `tile_coords`, the slot reductions)
+//! is checked against plain Rust on every backend; each backend holds its slots in its
+//! own layout, so one that misplaced a slot fails. Negative controls: a transposed
 //! operand fails the bound; a backend's bits with one accumulator perturbed fail it.
 
 use onekernel_codegen::Builder;
@@ -126,7 +129,57 @@ mod k {
         }
     }
 
-    /// One misuse per `mode` (1–5); mode 0 is correct.
+    /// Element access, each group on its own 16 × 16 tile of `c`: slots read with their
+    /// coordinates and written back (`2c + i/4 + j/16` at (i, j)); each row's maximum,
+    /// each row's sum and the tile's maximum broadcast to their slots; the slots as an
+    /// A operand (rounded to f16) times the identity. Five tiles per group into `out`.
+    #[kernel(workgroup = 64, fast)]
+    pub fn tile_elements(#[len(512)] c: &[f32], #[len(128)] eye: &[u32], #[len(2560)] out: &mut [f32]) {
+        let sc = shared::<f32, 640>();
+        let sh = shared::<u32, 384>();
+        let acc = tile_acc();
+        let ta = tile_a();
+        let tb = tile_b();
+        let g = local_id().x / 32;
+        let mut v = [0.0; 8];
+        let mut w = [0.0; 8];
+        let mut rows = [0u32; 8];
+        let mut cols = [0u32; 8];
+        tile_load(acc, c, g * 256, 16, false);
+        tile_coords(rows, cols);
+        tile_get(v, acc, sc, g * 320, 20);
+        for e in 0..8u32 {
+            w[e] = v[e] * 2.0 + (rows[e] as f32) * 0.25 + (cols[e] as f32) * 0.0625;
+        }
+        tile_set(acc, w, sc, g * 320, 20);
+        tile_store(acc, out, g * 1280, 16, false);
+        for e in 0..8u32 {
+            w[e] = v[e];
+        }
+        tile_row_max(w);
+        tile_set(acc, w, sc, g * 320, 20);
+        tile_store(acc, out, g * 1280 + 256, 16, false);
+        for e in 0..8u32 {
+            w[e] = v[e];
+        }
+        tile_row_sum(w);
+        tile_set(acc, w, sc, g * 320, 20);
+        tile_store(acc, out, g * 1280 + 512, 16, false);
+        for e in 0..8u32 {
+            w[e] = v[e];
+        }
+        tile_all_max(w);
+        tile_set(acc, w, sc, g * 320, 20);
+        tile_store(acc, out, g * 1280 + 768, 16, false);
+        // f16 rows 24 apart: 384 f16 values (192 words) per group.
+        tile_set(ta, v, sh, g * 384, 24);
+        tile_load(tb, eye, 0, 16, false);
+        tile_fill(acc, 0.0);
+        tile_mma(acc, ta, tb);
+        tile_store(acc, out, g * 1280 + 1024, 16, false);
+    }
+
+    /// One misuse per `mode` (1–6); mode 0 is correct.
     #[kernel(workgroup = 64, fast)]
     pub fn tile_faults(#[len(128)] a: &[u32], #[len(256)] out: &mut [f32], #[push] mode: u32) {
         let sc = shared::<f32, 512>();
@@ -152,6 +205,9 @@ mod k {
             tile_mma(acc, ta, tb);
         }
         tile_store(acc, sc, g * 256, 16, false);
+        // 6: both groups take their slots through the same scratch.
+        let mut v = [0.0; 8];
+        tile_get(v, acc, sc, select(mode == 6, 0u32, g * 256), 16);
         // A stored tile is still the group's: storing it again is no fault.
         tile_store(acc, sc, g * 256, 16, false);
         // 5: reads the other group's accumulators without a barrier.
@@ -312,6 +368,98 @@ fn every_tile_operation_in_every_layout_matches_the_rule_and_every_backend_match
     let _ = std::fs::remove_dir_all(&built.dir);
 }
 
+/// What `tile_elements` writes, from plain Rust: per group the mapped tile, the row
+/// maxima, the row sums (f64, rounded once), the tile's maximum, and the tile rounded to
+/// f16; with `transposed`, the mapping's coordinates swapped and the columns' maxima in
+/// place of the rows' (the negative control).
+fn elements_expected(c: &[f32], transposed: bool) -> Vec<f32> {
+    let mut out = vec![0f32; 2560];
+    for g in 0..2 {
+        let t = &c[g * 256..(g + 1) * 256];
+        let all = t.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for i in 0..16 {
+            let row: Vec<f32> = (0..16).map(|j| if transposed { t[j * 16 + i] } else { t[i * 16 + j] }).collect();
+            let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let sum = t[i * 16..i * 16 + 16].iter().map(|&x| f64::from(x)).sum::<f64>() as f32;
+            for j in 0..16 {
+                let (ci, cj) = if transposed { (j, i) } else { (i, j) };
+                let o = g * 1280 + i * 16 + j;
+                out[o] = t[i * 16 + j] * 2.0 + ci as f32 * 0.25 + cj as f32 * 0.0625;
+                out[o + 256] = max;
+                out[o + 512] = sum;
+                out[o + 768] = all;
+                out[o + 1024] = onekernel_dsl::half::f16_to_f32(onekernel_dsl::half::f32_to_f16(t[i * 16 + j]));
+            }
+        }
+    }
+    out
+}
+
+/// Elements of `got` farther from `want` than the per-tile bound: exact for the mapping
+/// and the maxima, 2^-20 of the row's Σ|c| for the sums (summed in the hardware's order),
+/// exact for the f16 rounding.
+fn elements_outside(got: &[f32], want: &[f32], c: &[f32]) -> usize {
+    (0..2560)
+        .filter(|&o| {
+            let (g, part, at) = (o / 1280, (o % 1280) / 256, o % 256);
+            let bound = if part == 2 { c[g * 256 + (at / 16) * 16..][..16].iter().map(|x| f64::from(x.abs())).sum::<f64>() * 2f64.powi(-20) } else { 0.0 };
+            (f64::from(got[o]) - f64::from(want[o])).abs() > bound || got[o].is_nan()
+        })
+        .count()
+}
+
+#[test]
+fn element_access_reads_and_writes_slots_at_their_coordinates_on_every_backend() {
+    let kernels = vec![k::tile_elements().unwrap()];
+    let dir = std::env::temp_dir().join(format!("onekernel-tile-elements-{}", std::process::id()));
+    let gen = kernels.iter().fold(Builder::new(), |b, k| b.kernel(k.clone())).out_dir(&dir).write().unwrap();
+    let manifest: Manifest = serde_json::from_slice(&gen.files["manifest.json"]).unwrap();
+    let km = manifest.kernel("tile_elements").unwrap();
+    // Values in ±4 with f16 rounding cases (ties, subnormals after rounding) among them.
+    let mut r = Rng::new(7);
+    let mut c = r.f32_vec(512, -4.0, 4.0);
+    c[3] = 1.0 + 2f32.powi(-11);
+    c[40] = -(1.0 + 3.0 * 2f32.powi(-11));
+    c[300] = 3.0e-6;
+    let eye: Vec<u16> = (0..256).map(|e| if e / 16 == e % 16 { 0x3c00 } else { 0 }).collect();
+    let run = |be: &mut dyn Backend| -> Result<Vec<f32>, BackendError> {
+        let mut args = Args::new()
+            .buffer("c", HostBuffer::from_f32(&c))
+            .buffer("eye", HostBuffer::from_u32(&words(&eye)))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, 2560));
+        let l = Launch { kernel: km, artifacts: &dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
+        be.launch(&l, &mut args)?;
+        Ok(args.get_buffer("out").unwrap().to_f32())
+    };
+    let want = elements_expected(&c, false);
+    let mut reference = onekernel_runtime::cpu::CpuBackend::new(kernels.clone());
+    let interp = run(&mut reference).unwrap();
+    assert_eq!(interp.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "the interpreter");
+    // Negative control: swapped coordinates and column maxima are far outside.
+    let wrong = elements_expected(&c, true);
+    assert!(elements_outside(&wrong, &want, &c) > 400, "a transposed reading passes");
+    let mut others: Vec<Box<dyn Backend>> = gpu_backends();
+    if let Some(e) = msl_emu_or_skip() {
+        others.push(Box::new(e));
+    }
+    for be in others.iter_mut() {
+        let name = be.name().to_string();
+        match run(be.as_mut()) {
+            Ok(got) => {
+                let outside = elements_outside(&got, &want, &c);
+                assert_eq!(outside, 0, "{name}: {outside} elements outside the bound");
+                println!("{name}: element access matches the rule (get, set, coordinates, row max and sum, tile max, f16 operand)");
+            }
+            Err(BackendError::Unsupported { reason, .. }) => {
+                assert!(reason.contains("register tiles"), "{name}: {reason}");
+                println!("SKIPPED on {name}: {reason}");
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn lavapipe_reports_tiles_unsupported_instead_of_running_them() {
     let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
@@ -360,6 +508,10 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
             assert!(first.contains("tile") && first.contains("group"), "{first}");
         }
         other => panic!("mode 5: expected a data race, got {other:?}"),
+    }
+    match fault(6) {
+        Fault::DataRace { array, .. } => assert_eq!(array, "sc"),
+        other => panic!("mode 6: expected a data race on the shared scratch, got {other:?}"),
     }
     let msg = InterpError::Fault {
         site: Box::new(cpu::Site { kernel: "tile_faults".into(), location: String::new(), function: None, group: [0; 3], invocation: 0 }),

@@ -2,7 +2,7 @@
 
 use super::{Dialect, FieldText, SignatureBuffer};
 use onekernel_dsl::ir::Access;
-use onekernel_dsl::ir::TileRole;
+use onekernel_dsl::ir::{TileReduce, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -193,6 +193,29 @@ impl Dialect for Cuda {
         // The warp's loads of this memory before its stores, the stores before its reads.
         let sync = if m.shared { "__syncwarp(); " } else { "" };
         vec![format!("{sync}ok_tile_store_f32<{}>({name}, {}, {}, {}, ok_lindex);{}", m.col_major, m.array, m.index, m.stride, sync.trim_end())]
+    }
+
+    // Element access reads the fragments' registers: no memory, no scratch.
+    fn tile_get(&self, vals: &str, tile: &str, _scratch: &super::TileMemory) -> Vec<String> {
+        vec![format!("ok_tile_get({vals}, {tile});")]
+    }
+
+    fn tile_set(&self, role: TileRole, tile: &str, vals: &str, _scratch: &super::TileMemory) -> Vec<String> {
+        let f = if role == TileRole::Acc { "ok_tile_set_acc" } else { "ok_tile_set_a" };
+        vec![format!("{f}({tile}, {vals});")]
+    }
+
+    fn tile_coords(&self, rows: &str, cols: &str) -> Vec<String> {
+        vec![format!("ok_tile_coords({rows}, {cols}, ok_lindex);")]
+    }
+
+    fn tile_reduce(&self, vals: &str, op: TileReduce) -> Vec<String> {
+        let f = match op {
+            TileReduce::RowMax => "ok_tile_row_max",
+            TileReduce::RowSum => "ok_tile_row_sum",
+            TileReduce::AllMax => "ok_tile_all_max",
+        };
+        vec![format!("{f}({vals});")]
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

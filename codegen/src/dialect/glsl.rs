@@ -1,7 +1,8 @@
 //! GLSL 450 for Vulkan, compiled to SPIR-V by shaderc.
 
 use super::Dialect;
-use onekernel_dsl::ir::TileRole;
+use super::row_pairs;
+use onekernel_dsl::ir::{TileReduce, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -213,6 +214,42 @@ impl Dialect for Glsl {
             lines.push(SUBGROUP_SYNC.to_string());
         }
         lines
+    }
+
+    // The cooperative matrix's own element order is unspecified: slots go through the
+    // scratch (docs/CODEGEN.md, "Register tiles").
+    fn tile_get(&self, vals: &str, tile: &str, scratch: &super::TileMemory) -> Vec<String> {
+        let mut lines = self.tile_store(tile, scratch);
+        let at = row_pairs::slot_index(&scratch.index, &scratch.stride, "ok_e");
+        lines.push(format!("[[unroll]] for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {vals}[ok_e] = {}[{at}]; }}", scratch.array));
+        lines
+    }
+
+    fn tile_set(&self, role: TileRole, tile: &str, vals: &str, scratch: &super::TileMemory) -> Vec<String> {
+        let mut lines = vec![SUBGROUP_SYNC.to_string()];
+        if role == TileRole::Acc {
+            let at = row_pairs::slot_index(&scratch.index, &scratch.stride, "ok_e");
+            lines.push(format!("[[unroll]] for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {}[{at}] = {vals}[ok_e]; }}", scratch.array));
+        } else {
+            // The scratch is declared as f16 pairs (the operand's component type).
+            let at = row_pairs::slot_index(&scratch.index, &scratch.stride, "2u * ok_q");
+            lines.push(format!(
+                "[[unroll]] for (uint ok_q = 0u; ok_q < 4u; ok_q++) {{ {}[({at}) / 2u] = f16vec2(float16_t({vals}[2u * ok_q]), float16_t({vals}[2u * ok_q + 1u])); }}",
+                scratch.array
+            ));
+        }
+        let mut m = super::TileMemory { fence: true, ..scratch.clone() };
+        m.col_major = false;
+        lines.extend(self.tile_load(role, tile, &m));
+        lines
+    }
+
+    fn tile_coords(&self, rows: &str, cols: &str) -> Vec<String> {
+        row_pairs::coords(rows, cols, "[[unroll]] ")
+    }
+
+    fn tile_reduce(&self, vals: &str, op: TileReduce) -> Vec<String> {
+        row_pairs::reduce(vals, op, &|v, m| format!("subgroupShuffleXor({v}, {m}u)"), "[[unroll]] ")
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

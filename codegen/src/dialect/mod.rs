@@ -13,7 +13,7 @@ pub use cuda::Cuda;
 pub use glsl::Glsl;
 pub use msl::Msl;
 
-use onekernel_dsl::ir::{Access, Builtin, Param, TileRole};
+use onekernel_dsl::ir::{Access, Builtin, Param, TileReduce, TileRole};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// A buffer parameter as the signature and the bindings spell it.
@@ -27,6 +27,7 @@ pub struct SignatureBuffer<'a> {
 }
 
 /// Memory a tile is loaded from or stored to, as printed.
+#[derive(Clone)]
 pub struct TileMemory {
     /// The array: a shared array's name, or a buffer's.
     pub array: String,
@@ -334,6 +335,21 @@ pub trait Dialect {
     /// `tile_store(acc, …)`: the lines.
     fn tile_store(&self, name: &str, m: &TileMemory) -> Vec<String>;
 
+    /// `tile_get(vals, acc, scratch, …)`: this invocation's slots of `tile` into the
+    /// local array `vals` (docs/DSL.md, "Element access"); `scratch` is a shared f32 array
+    /// (row-major) for dialects without register access.
+    fn tile_get(&self, vals: &str, tile: &str, scratch: &TileMemory) -> Vec<String>;
+
+    /// `tile_set(tile, vals, scratch, …)` of a tile of `role` (accumulator, or A operand
+    /// rounded to f16).
+    fn tile_set(&self, role: TileRole, tile: &str, vals: &str, scratch: &TileMemory) -> Vec<String>;
+
+    /// `tile_coords(rows, cols)`.
+    fn tile_coords(&self, rows: &str, cols: &str) -> Vec<String>;
+
+    /// `tile_row_max(vals)` and the other slot reductions, in place.
+    fn tile_reduce(&self, vals: &str, op: TileReduce) -> Vec<String>;
+
     /// Declaration of a workgroup-shared array of `len` elements (without `;`).
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String;
 
@@ -369,5 +385,43 @@ pub trait Dialect {
     /// Qualifier of a local variable declaration (e.g. GLSL's `precise`).
     fn local_prefix(&self, _ty: Scalar) -> &'static str {
         ""
+    }
+}
+
+/// The element access of dialects that reach a tile's values only through memory
+/// (GLSL's cooperative matrices, Metal's `simdgroup_matrix`): slots in
+/// [`onekernel_dsl::ir::SlotLayout::RowPairs`], lane `l` holding row `l / 2`, columns
+/// `8 · (l mod 2)` …, each row shared by the lanes `l` and `l ^ 1`.
+pub(crate) mod row_pairs {
+    use onekernel_dsl::ir::TileReduce;
+
+    /// The group's lane.
+    pub const LANE: &str = "(ok_lindex & 31u)";
+
+    /// Index of this lane's slot `e` (a printed expression) in row-major memory of
+    /// `index`, `stride`.
+    pub fn slot_index(index: &str, stride: &str, e: &str) -> String {
+        format!("({index}) + ({LANE} >> 1u) * ({stride}) + 8u * ({LANE} & 1u) + {e}")
+    }
+
+    /// `tile_coords` as a loop of `unroll` (the dialect's unrolling attribute).
+    pub fn coords(rows: &str, cols: &str, unroll: &str) -> Vec<String> {
+        vec![format!("{unroll}for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {rows}[ok_e] = {LANE} >> 1u; {cols}[ok_e] = 8u * ({LANE} & 1u) + ok_e; }}")]
+    }
+
+    /// A reduction: over the lane's eight slots, then across lanes by `shuffle_xor(value,
+    /// mask)` (the lane pair of a row, or all 32 lanes).
+    pub fn reduce(vals: &str, op: TileReduce, shuffle_xor: &dyn Fn(&str, u32) -> String, unroll: &str) -> Vec<String> {
+        let comb = |a: &str, b: &str| match op {
+            TileReduce::RowSum => format!("{a} + {b}"),
+            _ => format!("ok_max_f32({a}, {b})"),
+        };
+        let mut lines = vec![format!("{{ float ok_r = {vals}[0];"), format!("{unroll}for (uint ok_e = 1u; ok_e < 8u; ok_e++) {{ ok_r = {}; }}", comb("ok_r", &format!("{vals}[ok_e]")))];
+        let masks: &[u32] = if op == TileReduce::AllMax { &[1, 2, 4, 8, 16] } else { &[1] };
+        for &m in masks {
+            lines.push(format!("ok_r = {};", comb("ok_r", &shuffle_xor("ok_r", m))));
+        }
+        lines.push(format!("{unroll}for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {vals}[ok_e] = ok_r; }} }}"));
+        lines
     }
 }

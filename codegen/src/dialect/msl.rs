@@ -1,7 +1,8 @@
 //! Metal Shading Language, compiled on macOS with safe math and contraction off.
 
 use super::{Dialect, SignatureBuffer};
-use onekernel_dsl::ir::{Access, TileRole};
+use super::row_pairs;
+use onekernel_dsl::ir::{Access, TileReduce, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};
 
@@ -167,6 +168,36 @@ impl Dialect for Msl {
             lines.push(format!("{};", MSL_SIMD_SYNC));
         }
         lines
+    }
+
+    // `simdgroup_matrix` exposes no element order: slots go through the scratch.
+    fn tile_get(&self, vals: &str, tile: &str, scratch: &super::TileMemory) -> Vec<String> {
+        let mut lines = self.tile_store(tile, scratch);
+        let at = row_pairs::slot_index(&scratch.index, &scratch.stride, "ok_e");
+        lines.push(format!("for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {vals}[ok_e] = {}[{at}]; }}", scratch.array));
+        lines
+    }
+
+    fn tile_set(&self, role: TileRole, tile: &str, vals: &str, scratch: &super::TileMemory) -> Vec<String> {
+        let mut lines = vec![format!("{};", MSL_SIMD_SYNC)];
+        let at = row_pairs::slot_index(&scratch.index, &scratch.stride, "ok_e");
+        if role == TileRole::Acc {
+            lines.push(format!("for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ {}[{at}] = {vals}[ok_e]; }}", scratch.array));
+        } else {
+            lines.push(format!("for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ ok_tile_halves_tg({})[{at}] = half({vals}[ok_e]); }}", scratch.array));
+        }
+        let mut m = super::TileMemory { fence: true, ..scratch.clone() };
+        m.col_major = false;
+        lines.extend(self.tile_load(role, tile, &m));
+        lines
+    }
+
+    fn tile_coords(&self, rows: &str, cols: &str) -> Vec<String> {
+        row_pairs::coords(rows, cols, "")
+    }
+
+    fn tile_reduce(&self, vals: &str, op: TileReduce) -> Vec<String> {
+        row_pairs::reduce(vals, op, &|v, m| format!("simd_shuffle_xor({v}, (ushort){m})"), "")
     }
 
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {

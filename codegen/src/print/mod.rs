@@ -379,6 +379,17 @@ impl<'a> Printer<'a> {
                 }
                 self.d.tile_store(&name(*tile), &m)
             }
+            // Dialects that go through the scratch fence their own accesses to it.
+            TileOp::Get { vals, tile, scratch, index, stride } => {
+                let m = self.tile_memory(*scratch, index, stride, false);
+                self.d.tile_get(&self.local(*vals), &name(*tile), &m)
+            }
+            TileOp::Set { tile, vals, scratch, index, stride } => {
+                let m = self.tile_memory(*scratch, index, stride, false);
+                self.d.tile_set(self.k.tiles[tile.0 as usize].role, &name(*tile), &self.local(*vals), &m)
+            }
+            TileOp::Coords { rows, cols } => self.d.tile_coords(&self.local(*rows), &self.local(*cols)),
+            TileOp::Reduce { vals, op } => self.d.tile_reduce(&self.local(*vals), *op),
         };
         for line in lines {
             self.line(&line);

@@ -409,6 +409,56 @@ fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
                 check_tile_memory(sc, *dst, TileRole::Acc, true, op, span, d);
             }
         }
+        TileOp::Get { vals, tile, scratch, .. } => {
+            check_slots(sc, *vals, Scalar::F32, op, span, d);
+            if role(*tile, Some(TileRole::Acc), "tile", d).is_some() {
+                check_scratch(sc, *scratch, TileRole::Acc, op, span, d);
+            }
+        }
+        TileOp::Set { tile, vals, scratch, .. } => {
+            check_slots(sc, *vals, Scalar::F32, op, span, d);
+            match role(*tile, None, "tile", d) {
+                Some(TileRole::B) => d.error(span, ErrorKind::Type, "`tile_set` writes a `tile_acc()` or a `tile_a()`, not a `tile_b()`"),
+                Some(r) => check_scratch(sc, *scratch, r, op, span, d),
+                None => {}
+            }
+        }
+        TileOp::Coords { rows, cols } => {
+            check_slots(sc, *rows, Scalar::U32, op, span, d);
+            check_slots(sc, *cols, Scalar::U32, op, span, d);
+        }
+        TileOp::Reduce { vals, .. } => check_slots(sc, *vals, Scalar::F32, op, span, d),
+    }
+    for v in t.locals_written() {
+        if let Some(decl) = sc.locals.get(v.0 as usize).filter(|l| !l.mutable) {
+            d.error(span, ErrorKind::Immutable, format!("`{op}` writes `{}`; declare it `let mut`", decl.name));
+        }
+    }
+}
+
+/// A local array of [`TILE_SLOTS`] values of `elem`.
+fn check_slots(sc: &Scope, var: crate::ir::VarId, elem: Scalar, op: &str, span: SpanId, d: &mut Diagnostics) {
+    let Some(decl) = sc.locals.get(var.0 as usize) else {
+        return d.error(span, ErrorKind::Undeclared, format!("reference to undeclared local #{}", var.0));
+    };
+    let want = VarType::Array { elem, len: crate::ir::TILE_SLOTS };
+    if decl.ty != want {
+        d.error(span, ErrorKind::Type, format!("`{op}` takes a local array `[{elem}; {}]`; `{}` is {}", crate::ir::TILE_SLOTS, decl.name, decl.ty));
+    }
+}
+
+/// The scratch of `tile_get` / `tile_set`: a shared array of the role's memory type.
+fn check_scratch(sc: &Scope, place: Place, role: TileRole, op: &str, span: SpanId, d: &mut Diagnostics) {
+    let Place::Shared(s) = place else {
+        return d.error(span, ErrorKind::Type, format!("`{op}`'s scratch is a shared array"));
+    };
+    let Some(sh) = sc.kernel.shared.get(s.0 as usize) else {
+        return d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", s.0));
+    };
+    let want = role.memory_elem();
+    if sh.elem != want {
+        let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
+        d.error(span, ErrorKind::Type, format!("`{op}`'s scratch for a `{}()` holds {what}; `{}` holds {}", role.constructor(), sh.name, sh.elem));
     }
 }
 

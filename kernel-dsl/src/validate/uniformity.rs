@@ -116,8 +116,14 @@ impl Analysis<'_> {
             StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
             // Collective over a group of 32 invocations, not over the workgroup: that the
             // group reaches it together with equal operands is a property of the values
-            // (warp indices), which the interpreter checks at run time.
-            StmtKind::Tile(_) => true,
+            // (warp indices), which the interpreter checks at run time. The slots it
+            // writes differ between invocations.
+            StmtKind::Tile(t) => {
+                for v in t.locals_written() {
+                    self.mark(v);
+                }
+                true
+            }
             StmtKind::If { cond, then_body, else_body } => {
                 let inner = uniform && self.uniform(cond);
                 let t = self.block(then_body, inner, d);

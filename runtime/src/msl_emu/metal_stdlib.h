@@ -170,6 +170,23 @@ struct Ref {
 inline void metal::threadgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_BARRIER); }
 inline void metal::simdgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_SIMD_BARRIER); }
 
+namespace ok_emu {
+// Each invocation's value offered to a shuffle (threadgroups of at most 1024).
+static float shuffled[1024];
+}  // namespace ok_emu
+namespace metal {
+// The value of lane `lane ^ mask` of the SIMD group: every invocation offers its own,
+// meets the others at a SIMD-group barrier, reads its partner's, and meets them again
+// before any can offer the next.
+inline float simd_shuffle_xor(float v, ushort mask) {
+    ok_emu::shuffled[ok_emu::current] = v;
+    ok_emu::wait(ok_emu::AT_SIMD_BARRIER);
+    const float r = ok_emu::shuffled[ok_emu::current ^ (int)mask];
+    ok_emu::wait(ok_emu::AT_SIMD_BARRIER);
+    return r;
+}
+}  // namespace metal
+
 // SIMD-group matrices (`simdgroup_matrix`, the register tiles of docs/DSL.md): every
 // invocation of the SIMD group holds the whole 8 × 8 matrix and computes every operation
 // on it, so all 32 copies stay equal. A load and a store are one instruction of the whole
@@ -184,9 +201,35 @@ struct ulong2 {
     ulong x, y;
     ulong2(ulong a, ulong b) : x(a), y(b) {}
 };
-// An IEEE binary16 value (storage only: converts to float exactly).
+// An IEEE binary16 value: converts to float exactly, from float to nearest even (as
+// Metal's `half(x)`).
 struct half {
     ushort bits;
+    half() = default;
+    explicit half(float x) {
+        uint b;
+        std::memcpy(&b, &x, 4);
+        const uint sign = (b >> 16) & 0x8000u, m = b & 0x7fffffu;
+        const int e = (int)((b >> 23) & 255u) - 127 + 15;
+        if (((b >> 23) & 255u) == 255u) {
+            bits = (ushort)(sign | (m ? 0x7e00u : 0x7c00u));
+        } else if (e >= 31) {
+            bits = (ushort)(sign | 0x7c00u);
+        } else if (e <= 0) {
+            // Subnormal or zero: the significand shifted right, rounded to nearest even.
+            if (e < -10) {
+                bits = (ushort)sign;
+            } else {
+                const uint full = m | 0x800000u, shift = (uint)(14 - e);
+                const uint h = full >> shift, rem = full & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+                bits = (ushort)(sign | (h + (rem > mid || (rem == mid && (h & 1u)))));
+            }
+        } else {
+            const uint h = ((uint)e << 10) | (m >> 13), rem = m & 0x1fffu;
+            // A carry out of the significand raises the exponent (up to infinity).
+            bits = (ushort)(sign | (h + (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))));
+        }
+    }
     operator float() const {
         const uint s = (uint)(bits >> 15) << 31, e = (bits >> 10) & 31u, m = bits & 1023u;
         float f;

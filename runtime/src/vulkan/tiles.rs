@@ -1,7 +1,7 @@
 //! Whether a device runs register tiles (docs/DSL.md, "Register tiles"): the generated
 //! GLSL declares 16 × 16 cooperative matrices of the subgroup, f16 operands and f32
 //! accumulators (`VK_KHR_cooperative_matrix`), with the Vulkan memory model and f16
-//! arithmetic, in subgroups of the manifest's group size.
+//! arithmetic, in subgroups of the manifest's group size, which can shuffle.
 
 use ash::vk;
 use onekernel_dsl::manifest::TileFeatures;
@@ -14,6 +14,7 @@ pub(super) fn support(
     has12: bool,
     offers_extension: bool,
     subgroup_size: u32,
+    subgroup_shuffle: bool,
 ) -> Result<(), String> {
     let want = TileFeatures::standard();
     if !has12 {
@@ -35,6 +36,9 @@ pub(super) fn support(
     }
     if subgroup_size != want.group {
         return Err(format!("its subgroups have {subgroup_size} invocations; tiles are held by {}", want.group));
+    }
+    if !subgroup_shuffle {
+        return Err("its compute shaders cannot shuffle across a subgroup (the tiles' slot reductions)".into());
     }
     let ext = ash::khr::cooperative_matrix::Instance::new(entry, instance);
     // SAFETY: the extension is offered by `phys`; the function only fills the vector.

@@ -68,15 +68,12 @@ pub fn attn_prefill_mma(
     let qs = shared::<u32, 4352u32>();
     // K then V rows of a block (rows of 136 f16 values), in two buffers with `kv64`.
     let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
-    // Each group's scores (16 rows of `scs` f32: 68 with `kv64`, else 32), and the way of
-    // its O tiles, two at a time, to a rescale and to the output.
+    // Where a backend reaches tiles' values only through memory (GLSL, MSL; CUDA reads
+    // its registers and leaves these unused): each group's score and O tiles' slots, 16
+    // rows of `scs` f32 (68 with `kv64`, else 32), and its numerators as A operands, 16
+    // rows of `pw` words of f16 pairs (36 with `kv64`, else 16).
     let sc = shared::<f32, { select(kv64, 4352u32, 2048u32) }>();
-    // Each group's numerators: 16 rows of `pw` words (f16 pairs; 36 with `kv64`, else 16).
     let ps = shared::<u32, { select(kv64, 2304u32, 1024u32) }>();
-    // Per invocation: its half row's maximum (then its half of the row sum), and that
-    // maximum over the row's running one.
-    let hm = shared::<f32, 128u32>();
-    let ex = shared::<f32, 128u32>();
     // The cache cells of the next block's tokens, found by one invocation each while the
     // current block is used (the block table's division once per token, not once per
     // copy); two blocks' worth.
@@ -108,8 +105,6 @@ pub fn attn_prefill_mma(
             ),
         )
     };
-    // The same for a numerator: non-negative and below 65520, so no sign and no infinity.
-    let p_to_f16 = |x: f32| -> u32 { select(x.to_bits() < 947912704, 0u32, ((x.to_bits() + 4095 + ((x.to_bits() >> 13) & 1)) >> 13) - 114688) };
     // Token `tok`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
     let cell_of = |tok: u32, b: u32, kvh: u32| -> u32 {
         let logical = b * pages_per_seq + tok / page_size;
@@ -154,17 +149,26 @@ pub fn attn_prefill_mma(
         cells[t0] = c0;
     }
     barrier();
-    // This invocation's query row (two invocations per row, each half of the block's
-    // tokens); rows past the last query repeat it (finite values, never written).
-    let row = lane / 2;
-    let half = lane % 2;
-    let hw = kb / 2;
-    let qt = min(first + warp * 16 + row, tq - 1);
-    let pos = pos0 + qt;
+    // Each slot's query row (rows past the last query repeat it: finite values, never
+    // written), its position, and its column within a 16-token tile.
+    let mut rows = [0u32; 8];
+    let mut cols = [0u32; 8];
+    tile_coords(rows, cols);
+    let mut pos = [0u32; 8];
+    for e in 0..8u32 {
+        pos[e] = pos0 + min(first + warp * 16 + rows[e], tq - 1);
+    }
     let sb = warp * 16 * scs;
     let pb = warp * 16 * pw;
-    let mut m_row = f32::NEG_INFINITY;
-    let mut l_half = 0.0;
+    // Per slot, its row's running maximum and this invocation's part of the row's sum.
+    let mut m_row = [f32::NEG_INFINITY; 8];
+    let mut l_part = [0.0; 8];
+    let mut f0 = [0.0; 8];
+    let mut f1 = [0.0; 8];
+    let mut f2 = [0.0; 8];
+    let mut f3 = [0.0; 8];
+    let mut mx = [0.0; 8];
+    let mut ov = [0.0; 8];
     // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
     // buffers, the step first waits for block st − 1 and meets the other groups, which
     // have then also finished block st − 2, whose buffer block st takes: one barrier per
@@ -224,99 +228,99 @@ pub fn attn_prefill_mma(
                     tile_mma(s3, ta, tb);
                 }
             }
-            tile_store(s0, sc, sb, scs, false);
-            tile_store(s1, sc, sb + 16, scs, false);
+            // The scores in registers (through the scratch where a backend must):
+            // scaled, tokens past each query's position dropped, the mask added.
+            tile_get(f0, s0, sc, sb, scs);
+            tile_get(f1, s1, sc, sb + 16, scs);
             if kv64 {
-                tile_store(s2, sc, sb + 32, scs, false);
-                tile_store(s3, sc, sb + 48, scs, false);
+                tile_get(f2, s2, sc, sb + 32, scs);
+                tile_get(f3, s3, sc, sb + 48, scs);
             }
-            // The half row: scaled, masked, causal.
-            let mut sv = [0.0; 32];
-            for c4 in 0..8u32 {
-                if 4 * c4 < hw {
-                    load_words(sv, 4 * c4, sc, sb + row * scs + half * hw + 4 * c4, 4);
-                }
-            }
-            // Loops of at most 16 trips, so that every compiler unrolls them and `sv`
-            // stays in registers.
-            // The mask's loop apart, so that without one the loops are straight code.
-            for e4 in 0..8u32 {
-                for x4 in 0..4u32 {
-                    let e = 4 * e4 + x4;
-                    if e < hw {
-                        sv[e] = select(u * kb + half * hw + e > pos, f32::NEG_INFINITY, sv[e] * scale);
-                    }
+            // Only blocks that reach past the workgroup's first query need the causal test.
+            let diagonal = u * kb + kb - 1 > pos0 + first;
+            for e in 0..8u32 {
+                let t0e = u * kb + cols[e];
+                f0[e] = select(diagonal && t0e > pos[e], f32::NEG_INFINITY, f0[e] * scale);
+                f1[e] = select(diagonal && t0e + 16 > pos[e], f32::NEG_INFINITY, f1[e] * scale);
+                if kv64 {
+                    f2[e] = select(diagonal && t0e + 32 > pos[e], f32::NEG_INFINITY, f2[e] * scale);
+                    f3[e] = select(diagonal && t0e + 48 > pos[e], f32::NEG_INFINITY, f3[e] * scale);
                 }
             }
             if has_mask != 0 {
-                for e4 in 0..8u32 {
-                    for x4 in 0..4u32 {
-                        let e = 4 * e4 + x4;
-                        if e < hw {
-                            sv[e] = sv[e] + mask[b * pages_per_seq * page_size + min(u * kb + half * hw + e, len - 1)];
-                        }
+                let mrow = b * pages_per_seq * page_size;
+                for e in 0..8u32 {
+                    let t0e = u * kb + cols[e];
+                    f0[e] = f0[e] + mask[mrow + min(t0e, len - 1)];
+                    f1[e] = f1[e] + mask[mrow + min(t0e + 16, len - 1)];
+                    if kv64 {
+                        f2[e] = f2[e] + mask[mrow + min(t0e + 32, len - 1)];
+                        f3[e] = f3[e] + mask[mrow + min(t0e + 48, len - 1)];
                     }
                 }
             }
-            let mut mx = f32::NEG_INFINITY;
-            for e4 in 0..8u32 {
-                for x4 in 0..4u32 {
-                    if 4 * e4 + x4 < hw {
-                        mx = max(mx, sv[4 * e4 + x4]);
-                    }
+            for e in 0..8u32 {
+                mx[e] = max(f0[e], f1[e]);
+                if kv64 {
+                    mx[e] = max(mx[e], max(f2[e], f3[e]));
                 }
             }
-            hm[t0] = mx;
-            ex[t0] = mx - m_row;
-            barrier();
-            let r = max(mx, hm[t0 ^ 1]);
-            // Whether any row of the group passed its running maximum by more than 8
-            // (every row, at the first block).
-            let mut over = f32::NEG_INFINITY;
-            let mut e4 = [0.0; 4];
-            for l4 in 0..8u32 {
-                load_words(e4, 0, ex, warp * 32 + 4 * l4, 4);
-                over = max(over, max(max(e4[0], e4[1]), max(e4[2], e4[3])));
+            tile_row_max(mx);
+            // How far the group's rows passed their running maxima (every row, at the
+            // first block: the running maxima are −∞).
+            for e in 0..8u32 {
+                ov[e] = mx[e] - m_row[e];
             }
-            if u == 0 || over > 8.0 {
-                let m_new = max(m_row, r);
-                let alpha = select(m_row == f32::NEG_INFINITY, 0.0, exp(m_row - m_new));
-                l_half = l_half * alpha;
-                m_row = m_new;
+            tile_all_max(ov);
+            if u == 0 || ov[0] > 8.0 {
+                for e in 0..8u32 {
+                    let m_new = max(m_row[e], mx[e]);
+                    // Reused as each slot's factor for O.
+                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, exp(m_row[e] - m_new));
+                    l_part[e] = l_part[e] * mx[e];
+                    m_row[e] = m_new;
+                }
                 if u > 0 {
-                    // O's rows times alpha, two tiles at a time through the scratch.
-                    for piece in 0..4u32 {
-                        if piece == 0 {
-                            tile_store(o0, sc, sb, scs, false);
-                            tile_store(o1, sc, sb + 16, scs, false);
-                        } else if piece == 1 {
-                            tile_store(o2, sc, sb, scs, false);
-                            tile_store(o3, sc, sb + 16, scs, false);
-                        } else if piece == 2 {
-                            tile_store(o4, sc, sb, scs, false);
-                            tile_store(o5, sc, sb + 16, scs, false);
-                        } else {
-                            tile_store(o6, sc, sb, scs, false);
-                            tile_store(o7, sc, sb + 16, scs, false);
-                        }
-                        for e in 0..16u32 {
-                            let at = sb + row * scs + half * 16 + e;
-                            sc[at] = sc[at] * alpha;
-                        }
-                        if piece == 0 {
-                            tile_load(o0, sc, sb, scs, false);
-                            tile_load(o1, sc, sb + 16, scs, false);
-                        } else if piece == 1 {
-                            tile_load(o2, sc, sb, scs, false);
-                            tile_load(o3, sc, sb + 16, scs, false);
-                        } else if piece == 2 {
-                            tile_load(o4, sc, sb, scs, false);
-                            tile_load(o5, sc, sb + 16, scs, false);
-                        } else {
-                            tile_load(o6, sc, sb, scs, false);
-                            tile_load(o7, sc, sb + 16, scs, false);
-                        }
+                    tile_get(ov, o0, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
                     }
+                    tile_set(o0, ov, sc, sb, scs);
+                    tile_get(ov, o1, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o1, ov, sc, sb, scs);
+                    tile_get(ov, o2, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o2, ov, sc, sb, scs);
+                    tile_get(ov, o3, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o3, ov, sc, sb, scs);
+                    tile_get(ov, o4, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o4, ov, sc, sb, scs);
+                    tile_get(ov, o5, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o5, ov, sc, sb, scs);
+                    tile_get(ov, o6, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o6, ov, sc, sb, scs);
+                    tile_get(ov, o7, sc, sb, scs);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o7, ov, sc, sb, scs);
                 } else {
                     tile_fill(o0, 0.0);
                     tile_fill(o1, 0.0);
@@ -328,20 +332,30 @@ pub fn attn_prefill_mma(
                     tile_fill(o7, 0.0);
                 }
             }
-            // Numerators of token pairs, rounded to f16 for P · V; the row sums add them
-            // before rounding (as FlashAttention does).
-            for e2 in 0..16u32 {
-                if 2 * e2 < hw {
-                    let fa = select(sv[2 * e2] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2] - m_row));
-                    let fc = select(sv[2 * e2 + 1] == f32::NEG_INFINITY, 0.0, fast_exp(sv[2 * e2 + 1] - m_row));
-                    l_half += fa + fc;
-                    ps[pb + row * pw + half * hw / 2 + e2] = p_to_f16(fa) | (p_to_f16(fc) << 16);
+            // The numerators; the row sums add them before they are rounded to f16 as
+            // the A operand of P · V (as FlashAttention does).
+            for e in 0..8u32 {
+                f0[e] = select(f0[e] == f32::NEG_INFINITY, 0.0, fast_exp(f0[e] - m_row[e]));
+                f1[e] = select(f1[e] == f32::NEG_INFINITY, 0.0, fast_exp(f1[e] - m_row[e]));
+                l_part[e] += f0[e] + f1[e];
+                if kv64 {
+                    f2[e] = select(f2[e] == f32::NEG_INFINITY, 0.0, fast_exp(f2[e] - m_row[e]));
+                    f3[e] = select(f3[e] == f32::NEG_INFINITY, 0.0, fast_exp(f3[e] - m_row[e]));
+                    l_part[e] += f2[e] + f3[e];
                 }
             }
             // O (16 queries × 128 dimensions) += P · V over the block's tokens.
             for kk in 0..4u32 {
                 if 16 * kk < kb {
-                    tile_load(ta, ps, 2 * pb + kk * 16, 2 * pw, false);
+                    if kk == 0 {
+                        tile_set(ta, f0, ps, 2 * pb, 2 * pw);
+                    } else if kk == 1 {
+                        tile_set(ta, f1, ps, 2 * pb + 16, 2 * pw);
+                    } else if kk == 2 {
+                        tile_set(ta, f2, ps, 2 * pb + 32, 2 * pw);
+                    } else {
+                        tile_set(ta, f3, ps, 2 * pb + 48, 2 * pw);
+                    }
                     let vr = vbase + kk * 16 * 136;
                     tile_load(tb, kv, vr, 136, false);
                     tile_mma(o0, ta, tb);
@@ -366,43 +380,69 @@ pub fn attn_prefill_mma(
             }
         }
     }
-    // The row's sum (both halves, then the sink, as the decode combine adds it) and the
-    // output rows, two O tiles at a time through the scratch. With two buffers the last
-    // step ended without a barrier, and other invocations may still read `hm`.
-    if kv64 {
-        barrier();
-    }
-    hm[t0] = l_half;
-    barrier();
-    let mut top = m_row;
-    if has_sinks != 0 {
-        top = max(m_row, sinks[h]);
-    }
-    let mut total = (l_half + hm[t0 ^ 1]) * exp(m_row - top);
-    if has_sinks != 0 {
-        total += exp(sinks[h] - top);
-    }
-    let inv = exp(m_row - top) / total;
-    let t = first + warp * 16 + row;
-    let dst = (q_start[b] + qt) * out_token_stride + h * out_head_stride + half * 16;
-    for piece in 0..4u32 {
-        if piece == 0 {
-            tile_store(o0, sc, sb, scs, false);
-            tile_store(o1, sc, sb + 16, scs, false);
-        } else if piece == 1 {
-            tile_store(o2, sc, sb, scs, false);
-            tile_store(o3, sc, sb + 16, scs, false);
-        } else if piece == 2 {
-            tile_store(o4, sc, sb, scs, false);
-            tile_store(o5, sc, sb + 16, scs, false);
-        } else {
-            tile_store(o6, sc, sb, scs, false);
-            tile_store(o7, sc, sb + 16, scs, false);
+    // Each row's sum (its 16 slots' parts, then the sink, as the decode combine adds
+    // it) and the output rows, each O tile's slots through the scratch where a backend
+    // must.
+    tile_row_sum(l_part);
+    let ob = q_start[b] * out_token_stride + h * out_head_stride;
+    for e in 0..8u32 {
+        let mut top = m_row[e];
+        if has_sinks != 0 {
+            top = max(m_row[e], sinks[h]);
         }
-        if t < tq {
-            for e in 0..16u32 {
-                out[dst + piece * 32 + e] = sc[sb + row * scs + half * 16 + e] * inv;
-            }
+        let mut total = l_part[e] * exp(m_row[e] - top);
+        if has_sinks != 0 {
+            total += exp(sinks[h] - top);
+        }
+        // Reused as each slot's output factor.
+        mx[e] = exp(m_row[e] - top) / total;
+    }
+    tile_get(ov, o0, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 0 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o1, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 16 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o2, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 32 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o3, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 48 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o4, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 64 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o5, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 80 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o6, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 96 + cols[e]] = ov[e] * mx[e];
+        }
+    }
+    tile_get(ov, o7, sc, sb, scs);
+    for e in 0..8u32 {
+        if first + warp * 16 + rows[e] < tq {
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 112 + cols[e]] = ov[e] * mx[e];
         }
     }
 }

@@ -3,13 +3,29 @@
 
 use super::stmt::is_call_to;
 use super::{err, Lowerer, Name};
-use onekernel_dsl::ir::{Place, Stmt, StmtKind, TileDecl, TileId, TileOp, TileRole};
+use onekernel_dsl::ir::{Place, Stmt, StmtKind, TileDecl, TileId, TileOp, TileReduce, TileRole, VarId};
 use onekernel_dsl::types::Scalar;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// The statements that operate on tiles.
-const OPERATIONS: [&str; 5] = ["tile_fill", "tile_load", "tile_store", "tile_mma", "tile_scale"];
+const OPERATIONS: [&str; 10] = [
+    "tile_fill",
+    "tile_load",
+    "tile_store",
+    "tile_mma",
+    "tile_scale",
+    "tile_get",
+    "tile_set",
+    "tile_coords",
+    "tile_row_max",
+    "tile_row_sum",
+];
+
+/// The reductions among [`OPERATIONS`] (and `tile_all_max`).
+fn reduction(name: &str) -> Option<TileReduce> {
+    [TileReduce::RowMax, TileReduce::RowSum, TileReduce::AllMax].into_iter().find(|r| r.name() == name)
+}
 
 /// The role a `let` initializer declares, if it is a tile constructor.
 pub(super) fn constructor(e: &syn::Expr) -> Option<TileRole> {
@@ -18,7 +34,7 @@ pub(super) fn constructor(e: &syn::Expr) -> Option<TileRole> {
 
 /// Whether a statement expression is a tile operation.
 pub(super) fn is_operation(e: &syn::Expr) -> bool {
-    OPERATIONS.iter().any(|n| is_call_to(e, n))
+    OPERATIONS.iter().any(|n| is_call_to(e, n)) || is_call_to(e, "tile_all_max")
 }
 
 impl Lowerer {
@@ -65,6 +81,22 @@ impl Lowerer {
                 stride: self.index_u32(stride, &name)?,
                 col_major: bool_literal(col_major, &name)?,
             },
+            ("tile_get", [vals, t, scratch, index, stride]) => TileOp::Get {
+                vals: self.slot_array(vals, &name)?,
+                tile: self.tile(t, &name)?,
+                scratch: self.tile_scratch(scratch, &name)?,
+                index: self.index_u32(index, &name)?,
+                stride: self.index_u32(stride, &name)?,
+            },
+            ("tile_set", [t, vals, scratch, index, stride]) => TileOp::Set {
+                tile: self.tile(t, &name)?,
+                vals: self.slot_array(vals, &name)?,
+                scratch: self.tile_scratch(scratch, &name)?,
+                index: self.index_u32(index, &name)?,
+                stride: self.index_u32(stride, &name)?,
+            },
+            ("tile_coords", [rows, cols]) => TileOp::Coords { rows: self.slot_array(rows, &name)?, cols: self.slot_array(cols, &name)? },
+            (n, [vals]) if reduction(n).is_some() => TileOp::Reduce { vals: self.slot_array(vals, &name)?, op: reduction(n).unwrap_or(TileReduce::RowMax) },
             _ => return Err(err(c.span(), usage(&name))),
         };
         self.push(out, StmtKind::Tile(Box::new(op)), c.span());
@@ -87,6 +119,24 @@ impl Lowerer {
         match self.place(e)? {
             Place::Local(_) => Err(err(e.span(), format!("`{op}` moves tiles between registers and a shared array or a buffer, not a local array"))),
             p => Ok(p),
+        }
+    }
+
+    /// A local array of slots (`tile_get`, `tile_set`, `tile_coords`, the reductions);
+    /// its element type and length are checked with the kernel's types.
+    fn slot_array(&mut self, e: &syn::Expr, op: &str) -> syn::Result<VarId> {
+        match self.place(e)? {
+            Place::Local(v) => Ok(v),
+            _ => Err(err(e.span(), format!("`{op}` takes a local array of 8 slots, such as `let mut vals = [0.0; 8];`"))),
+        }
+    }
+
+    /// The shared array a `tile_get` or `tile_set` goes through where a backend cannot
+    /// reach a tile's registers.
+    fn tile_scratch(&mut self, e: &syn::Expr, op: &str) -> syn::Result<Place> {
+        match self.place(e)? {
+            p @ Place::Shared(_) => Ok(p),
+            _ => Err(err(e.span(), format!("`{op}`'s scratch is a shared array"))),
         }
     }
 
@@ -113,6 +163,10 @@ fn usage(op: &str) -> String {
         "tile_scale" => "`tile_scale(acc, value)` multiplies every accumulator of a `tile_acc()` by an f32 value".into(),
         "tile_mma" => "`tile_mma(acc, a, b)` adds the product of a `tile_a()` and a `tile_b()` to a `tile_acc()`".into(),
         "tile_load" => "`tile_load(tile, src, index, stride, col_major)` loads a tile from a shared array or a read-only buffer".into(),
-        _ => "`tile_store(acc, dst, index, stride, col_major)` stores a `tile_acc()` into a shared array or a writable buffer of f32".into(),
+        "tile_store" => "`tile_store(acc, dst, index, stride, col_major)` stores a `tile_acc()` into a shared array or a writable buffer of f32".into(),
+        "tile_get" => "`tile_get(vals, acc, scratch, index, stride)` copies this invocation's 8 values of a `tile_acc()` into a local f32 array (through a shared f32 scratch where a backend must)".into(),
+        "tile_set" => "`tile_set(tile, vals, scratch, index, stride)` sets this invocation's 8 values of a `tile_acc()` or `tile_a()` from a local f32 array (through a shared scratch where a backend must)".into(),
+        "tile_coords" => "`tile_coords(rows, cols)` gives the row and column of each of this invocation's 8 slots, into two local u32 arrays".into(),
+        _ => format!("`{op}(vals)` combines a local f32 array of 8 slots over the group's invocations, in place"),
     }
 }

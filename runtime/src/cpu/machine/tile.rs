@@ -14,11 +14,18 @@
 use super::{Binding, Frame, Machine, R};
 use crate::cpu::error::Fault;
 use crate::cpu::shared::GROUP;
-use onekernel_dsl::half::f16_to_f32;
-use onekernel_dsl::ir::{Place, SpanId, TileId, TileOp, TileRole, TILE_DIM};
+use onekernel_dsl::half::{f16_to_f32, f32_to_f16};
+use onekernel_dsl::ir::{Place, SlotLayout, SpanId, TileId, TileOp, TileReduce, TileRole, TILE_DIM, TILE_SLOTS};
 
 /// Values of one tile.
 const VALUES: usize = (TILE_DIM * TILE_DIM) as usize;
+
+/// Slots per invocation, as an index.
+const SLOTS: usize = TILE_SLOTS as usize;
+
+/// The interpreter's slots: CUDA's, while the backends that go through a scratch use the
+/// other layout, so that a kernel depending on one fails somewhere.
+const LAYOUT: SlotLayout = SlotLayout::Fragments;
 
 impl<'k> Machine<'k> {
     /// Runs one tile operation for every group of 32 among `lanes`.
@@ -34,7 +41,7 @@ impl<'k> Machine<'k> {
             }
         }
         if result.is_ok() {
-            result = self.tile_groups(t, span, lanes, &vals);
+            result = self.tile_groups(frame, t, span, lanes, &vals);
         }
         for v in vals {
             self.give(v);
@@ -44,7 +51,7 @@ impl<'k> Machine<'k> {
 
     /// Splits the active lanes (ascending) into groups of 32, checks that each group is
     /// whole and passes one set of operands, and runs the operation for it.
-    fn tile_groups(&mut self, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
+    fn tile_groups(&mut self, frame: &mut Frame<'k>, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
         let op = t.name();
         let names: &[&'static str] = match t {
             TileOp::Fill { .. } | TileOp::Scale { .. } => &["value"],
@@ -66,14 +73,14 @@ impl<'k> Machine<'k> {
                     return Err(self.fault(span, l, fault));
                 }
             }
-            self.tile_group(t, span, first, group, ops)?;
+            self.tile_group(frame, t, span, first, group, ops)?;
             i += members;
         }
         Ok(())
     }
 
     /// The operation for one group, whose first invocation is `lane`.
-    fn tile_group(&mut self, t: &TileOp, span: SpanId, lane: u16, group: usize, ops: [u32; 2]) -> R<()> {
+    fn tile_group(&mut self, frame: &mut Frame<'k>, t: &TileOp, span: SpanId, lane: u16, group: usize, ops: [u32; 2]) -> R<()> {
         let op = t.name();
         match *t {
             TileOp::Fill { tile, .. } => {
@@ -129,6 +136,96 @@ impl<'k> Machine<'k> {
                 self.tiles[tile.0 as usize][group] = Some(v);
                 written?;
                 self.ops += VALUES as u64;
+            }
+            TileOp::Get { vals, tile, scratch, .. } => {
+                let v = self.tile_values(tile, op, span, lane, group)?;
+                // The scratch is written as the backends without register access write
+                // it, so that a scratch another group or invocation uses is a race here.
+                let stored = self.scratch_write(scratch, TileRole::Acc, &v, ops, span, lane, group);
+                for i in 0..32u32 {
+                    for e in 0..TILE_SLOTS {
+                        let (r, c) = LAYOUT.coords(i, e);
+                        frame.vars[vals.0 as usize][(group * 32 + i as usize) * SLOTS + e as usize] = v[(r * TILE_DIM + c) as usize].to_bits();
+                    }
+                }
+                self.tiles[tile.0 as usize][group] = Some(v);
+                stored?;
+                self.ops += VALUES as u64;
+            }
+            TileOp::Set { tile, vals, scratch, .. } => {
+                let role = self.kernel.tiles[tile.0 as usize].role;
+                let mut v = vec![0f32; VALUES];
+                for i in 0..32u32 {
+                    for e in 0..TILE_SLOTS {
+                        let (r, c) = LAYOUT.coords(i, e);
+                        let x = f32::from_bits(frame.vars[vals.0 as usize][(group * 32 + i as usize) * SLOTS + e as usize]);
+                        // An operand holds f16 values: rounded to nearest even.
+                        v[(r * TILE_DIM + c) as usize] = if role == TileRole::Acc { x } else { f16_to_f32(f32_to_f16(x)) };
+                    }
+                }
+                self.scratch_write(scratch, role, &v, ops, span, lane, group)?;
+                self.tiles[tile.0 as usize][group] = Some(v);
+                self.ops += VALUES as u64;
+            }
+            TileOp::Coords { rows, cols } => {
+                for i in 0..32u32 {
+                    for e in 0..TILE_SLOTS {
+                        let (r, c) = LAYOUT.coords(i, e);
+                        let at = (group * 32 + i as usize) * SLOTS + e as usize;
+                        frame.vars[rows.0 as usize][at] = r;
+                        frame.vars[cols.0 as usize][at] = c;
+                    }
+                }
+            }
+            TileOp::Reduce { vals, op: how } => {
+                let var = &mut frame.vars[vals.0 as usize];
+                let at = |i: u32, e: u32| (group * 32 + i as usize) * SLOTS + e as usize;
+                // The tile the slots form, then each row's (or the whole tile's) result.
+                let mut v = vec![0f32; VALUES];
+                for i in 0..32u32 {
+                    for e in 0..TILE_SLOTS {
+                        let (r, c) = LAYOUT.coords(i, e);
+                        v[(r * TILE_DIM + c) as usize] = f32::from_bits(var[at(i, e)]);
+                    }
+                }
+                let n = TILE_DIM as usize;
+                let rows: Vec<f32> = (0..n)
+                    .map(|r| {
+                        let row = &v[r * n..(r + 1) * n];
+                        match how {
+                            // In f64, in order of the column, rounded once.
+                            TileReduce::RowSum => row.iter().map(|&x| f64::from(x)).sum::<f64>() as f32,
+                            TileReduce::RowMax => row.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                            TileReduce::AllMax => v.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                        }
+                    })
+                    .collect();
+                for i in 0..32u32 {
+                    for e in 0..TILE_SLOTS {
+                        let (r, _) = LAYOUT.coords(i, e);
+                        var[at(i, e)] = rows[r as usize].to_bits();
+                    }
+                }
+                self.ops += VALUES as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `tile_get` or `tile_set`'s scratch, written with the tile's values as the group
+    /// (f32 values for an accumulator; f16 pairs for an operand).
+    #[allow(clippy::too_many_arguments)]
+    fn scratch_write(&mut self, scratch: Place, role: TileRole, v: &[f32], ops: [u32; 2], span: SpanId, lane: u16, group: usize) -> R<()> {
+        let op = if role == TileRole::Acc { "tile_get" } else { "tile_set" };
+        let at = self.tile_addresses(op, role, ops, false, span, lane)?;
+        let owner = GROUP | group as u16;
+        for (e, &m) in at.iter().enumerate() {
+            if role == TileRole::Acc {
+                self.tile_write(scratch, m, v[e].to_bits(), owner, span, lane)?;
+            } else if m % 2 == 0 {
+                // Columns 2j and 2j + 1 share a word (index and stride are even).
+                let bits = u32::from(f32_to_f16(v[e])) | (u32::from(f32_to_f16(v[e + 1])) << 16);
+                self.tile_write(scratch, m / 2, bits, owner, span, lane)?;
             }
         }
         Ok(())
