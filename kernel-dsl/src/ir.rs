@@ -903,11 +903,15 @@ pub enum Intrinsic {
     /// MSL `fast::exp`), f32; only in `fast` kernels, which are checked by tolerance. The
     /// interpreter computes e^x in f64 and rounds it to f32.
     FastExp,
+    /// `fast_exp2(x)`: 2^x by the hardware's approximation (CUDA `ex2.approx.ftz`, GLSL
+    /// `exp2`, MSL `fast::exp2`), f32; only in `fast` kernels. The interpreter computes
+    /// 2^x in f64 and rounds it to f32.
+    FastExp2,
 }
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 10] = [
+    pub const ALL: [Intrinsic; 11] = [
         Intrinsic::Min,
         Intrinsic::Max,
         Intrinsic::Abs,
@@ -918,6 +922,7 @@ impl Intrinsic {
         Intrinsic::Bf16BitsToF32,
         Intrinsic::FunnelShr,
         Intrinsic::FastExp,
+        Intrinsic::FastExp2,
     ];
 
     /// The DSL spelling.
@@ -933,13 +938,14 @@ impl Intrinsic {
             Intrinsic::Bf16BitsToF32 => "bf16_bits_to_f32",
             Intrinsic::FunnelShr => "funnel_shr",
             Intrinsic::FastExp => "fast_exp",
+            Intrinsic::FastExp2 => "fast_exp2",
         }
     }
 
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp => 1,
+            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp | Intrinsic::FastExp2 => 1,
             Intrinsic::Min | Intrinsic::Max => 2,
             Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
         }

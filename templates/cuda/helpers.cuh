@@ -5,6 +5,8 @@ static __device__ __forceinline__ unsigned int ok_min_u32(unsigned int a, unsign
 static __device__ __forceinline__ float ok_max_f32(float a, float b) { return a > b ? a : b; }
 // `fast_exp`: e^x as ex2.approx.ftz of x·log2(e) (results below 2^-126 are zero).
 static __device__ __forceinline__ float ok_fast_exp(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f)); return y; }
+// `fast_exp2`: 2^x as ex2.approx.ftz (results below 2^-126 are zero).
+static __device__ __forceinline__ float ok_fast_exp2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 static __device__ __forceinline__ int ok_max_i32(int a, int b) { return a > b ? a : b; }
 static __device__ __forceinline__ unsigned int ok_max_u32(unsigned int a, unsigned int b) { return a > b ? a : b; }
 static __device__ __forceinline__ float ok_clamp_f32(float x, float lo, float hi) { return ok_min_f32(ok_max_f32(x, lo), hi); }

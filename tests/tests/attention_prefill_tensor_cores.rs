@@ -211,6 +211,8 @@ fn the_fast_mode_names_what_it_cannot_take() {
         ("ALiBi", PrefillProblem { max_bias: 8.0, ..p.clone() }),
         ("q8_0 K", PrefillProblem { k_format: KvFormat::Q8_0, ..p.clone() }),
         ("D = 128", PrefillProblem { head_dim: 64, ..p.clone() }),
+        ("positive, finite scale", PrefillProblem { scale: -0.5, ..p.clone() }),
+        ("positive, finite scale", PrefillProblem { scale: 0.0, ..p.clone() }),
     ];
     for (what, bad) in cases {
         let err = bad.run_tensor_cores(TiledBlocks::Kv32, &mut dev).expect_err(what).to_string();

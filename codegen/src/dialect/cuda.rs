@@ -239,6 +239,10 @@ impl Dialect for Cuda {
         format!("ok_fast_exp({e})")
     }
 
+    fn fast_exp2(&self, e: &str) -> String {
+        format!("ok_fast_exp2({e})")
+    }
+
     // NVRTC scales `base + field` to bytes after the mask, an LEA and an add per read
     // beside the shift and mask (QJL's nibble lookups: 6.4 instructions each where 4 do;
     // docs/CODEGEN.md); as a byte offset the scaling is the field's shift and mask, and

@@ -269,6 +269,10 @@ impl Dialect for Glsl {
         format!("exp({e})")
     }
 
+    fn fast_exp2(&self, e: &str) -> String {
+        format!("exp2({e})")
+    }
+
     fn function_prefix(&self) -> &'static str {
         ""
     }

@@ -370,6 +370,9 @@ pub trait Dialect {
     /// kernels).
     fn fast_exp(&self, e: &str) -> String;
 
+    /// `fast_exp2(e)`: the hardware's 2^x.
+    fn fast_exp2(&self, e: &str) -> String;
+
     /// A read of the 4-byte-element shared array `array` at element `f.base + ((f.x >>
     /// f.k) & f.mask)`, printed as a read at byte offset `4·base + ((x >> (k − 2)) & (mask
     /// << 2))` where the dialect addresses shared memory by bytes: the scaling folds into

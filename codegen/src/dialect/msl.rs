@@ -222,6 +222,10 @@ impl Dialect for Msl {
         format!("fast::exp({e})")
     }
 
+    fn fast_exp2(&self, e: &str) -> String {
+        format!("fast::exp2({e})")
+    }
+
     fn function_prefix(&self) -> &'static str {
         "static inline "
     }

@@ -606,6 +606,7 @@ impl<'a> Printer<'a> {
                     Intrinsic::Bf16BitsToF32 => "bf16_to_f32",
                     Intrinsic::CountOnes => return d.count_ones(&args[0]),
                     Intrinsic::FastExp => return d.fast_exp(&args[0]),
+                    Intrinsic::FastExp2 => return d.fast_exp2(&args[0]),
                     other => other.dsl_name(),
                 };
                 format!("ok_{name}{suffix}({})", args.join(", "))

@@ -611,12 +611,13 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
             typing::bitcast_allowed(t, e.ty).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok().map(|_| e.ty)
         }
         ExprKind::Intrinsic(op, args) => {
-            if *op == Intrinsic::FastExp && sc.kernel.class == crate::ir::Determinism::Exact {
+            if matches!(op, Intrinsic::FastExp | Intrinsic::FastExp2) && sc.kernel.class == crate::ir::Determinism::Exact {
+                let (name, exact) = if *op == Intrinsic::FastExp { ("fast_exp", "exp") } else { ("fast_exp2", "exp2") };
                 d.error(
                     e.span,
                     ErrorKind::Unsupported,
                     format!(
-                        "`fast_exp` is the hardware's approximation, not bitwise the reference's: declare kernel `{}` `fast`, or use `exp`",
+                        "`{name}` is the hardware's approximation, not bitwise the reference's: declare kernel `{}` `fast`, or use `{exact}`",
                         sc.kernel.name
                     ),
                 );

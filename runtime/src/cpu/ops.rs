@@ -204,6 +204,7 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
         Intrinsic::F16BitsToF32 => map1(lanes, args[0], out, |x| f16_to_f32(x as u16).to_bits()),
         Intrinsic::Bf16BitsToF32 => map1(lanes, args[0], out, |x| bf16_to_f32(x as u16).to_bits()),
         Intrinsic::FastExp => map1(lanes, args[0], out, |x| fast_exp(fl(x)).to_bits()),
+        Intrinsic::FastExp2 => map1(lanes, args[0], out, |x| fast_exp2(fl(x)).to_bits()),
         Intrinsic::FunnelShr => {
             for &l in lanes {
                 let l = l as usize;
@@ -219,6 +220,11 @@ pub fn fast_exp(x: f32) -> f32 {
     (x as f64).exp() as f32
 }
 
+/// The interpreter's `fast_exp2(x)`: 2^x in f64, rounded to f32.
+pub fn fast_exp2(x: f32) -> f32 {
+    (x as f64).exp2() as f32
+}
+
 /// The DSL's `funnel_shr(lo, hi, s)`: the low 32 bits of `hi:lo >> (s & 31)`.
 pub fn funnel_shr(lo: u32, hi: u32, s: u32) -> u32 {
     ((((hi as u64) << 32) | lo as u64) >> (s & 31)) as u32
@@ -226,7 +232,7 @@ pub fn funnel_shr(lo: u32, hi: u32, s: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{fast_exp, funnel_shr};
+    use super::{fast_exp, fast_exp2, funnel_shr};
 
     #[test]
     fn fast_exp_is_the_rounded_exponential_with_its_limits() {
@@ -236,6 +242,11 @@ mod tests {
         assert_eq!(fast_exp(-200.0), 0.0);
         assert_eq!(fast_exp(100.0), f32::INFINITY);
         assert!((fast_exp(-3.5) - 0.030_197_383).abs() < 1e-9);
+        assert_eq!(fast_exp2(3.0), 8.0);
+        assert_eq!(fast_exp2(-1.0), 0.5);
+        assert_eq!(fast_exp2(f32::NEG_INFINITY), 0.0);
+        assert_eq!(fast_exp2(-200.0), 0.0);
+        assert_eq!(fast_exp2(200.0), f32::INFINITY);
     }
 
     #[test]

@@ -60,6 +60,7 @@ namespace fast {
 // The hardware exponential of a `fast` kernel: an approximation on Apple GPUs; here the
 // C library's, validated like every `fast` result by its NMSE bound.
 inline float exp(float x) { return std::exp(x); }
+inline float exp2(float x) { return std::exp2(x); }
 }  // namespace fast
 void threadgroup_barrier(mem_flags);
 void simdgroup_barrier(mem_flags);

@@ -162,7 +162,10 @@ pub fn attn_prefill_mma(
     let pb = warp * 16 * pw;
     // Per slot, its row's running maximum and this invocation's part of the row's sum.
     let mut m_row = [f32::NEG_INFINITY; 8];
+    let mut m_use = [0.0; 8];
     let mut l_part = [0.0; 8];
+    // The scale in log2 units: the numerators are powers of 2.
+    let scale2 = scale * 1.442695041;
     let mut f0 = [0.0; 8];
     let mut f1 = [0.0; 8];
     let mut f2 = [0.0; 8];
@@ -228,8 +231,9 @@ pub fn attn_prefill_mma(
                     tile_mma(s3, ta, tb);
                 }
             }
-            // The scores in registers (through the scratch where a backend must):
-            // scaled, tokens past each query's position dropped, the mask added.
+            // The scores in registers (through the scratch where a backend must), not
+            // yet scaled: tokens past each query's position dropped, the mask added
+            // (over the scale, which is positive).
             tile_get(f0, s0, sc, sb, scs);
             tile_get(f1, s1, sc, sb + 16, scs);
             if kv64 {
@@ -237,25 +241,26 @@ pub fn attn_prefill_mma(
                 tile_get(f3, s3, sc, sb + 48, scs);
             }
             // Only blocks that reach past the workgroup's first query need the causal test.
-            let diagonal = u * kb + kb - 1 > pos0 + first;
-            for e in 0..8u32 {
-                let t0e = u * kb + cols[e];
-                f0[e] = select(diagonal && t0e > pos[e], f32::NEG_INFINITY, f0[e] * scale);
-                f1[e] = select(diagonal && t0e + 16 > pos[e], f32::NEG_INFINITY, f1[e] * scale);
-                if kv64 {
-                    f2[e] = select(diagonal && t0e + 32 > pos[e], f32::NEG_INFINITY, f2[e] * scale);
-                    f3[e] = select(diagonal && t0e + 48 > pos[e], f32::NEG_INFINITY, f3[e] * scale);
+            if u * kb + kb - 1 > pos0 + first {
+                for e in 0..8u32 {
+                    let te = u * kb + cols[e];
+                    f0[e] = select(te > pos[e], f32::NEG_INFINITY, f0[e]);
+                    f1[e] = select(te + 16 > pos[e], f32::NEG_INFINITY, f1[e]);
+                    if kv64 {
+                        f2[e] = select(te + 32 > pos[e], f32::NEG_INFINITY, f2[e]);
+                        f3[e] = select(te + 48 > pos[e], f32::NEG_INFINITY, f3[e]);
+                    }
                 }
             }
             if has_mask != 0 {
                 let mrow = b * pages_per_seq * page_size;
                 for e in 0..8u32 {
-                    let t0e = u * kb + cols[e];
-                    f0[e] = f0[e] + mask[mrow + min(t0e, len - 1)];
-                    f1[e] = f1[e] + mask[mrow + min(t0e + 16, len - 1)];
+                    let te = u * kb + cols[e];
+                    f0[e] = f0[e] + mask[mrow + min(te, len - 1)] / scale;
+                    f1[e] = f1[e] + mask[mrow + min(te + 16, len - 1)] / scale;
                     if kv64 {
-                        f2[e] = f2[e] + mask[mrow + min(t0e + 32, len - 1)];
-                        f3[e] = f3[e] + mask[mrow + min(t0e + 48, len - 1)];
+                        f2[e] = f2[e] + mask[mrow + min(te + 32, len - 1)] / scale;
+                        f3[e] = f3[e] + mask[mrow + min(te + 48, len - 1)] / scale;
                     }
                 }
             }
@@ -266,9 +271,10 @@ pub fn attn_prefill_mma(
                 }
             }
             tile_row_max(mx);
-            // How far the group's rows passed their running maxima (every row, at the
-            // first block: the running maxima are −∞).
+            // In log2 units from here: how far the group's rows passed their running
+            // maxima (every row, at the first block: the running maxima are −∞).
             for e in 0..8u32 {
+                mx[e] = mx[e] * scale2;
                 ov[e] = mx[e] - m_row[e];
             }
             tile_all_max(ov);
@@ -276,9 +282,11 @@ pub fn attn_prefill_mma(
                 for e in 0..8u32 {
                     let m_new = max(m_row[e], mx[e]);
                     // Reused as each slot's factor for O.
-                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, exp(m_row[e] - m_new));
+                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[e] - m_new));
                     l_part[e] = l_part[e] * mx[e];
                     m_row[e] = m_new;
+                    // A row with no token yet subtracts 0, so that its −∞ scores give 0.
+                    m_use[e] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
                 }
                 if u > 0 {
                     tile_get(ov, o0, sc, sb, scs);
@@ -332,15 +340,16 @@ pub fn attn_prefill_mma(
                     tile_fill(o7, 0.0);
                 }
             }
-            // The numerators; the row sums add them before they are rounded to f16 as
-            // the A operand of P · V (as FlashAttention does).
+            // The numerators 2^(s · scale · log2 e − m), at most 2^8; the row sums add
+            // them before they are rounded to f16 as the A operand of P · V (as
+            // FlashAttention does).
             for e in 0..8u32 {
-                f0[e] = select(f0[e] == f32::NEG_INFINITY, 0.0, fast_exp(f0[e] - m_row[e]));
-                f1[e] = select(f1[e] == f32::NEG_INFINITY, 0.0, fast_exp(f1[e] - m_row[e]));
+                f0[e] = fast_exp2(f0[e] * scale2 - m_use[e]);
+                f1[e] = fast_exp2(f1[e] * scale2 - m_use[e]);
                 l_part[e] += f0[e] + f1[e];
                 if kv64 {
-                    f2[e] = select(f2[e] == f32::NEG_INFINITY, 0.0, fast_exp(f2[e] - m_row[e]));
-                    f3[e] = select(f3[e] == f32::NEG_INFINITY, 0.0, fast_exp(f3[e] - m_row[e]));
+                    f2[e] = fast_exp2(f2[e] * scale2 - m_use[e]);
+                    f3[e] = fast_exp2(f3[e] * scale2 - m_use[e]);
                     l_part[e] += f2[e] + f3[e];
                 }
             }
@@ -388,14 +397,14 @@ pub fn attn_prefill_mma(
     for e in 0..8u32 {
         let mut top = m_row[e];
         if has_sinks != 0 {
-            top = max(m_row[e], sinks[h]);
+            top = max(m_row[e], sinks[h] * 1.442695041);
         }
-        let mut total = l_part[e] * exp(m_row[e] - top);
+        let mut total = l_part[e] * exp2(m_row[e] - top);
         if has_sinks != 0 {
-            total += exp(sinks[h] - top);
+            total += exp2(sinks[h] * 1.442695041 - top);
         }
         // Reused as each slot's output factor.
-        mx[e] = exp(m_row[e] - top) / total;
+        mx[e] = exp2(m_row[e] - top) / total;
     }
     tile_get(ov, o0, sc, sb, scs);
     for e in 0..8u32 {

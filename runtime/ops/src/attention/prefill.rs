@@ -297,6 +297,9 @@ impl PrefillProblem {
             format!("Hq = {} over Hkv = {}", self.n_heads, self.n_kv_heads)
         } else if self.softcap != 0.0 || self.max_bias != 0.0 {
             "softcap or ALiBi (the exact mode's options)".to_string()
+        } else if !(self.scale > 0.0 && self.scale.is_finite()) {
+            // Each row's maximum is taken over the unscaled scores.
+            format!("scale {} (it takes a positive, finite scale)", self.scale)
         } else if [self.q.len(), self.out_layout.len(self.n_queries(), self.n_heads, self.v_dim())].iter().any(|&n| n > u32::MAX as usize) {
             "queries or outputs past 2^32 elements".to_string()
         } else {
