@@ -178,13 +178,6 @@ pub fn attn_prefill_mma(
     // block, and block st travels while block st − 1 is used. With one buffer, the block
     // is copied, waited for and used, and a barrier closes the step.
     for st in 0..nblk + nb - 1 {
-        // The next block's cache cells, loaded here and stored once this step's block is
-        // used, so that the block table's latency hides behind the products. Read by the
-        // next step's copies, after its barrier (or this step's last).
-        let mut cn = 0u32;
-        if st + 1 < nblk && t0 < kb {
-            cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
-        }
         if kv64 && st >= 1 {
             async_wait(0);
             barrier();
@@ -201,6 +194,11 @@ pub fn attn_prefill_mma(
                     async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
                     async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
                 }
+            }
+            // Read by the next step's copies, after its barrier (or this step's last).
+            if st + 1 < nblk && t0 < kb {
+                let cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
+                cells[((st + 1) % 2) * kb + t0] = cn;
             }
         }
         async_commit();
@@ -386,12 +384,9 @@ pub fn attn_prefill_mma(
                     tile_mma(o7, ta, tb);
                 }
             }
-        }
-        if st + 1 < nblk && t0 < kb {
-            cells[((st + 1) % 2) * kb + t0] = cn;
-        }
-        if !kv64 && st + 1 >= nb {
-            barrier();
+            if !kv64 {
+                barrier();
+            }
         }
     }
     // Each row's sum (its 16 slots' parts, then the sink, as the decode combine adds
