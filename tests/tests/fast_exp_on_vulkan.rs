@@ -5,7 +5,9 @@
 //! computes, without its range test for results below 2^-126) within 2 + 1.173·|x| (both
 //! ≤ 19 ULP for |x| ≤ 8). Negative control: against a reference computing e^(x + 0.001) the
 //! same bound fails (about 10⁴ ULP), while the `fast` class's NMSE bound alone would
-//! still pass it — which is why the bound here is per element.
+//! still pass it — which is why the bound here is per element. `fast_exp2` likewise:
+//! Vulkan's `exp2` within 3 + 2·|x| ULP, CUDA's `ex2.approx.ftz` within 2 ULP (its
+//! specification's maximum relative error, 2^-22.5), negative control 2^(x + 0.001).
 
 use onekernel_codegen::Builder;
 use onekernel_dsl::cases::{Case, Fill};
@@ -35,6 +37,29 @@ mod shifted {
     pub fn fexp(#[len(num_groups().x * 64)] x: &[f32], #[len(num_groups().x * 64)] y: &mut [f32]) {
         let g = global_id().x;
         y[g] = fast_exp(x[g] + 0.001);
+    }
+}
+
+/// `fast_exp2`, and its negative control's reference.
+mod plain2 {
+    use onekernel_macros::kernel;
+
+    /// y = 2^x by the backend's approximation.
+    #[kernel(workgroup = 64, fast)]
+    pub fn fexp(#[len(num_groups().x * 64)] x: &[f32], #[len(num_groups().x * 64)] y: &mut [f32]) {
+        let g = global_id().x;
+        y[g] = fast_exp2(x[g]);
+    }
+}
+
+mod shifted2 {
+    use onekernel_macros::kernel;
+
+    /// y = 2^(x + 0.001).
+    #[kernel(workgroup = 64, fast)]
+    pub fn fexp(#[len(num_groups().x * 64)] x: &[f32], #[len(num_groups().x * 64)] y: &mut [f32]) {
+        let g = global_id().x;
+        y[g] = fast_exp2(x[g] + 0.001);
     }
 }
 
@@ -77,6 +102,34 @@ fn fast_exp_prints_each_backends_approximation_and_stays_within_its_ulp_bound() 
             let v = run(&mut cuda, &mut CpuBackend::new(kernels), &m, &dir);
             assert!(v.passed && v.max_ulp <= MAX_ULP, "cuda: {v:#?}");
             eprintln!("cuda: fast_exp within {} ULP of e^x", v.max_ulp);
+        }
+        Err(e) => eprintln!("SKIPPED on CUDA: {e}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn fast_exp2_prints_each_backends_approximation_and_stays_within_its_ulp_bound() {
+    let kernels = vec![plain2::fexp().unwrap()];
+    let dir = std::env::temp_dir().join(format!("onekernel-fast-exp2-{}", std::process::id()));
+    let g = Builder::new().kernels(kernels.clone()).out_dir(&dir).write().unwrap();
+    let text = |p: &str| String::from_utf8(g.files[p].clone()).unwrap();
+    let cuda = text("cuda/fexp.cu");
+    assert!(cuda.contains("ok_fast_exp2(") && cuda.contains("ex2.approx.ftz.f32"), "CUDA prints ex2.approx.ftz");
+    assert!(text("vulkan/fexp.comp").contains(" exp2("), "GLSL prints exp2");
+    assert!(text("metal/fexp.metal").contains("fast::exp2("), "MSL prints fast::exp2");
+    let m: Manifest = serde_json::from_slice(&g.files["manifest.json"]).unwrap();
+    let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
+    let v = run(&mut vk, &mut CpuBackend::new(kernels.clone()), &m, &dir);
+    assert!(v.passed && v.max_ulp <= MAX_ULP, "vulkan: {v:#?}");
+    eprintln!("vulkan: fast_exp2 within {} ULP of 2^x (NMSE {:.2e})", v.max_ulp, v.nmse);
+    let bad = run(&mut vk, &mut CpuBackend::new(vec![shifted2::fexp().unwrap()]), &m, &dir);
+    assert!(bad.max_ulp > 1000.0, "the shifted reference is not seen: {bad:#?}");
+    match onekernel_runtime::cuda::Cuda::new() {
+        Ok(mut cuda) => {
+            let v = run(&mut cuda, &mut CpuBackend::new(kernels), &m, &dir);
+            assert!(v.passed && v.max_ulp <= 2.0, "cuda: {v:#?}");
+            eprintln!("cuda: fast_exp2 within {} ULP of 2^x", v.max_ulp);
         }
         Err(e) => eprintln!("SKIPPED on CUDA: {e}"),
     }
