@@ -224,12 +224,15 @@ static __device__ __forceinline__ void ok_tile_rows(float* v) {
 static __device__ __forceinline__ void ok_tile_row_max(float* v) { ok_tile_rows<false>(v); }
 static __device__ __forceinline__ void ok_tile_row_sum(float* v) { ok_tile_rows<true>(v); }
 
+// The warp's maximum in one redux.sync over the values' bits mapped to integers in the
+// floats' order (negative values with their magnitude bits flipped).
 static __device__ __forceinline__ void ok_tile_all_max(float* v) {
     float r = v[0];
 #pragma unroll
     for (int e = 1; e < 8; e++) { r = fmaxf(r, v[e]); }
-#pragma unroll
-    for (int m = 1; m <= 16; m <<= 1) { r = fmaxf(r, __shfl_xor_sync(0xffffffffu, r, m)); }
+    int i = __float_as_int(r);
+    i = __reduce_max_sync(0xffffffffu, i < 0 ? i ^ 0x7fffffff : i);
+    r = __int_as_float(i < 0 ? i ^ 0x7fffffff : i);
 #pragma unroll
     for (int e = 0; e < 8; e++) { v[e] = r; }
 }

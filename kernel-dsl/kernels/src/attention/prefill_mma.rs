@@ -5,7 +5,8 @@
 //! The exact mode runs every query as a decode row (docs/RUNTIME.md, "Prefill"), so each
 //! query reads its whole prefix on its own. Here a workgroup takes 64 consecutive queries
 //! of one head and reads each K/V block once for all of them: `S = Q · Kᵀ` and `O += P · V`
-//! are register tiles, the softmax is online (a running maximum per query row), and
+//! are register tiles, the softmax is online (a running maximum per query row) on the
+//! tiles' slots (`tile_get`, `tile_set`: registers on CUDA), and
 //! blocks past the last query's position are never read. Class `fast`: tensor cores sum
 //! in their own order, P is rounded to f16 and `exp` is the hardware's, so the result is
 //! within a tolerance of the reference, not bitwise (DESIGN.md §4).
@@ -26,17 +27,19 @@ use onekernel_macros::kernel;
 /// The queries, rounded to f16 (to nearest even; magnitudes below 2^-14 become zero),
 /// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
 /// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
-/// (`kv64`, 112.5 KiB of shared memory: CUDA), or of 32 tokens through one (47.25 KiB,
-/// within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its 16 × block
-/// scores as register tiles and takes them through shared memory: two invocations per
-/// query row scale them, drop tokens past the query's position, add the mask, and find
-/// the row's maximum. The running maximum moves only when some row of the group exceeds
-/// it by more than 8 (and at the first block; then O's rows and the row sums are rescaled
-/// by `exp(m_old − m_new)`, through shared memory); otherwise the numerators `exp(s − m)`
-/// stay below e⁸ and O is left in its registers. The numerators, rounded to f16, are the
-/// A operand of `O += P · V`; the row sums add them before rounding (as FlashAttention
-/// does). At the end the sinks join the sums (as the decode combine does) and each row
-/// is divided by its sum.
+/// (`kv64`: CUDA, 85.5 KiB of shared memory in use there), or of 32 tokens through one
+/// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its
+/// 16 × block scores as register tiles and works on their slots (`tile_get`): CUDA in
+/// its registers, GLSL and MSL through the `sc` scratch. Tokens past a query's position
+/// are dropped (in the blocks that reach past the workgroup's first query) and the mask
+/// is added; each row's maximum comes from `tile_row_max`. The running maximum, in log2
+/// units, moves only when some row of the group passes it by more than 8 (and at the
+/// first block); then O's slots and the row sums are rescaled by `2^(m_old − m_new)`.
+/// The numerators `2^(s · scale · log2 e − m)` (`fast_exp2`, at most 2^8) become the A
+/// operand of `O += P · V` by `tile_set` (rounded to f16; through the `ps` scratch where
+/// a backend must); the row sums add them before rounding (as FlashAttention does). At
+/// the end the sinks join the sums (as the decode combine does) and each row is divided
+/// by its sum. The scale must be positive: rows' maxima are taken before it.
 #[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], kv64 = [false, true]))]
 pub fn attn_prefill_mma(
     #[len(q_len)] q: &[f32],
