@@ -167,8 +167,10 @@ pub fn attn_prefill_mma(
     let mut m_row = [f32::NEG_INFINITY; 8];
     let mut m_use = [0.0; 8];
     let mut l_part = [0.0; 8];
-    // The scale in log2 units: the numerators are powers of 2.
+    // The scale in log2 units: the numerators are powers of 2. The mask is added to the
+    // unscaled scores over the scale.
     let scale2 = scale * 1.442695041;
+    let inv_scale = 1.0 / scale;
     let mut f0 = [0.0; 8];
     let mut f1 = [0.0; 8];
     let mut f2 = [0.0; 8];
@@ -259,11 +261,11 @@ pub fn attn_prefill_mma(
                 let mrow = b * pages_per_seq * page_size;
                 for e in 0..8u32 {
                     let te = u * kb + cols[e];
-                    f0[e] = f0[e] + mask[mrow + min(te, len - 1)] / scale;
-                    f1[e] = f1[e] + mask[mrow + min(te + 16, len - 1)] / scale;
+                    f0[e] = f0[e] + mask[mrow + min(te, len - 1)] * inv_scale;
+                    f1[e] = f1[e] + mask[mrow + min(te + 16, len - 1)] * inv_scale;
                     if kv64 {
-                        f2[e] = f2[e] + mask[mrow + min(te + 32, len - 1)] / scale;
-                        f3[e] = f3[e] + mask[mrow + min(te + 48, len - 1)] / scale;
+                        f2[e] = f2[e] + mask[mrow + min(te + 32, len - 1)] * inv_scale;
+                        f3[e] = f3[e] + mask[mrow + min(te + 48, len - 1)] * inv_scale;
                     }
                 }
             }
