@@ -13,8 +13,8 @@
 #   fixtures  the decode-attention and KV-quant fixtures of tests/fixtures (CUDA, Vulkan)
 #   suites    the integration tests of the GPU launch paths (decode step, timed layers,
 #             preludes, CUDA backend, KV-quant formats, register tiles, tensor cores,
-#             wide and prefill attention, linear attention, layers, NVFP4,
-#             the pair reduction, random differential draws)
+#             the hardware exponentials, wide and prefill attention, linear attention,
+#             layers, NVFP4, the pair reduction, random differential draws)
 #   bench     `onekernel bench` (decode attention over the anchor shapes, with tensor cores)
 #   kvquant   `onekernel bench-kvquant` (KV-quant score kernels at L = 16384 and 65536)
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
@@ -72,7 +72,7 @@ for part in "${parts[@]}"; do
                   grep -c ' ok ' "$out/validate.log"; grep -v ' ok ' "$out/validate.log" | tail -n 5 ;;
         fixtures) "$ONEKERNEL" fixture tests/fixtures/*/*.json --backend cuda,vulkan --evidence "$out" > "$out/fixtures.log" 2>&1 || status=1
                   tail -n 3 "$out/fixtures.log" ;;
-        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats tiles attention_tensor_cores attention_prefill_tensor_cores attention_wide attention_prefill linear_attention layers nvfp4 argmax differential; do
+        suites)   for t in decode_step timed_layers prelude cuda_backend kvquant_formats tiles fast_exp_on_vulkan attention_tensor_cores attention_prefill_tensor_cores attention_wide attention_prefill linear_attention layers nvfp4 argmax differential; do
                       echo "-- $t"; suite "$t" 2>&1 | grep -E "^test |test result|panicked|SKIP" || status=1
                   done > "$out/suites.log" 2>&1
                   grep -E "^-- |test result|panicked" "$out/suites.log"; grep -q "panicked\|FAILED" "$out/suites.log" && status=1 ;;

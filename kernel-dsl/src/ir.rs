@@ -683,7 +683,10 @@ impl TileOp {
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             TileOp::Fill { value, .. } | TileOp::Scale { value, .. } => vec![value],
-            TileOp::Load { index, stride, .. } | TileOp::Store { index, stride, .. } | TileOp::Get { index, stride, .. } | TileOp::Set { index, stride, .. } => {
+            TileOp::Load { index, stride, .. }
+            | TileOp::Store { index, stride, .. }
+            | TileOp::Get { index, stride, .. }
+            | TileOp::Set { index, stride, .. } => {
                 vec![index, stride]
             }
             TileOp::Mma { .. } | TileOp::Coords { .. } | TileOp::Reduce { .. } => vec![],
@@ -945,7 +948,9 @@ impl Intrinsic {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp | Intrinsic::FastExp2 => 1,
+            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp | Intrinsic::FastExp2 => {
+                1
+            }
             Intrinsic::Min | Intrinsic::Max => 2,
             Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
         }

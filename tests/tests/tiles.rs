@@ -402,7 +402,8 @@ fn elements_outside(got: &[f32], want: &[f32], c: &[f32]) -> usize {
     (0..2560)
         .filter(|&o| {
             let (g, part, at) = (o / 1280, (o % 1280) / 256, o % 256);
-            let bound = if part == 2 { c[g * 256 + (at / 16) * 16..][..16].iter().map(|x| f64::from(x.abs())).sum::<f64>() * 2f64.powi(-20) } else { 0.0 };
+            let bound =
+                if part == 2 { c[g * 256 + (at / 16) * 16..][..16].iter().map(|x| f64::from(x.abs())).sum::<f64>() * 2f64.powi(-20) } else { 0.0 };
             (f64::from(got[o]) - f64::from(want[o])).abs() > bound || got[o].is_nan()
         })
         .count()

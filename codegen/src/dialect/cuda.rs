@@ -2,8 +2,8 @@
 
 use super::{Dialect, FieldText, SignatureBuffer};
 use onekernel_dsl::ir::Access;
-use onekernel_dsl::ir::{TileReduce, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
+use onekernel_dsl::ir::{TileReduce, TileRole};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// The CUDA dialect.

@@ -1,9 +1,9 @@
 //! GLSL 450 for Vulkan, compiled to SPIR-V by shaderc.
 
-use super::Dialect;
 use super::row_pairs;
-use onekernel_dsl::ir::{TileReduce, TileRole};
+use super::Dialect;
 use onekernel_dsl::ir::{Builtin, Param};
+use onekernel_dsl::ir::{TileReduce, TileRole};
 use onekernel_dsl::types::{Scalar, StorageType};
 
 /// The GLSL dialect.

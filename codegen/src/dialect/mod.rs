@@ -419,7 +419,10 @@ pub(crate) mod row_pairs {
             TileReduce::RowSum => format!("{a} + {b}"),
             _ => format!("ok_max_f32({a}, {b})"),
         };
-        let mut lines = vec![format!("{{ float ok_r = {vals}[0];"), format!("{unroll}for (uint ok_e = 1u; ok_e < 8u; ok_e++) {{ ok_r = {}; }}", comb("ok_r", &format!("{vals}[ok_e]")))];
+        let mut lines = vec![
+            format!("{{ float ok_r = {vals}[0];"),
+            format!("{unroll}for (uint ok_e = 1u; ok_e < 8u; ok_e++) {{ ok_r = {}; }}", comb("ok_r", &format!("{vals}[ok_e]"))),
+        ];
         let masks: &[u32] = if op == TileReduce::AllMax { &[1, 2, 4, 8, 16] } else { &[1] };
         for &m in masks {
             lines.push(format!("ok_r = {};", comb("ok_r", &shuffle_xor("ok_r", m))));

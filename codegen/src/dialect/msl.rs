@@ -1,7 +1,7 @@
 //! Metal Shading Language, compiled on macOS with safe math and contraction off.
 
-use super::{Dialect, SignatureBuffer};
 use super::row_pairs;
+use super::{Dialect, SignatureBuffer};
 use onekernel_dsl::ir::{Access, TileReduce, TileRole};
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::types::{Scalar, StorageType};

@@ -237,7 +237,8 @@ fn describe(instance: &ash::Instance, phys: vk::PhysicalDevice, p: &vk::Physical
         _ => p.vendor_id == 0x10de,
     };
 
-    let subgroup_shuffle = subgroup.supported_operations.contains(vk::SubgroupFeatureFlags::SHUFFLE) && subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE);
+    let subgroup_shuffle = subgroup.supported_operations.contains(vk::SubgroupFeatureFlags::SHUFFLE)
+        && subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE);
     Described { driver: driver_name, denormals, subgroup_size: subgroup.subgroup_size, subgroup_shuffle, native_fma, f16_unpack_exact }
 }
 
@@ -346,7 +347,8 @@ impl Vulkan {
         let mut e_pr = vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default().pipeline_robustness(true);
         // Register tiles where the device has cooperative matrices: the extension, its
         // feature, the memory model and f16 arithmetic their modules declare.
-        let tiles = super::tiles::support(&entry, &instance, phys, has12, offers(ash::khr::cooperative_matrix::NAME), d.subgroup_size, d.subgroup_shuffle);
+        let tiles =
+            super::tiles::support(&entry, &instance, phys, has12, offers(ash::khr::cooperative_matrix::NAME), d.subgroup_size, d.subgroup_shuffle);
         let mut e_coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
         if tiles.is_ok() {
             e12 = e12.vulkan_memory_model(true).shader_float16(true);

@@ -9,18 +9,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// The statements that operate on tiles.
-const OPERATIONS: [&str; 10] = [
-    "tile_fill",
-    "tile_load",
-    "tile_store",
-    "tile_mma",
-    "tile_scale",
-    "tile_get",
-    "tile_set",
-    "tile_coords",
-    "tile_row_max",
-    "tile_row_sum",
-];
+const OPERATIONS: [&str; 10] =
+    ["tile_fill", "tile_load", "tile_store", "tile_mma", "tile_scale", "tile_get", "tile_set", "tile_coords", "tile_row_max", "tile_row_sum"];
 
 /// The reductions among [`OPERATIONS`] (and `tile_all_max`).
 fn reduction(name: &str) -> Option<TileReduce> {
@@ -96,7 +86,9 @@ impl Lowerer {
                 stride: self.index_u32(stride, &name)?,
             },
             ("tile_coords", [rows, cols]) => TileOp::Coords { rows: self.slot_array(rows, &name)?, cols: self.slot_array(cols, &name)? },
-            (n, [vals]) if reduction(n).is_some() => TileOp::Reduce { vals: self.slot_array(vals, &name)?, op: reduction(n).unwrap_or(TileReduce::RowMax) },
+            (n, [vals]) if reduction(n).is_some() => {
+                TileOp::Reduce { vals: self.slot_array(vals, &name)?, op: reduction(n).unwrap_or(TileReduce::RowMax) }
+            }
             _ => return Err(err(c.span(), usage(&name))),
         };
         self.push(out, StmtKind::Tile(Box::new(op)), c.span());

@@ -10,6 +10,13 @@
 //! exact in f64) in order of the inner index, rounded once to f32. Tensor cores sum in
 //! their own order and precision, which is why a kernel using tiles is `fast`.
 //! `tile_scale` is one f32 multiplication per value; loads and stores move bits.
+//!
+//! Element access (`tile_get`, `tile_set`, `tile_coords`, the slot reductions) holds each
+//! invocation's 8 slots in CUDA's fragment order ([`LAYOUT`]); the backends that go
+//! through a scratch use another, so a kernel that assumes one fails on some backend.
+//! `tile_get` and `tile_set` write the scratch as those backends do, for the race
+//! detector; `tile_set` of an A operand rounds to f16 (nearest even); `tile_row_sum`
+//! sums in f64 in column order, rounded once.
 
 use super::{Binding, Frame, Machine, R};
 use crate::cpu::error::Fault;
