@@ -9,10 +9,21 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// The statements that operate on tiles.
-const OPERATIONS: [&str; 10] =
-    ["tile_fill", "tile_load", "tile_store", "tile_mma", "tile_scale", "tile_get", "tile_set", "tile_coords", "tile_row_max", "tile_row_sum"];
+const OPERATIONS: [&str; 11] = [
+    "tile_fill",
+    "tile_load",
+    "tile_store",
+    "tile_mma",
+    "tile_scale",
+    "tile_get",
+    "tile_set",
+    "tile_coords",
+    "tile_row_max",
+    "tile_row_sum",
+    "tile_all_max",
+];
 
-/// The reductions among [`OPERATIONS`] (and `tile_all_max`).
+/// The reduction a statement's name calls for, if it is one.
 fn reduction(name: &str) -> Option<TileReduce> {
     [TileReduce::RowMax, TileReduce::RowSum, TileReduce::AllMax].into_iter().find(|r| r.name() == name)
 }
@@ -24,7 +35,7 @@ pub(super) fn constructor(e: &syn::Expr) -> Option<TileRole> {
 
 /// Whether a statement expression is a tile operation.
 pub(super) fn is_operation(e: &syn::Expr) -> bool {
-    OPERATIONS.iter().any(|n| is_call_to(e, n)) || is_call_to(e, "tile_all_max")
+    OPERATIONS.iter().any(|n| is_call_to(e, n))
 }
 
 impl Lowerer {
@@ -86,9 +97,10 @@ impl Lowerer {
                 stride: self.index_u32(stride, &name)?,
             },
             ("tile_coords", [rows, cols]) => TileOp::Coords { rows: self.slot_array(rows, &name)?, cols: self.slot_array(cols, &name)? },
-            (n, [vals]) if reduction(n).is_some() => {
-                TileOp::Reduce { vals: self.slot_array(vals, &name)?, op: reduction(n).unwrap_or(TileReduce::RowMax) }
-            }
+            (n, [vals]) => match reduction(n) {
+                Some(op) => TileOp::Reduce { vals: self.slot_array(vals, &name)?, op },
+                None => return Err(err(c.span(), usage(&name))),
+            },
             _ => return Err(err(c.span(), usage(&name))),
         };
         self.push(out, StmtKind::Tile(Box::new(op)), c.span());
