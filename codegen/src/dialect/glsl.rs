@@ -238,9 +238,8 @@ impl Dialect for Glsl {
                 scratch.array
             ));
         }
-        let mut m = super::TileMemory { fence: true, ..scratch.clone() };
-        m.col_major = false;
-        lines.extend(self.tile_load(role, tile, &m));
+        // The scratch is row-major (the printer passes it so); the load follows the writes.
+        lines.extend(self.tile_load(role, tile, &super::TileMemory { fence: true, ..scratch.clone() }));
         lines
     }
 

@@ -186,9 +186,8 @@ impl Dialect for Msl {
         } else {
             lines.push(format!("for (uint ok_e = 0u; ok_e < 8u; ok_e++) {{ ok_tile_halves_tg({})[{at}] = half({vals}[ok_e]); }}", scratch.array));
         }
-        let mut m = super::TileMemory { fence: true, ..scratch.clone() };
-        m.col_major = false;
-        lines.extend(self.tile_load(role, tile, &m));
+        // The scratch is row-major (the printer passes it so); the load follows the writes.
+        lines.extend(self.tile_load(role, tile, &super::TileMemory { fence: true, ..scratch.clone() }));
         lines
     }
 

@@ -449,17 +449,11 @@ fn check_slots(sc: &Scope, var: crate::ir::VarId, elem: Scalar, op: &str, span: 
 
 /// The scratch of `tile_get` / `tile_set`: a shared array of the role's memory type.
 fn check_scratch(sc: &Scope, place: Place, role: TileRole, op: &str, span: SpanId, d: &mut Diagnostics) {
-    let Place::Shared(s) = place else {
+    if !matches!(place, Place::Shared(_)) {
         return d.error(span, ErrorKind::Type, format!("`{op}`'s scratch is a shared array"));
-    };
-    let Some(sh) = sc.kernel.shared.get(s.0 as usize) else {
-        return d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", s.0));
-    };
-    let want = role.memory_elem();
-    if sh.elem != want {
-        let what = if want == Scalar::F32 { "f32 values" } else { "u32 words of two f16 values" };
-        d.error(span, ErrorKind::Type, format!("`{op}`'s scratch for a `{}()` holds {what}; `{}` holds {}", role.constructor(), sh.name, sh.elem));
     }
+    // The backends that use it store and load the tile there.
+    check_tile_memory(sc, place, role, true, op, span, d);
 }
 
 /// The memory of a tile load or store: a shared array or a buffer whose elements are the

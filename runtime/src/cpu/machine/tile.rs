@@ -148,12 +148,10 @@ impl<'k> Machine<'k> {
                 let v = self.tile_values(tile, op, span, lane, group)?;
                 // The scratch is written as the backends without register access write
                 // it, so that a scratch another group or invocation uses is a race here.
-                let stored = self.scratch_write(scratch, TileRole::Acc, &v, ops, span, lane, group);
-                for i in 0..32u32 {
-                    for e in 0..TILE_SLOTS {
-                        let (r, c) = LAYOUT.coords(i, e);
-                        frame.vars[vals.0 as usize][(group * 32 + i as usize) * SLOTS + e as usize] = v[(r * TILE_DIM + c) as usize].to_bits();
-                    }
+                let stored = self.scratch_write(scratch, op, TileRole::Acc, &v, ops, span, lane, group);
+                let var = &mut frame.vars[vals.0 as usize];
+                for (at, r, c) in group_slots(group) {
+                    var[at] = v[(r * TILE_DIM + c) as usize].to_bits();
                 }
                 self.tiles[tile.0 as usize][group] = Some(v);
                 stored?;
@@ -161,57 +159,37 @@ impl<'k> Machine<'k> {
             }
             TileOp::Set { tile, vals, scratch, .. } => {
                 let role = self.kernel.tiles[tile.0 as usize].role;
-                let mut v = vec![0f32; VALUES];
-                for i in 0..32u32 {
-                    for e in 0..TILE_SLOTS {
-                        let (r, c) = LAYOUT.coords(i, e);
-                        let x = f32::from_bits(frame.vars[vals.0 as usize][(group * 32 + i as usize) * SLOTS + e as usize]);
-                        // An operand holds f16 values: rounded to nearest even.
-                        v[(r * TILE_DIM + c) as usize] = if role == TileRole::Acc { x } else { f16_to_f32(f32_to_f16(x)) };
-                    }
+                let mut v = slots_as_tile(&frame.vars[vals.0 as usize], group);
+                if role != TileRole::Acc {
+                    // An operand holds f16 values: rounded to nearest even.
+                    v.iter_mut().for_each(|x| *x = f16_to_f32(f32_to_f16(*x)));
                 }
-                self.scratch_write(scratch, role, &v, ops, span, lane, group)?;
+                self.scratch_write(scratch, op, role, &v, ops, span, lane, group)?;
                 self.tiles[tile.0 as usize][group] = Some(v);
                 self.ops += VALUES as u64;
             }
             TileOp::Coords { rows, cols } => {
-                for i in 0..32u32 {
-                    for e in 0..TILE_SLOTS {
-                        let (r, c) = LAYOUT.coords(i, e);
-                        let at = (group * 32 + i as usize) * SLOTS + e as usize;
-                        frame.vars[rows.0 as usize][at] = r;
-                        frame.vars[cols.0 as usize][at] = c;
-                    }
+                for (at, r, c) in group_slots(group) {
+                    frame.vars[rows.0 as usize][at] = r;
+                    frame.vars[cols.0 as usize][at] = c;
                 }
             }
             TileOp::Reduce { vals, op: how } => {
                 let var = &mut frame.vars[vals.0 as usize];
-                let at = |i: u32, e: u32| (group * 32 + i as usize) * SLOTS + e as usize;
-                // The tile the slots form, then each row's (or the whole tile's) result.
-                let mut v = vec![0f32; VALUES];
-                for i in 0..32u32 {
-                    for e in 0..TILE_SLOTS {
-                        let (r, c) = LAYOUT.coords(i, e);
-                        v[(r * TILE_DIM + c) as usize] = f32::from_bits(var[at(i, e)]);
-                    }
-                }
+                let v = slots_as_tile(var, group);
                 let n = TILE_DIM as usize;
-                let rows: Vec<f32> = (0..n)
-                    .map(|r| {
-                        let row = &v[r * n..(r + 1) * n];
-                        match how {
-                            // In f64, in order of the column, rounded once.
-                            TileReduce::RowSum => row.iter().map(|&x| f64::from(x)).sum::<f64>() as f32,
-                            TileReduce::RowMax => row.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                            TileReduce::AllMax => v.iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                        }
+                let all = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let rows: Vec<f32> = v
+                    .chunks(n)
+                    .map(|row| match how {
+                        // In f64, in order of the column, rounded once.
+                        TileReduce::RowSum => row.iter().map(|&x| f64::from(x)).sum::<f64>() as f32,
+                        TileReduce::RowMax => row.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                        TileReduce::AllMax => all,
                     })
                     .collect();
-                for i in 0..32u32 {
-                    for e in 0..TILE_SLOTS {
-                        let (r, _) = LAYOUT.coords(i, e);
-                        var[at(i, e)] = rows[r as usize].to_bits();
-                    }
+                for (at, r, _) in group_slots(group) {
+                    var[at] = rows[r as usize].to_bits();
                 }
                 self.ops += VALUES as u64;
             }
@@ -219,11 +197,20 @@ impl<'k> Machine<'k> {
         Ok(())
     }
 
-    /// A `tile_get` or `tile_set`'s scratch, written with the tile's values as the group
-    /// (f32 values for an accumulator; f16 pairs for an operand).
+    /// The scratch of `op` (`tile_get` or `tile_set`), written with the tile's values as
+    /// the group (f32 values for an accumulator; f16 pairs for an operand).
     #[allow(clippy::too_many_arguments)]
-    fn scratch_write(&mut self, scratch: Place, role: TileRole, v: &[f32], ops: [u32; 2], span: SpanId, lane: u16, group: usize) -> R<()> {
-        let op = if role == TileRole::Acc { "tile_get" } else { "tile_set" };
+    fn scratch_write(
+        &mut self,
+        scratch: Place,
+        op: &'static str,
+        role: TileRole,
+        v: &[f32],
+        ops: [u32; 2],
+        span: SpanId,
+        lane: u16,
+        group: usize,
+    ) -> R<()> {
         let at = self.tile_addresses(op, role, ops, false, span, lane)?;
         let owner = GROUP | group as u16;
         for (e, &m) in at.iter().enumerate() {
@@ -320,4 +307,24 @@ impl<'k> Machine<'k> {
         }
         Ok(at as usize)
     }
+}
+
+/// Each slot of the invocations of `group`: its index in a local slot array (lane-major,
+/// as the interpreter holds locals) and the (row, column) it holds.
+fn group_slots(group: usize) -> impl Iterator<Item = (usize, u32, u32)> {
+    (0..32u32).flat_map(move |i| {
+        (0..TILE_SLOTS).map(move |e| {
+            let (r, c) = LAYOUT.coords(i, e);
+            ((group * 32 + i as usize) * SLOTS + e as usize, r, c)
+        })
+    })
+}
+
+/// The tile (row-major) that `group`'s slots in the local array `var` form.
+fn slots_as_tile(var: &[u32], group: usize) -> Vec<f32> {
+    let mut v = vec![0f32; VALUES];
+    for (at, r, c) in group_slots(group) {
+        v[(r * TILE_DIM + c) as usize] = f32::from_bits(var[at]);
+    }
+    v
 }
