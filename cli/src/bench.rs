@@ -129,13 +129,13 @@ fn deterministic_split(det_long_after: Option<u32>, det_chunks: Option<u32>) -> 
 
 /// The modes a shape is timed in: (mode, split; `None`: the fast split with the
 /// backend's chunks). Tensor cores (`--tensor-cores`): paged only, the scheduler's
-/// chunks (`tensor_core_chunk`) unless `--fast-chunk` names them, or the fixed chunks.
+/// chunks (`tensor_core_chunk`) unless `--tc-chunk` names them, or the fixed chunks.
 fn modes(o: &BenchOptions, p: &DecodeProblem, paged: bool) -> Vec<(&'static str, Option<Split>)> {
     let mut modes: Vec<(&str, Option<Split>)> = vec![("fast", None), ("deterministic", Some(deterministic_split(o.det_long_after, o.det_chunks)))];
     if paged {
         for &m in &o.tensor_cores {
             let split = match m {
-                TensorCoreMode::Stages(stages) => Split::TensorCores { chunk_tokens: o.fast_chunk.unwrap_or_else(|| tensor_core_chunk(p)), stages },
+                TensorCoreMode::Stages(stages) => Split::TensorCores { chunk_tokens: o.tc_chunk.unwrap_or_else(|| tensor_core_chunk(p)), stages },
                 TensorCoreMode::Deterministic => Split::tensor_cores_deterministic(),
             };
             modes.push((m.label(), Some(split)));
@@ -291,7 +291,7 @@ impl Report<'_> {
     fn print_tensor_core_table(&self, m: TensorCoreMode) {
         let name = self.name;
         let what = match m {
-            TensorCoreMode::Stages(s) => format!("the scheduler's chunks, {s} pipeline stages"),
+            TensorCoreMode::Stages(s) => format!("the scheduler's chunks, up to {s} pipeline stages: the deepest the device's shared memory holds"),
             TensorCoreMode::Deterministic => format!("fixed {TENSOR_CORE_DETERMINISTIC_CHUNK}-token chunks: batch-invariant"),
         };
         let steps: Vec<f64> = self.shapes.iter().map(|&(bs, l)| self.find(bs, l, "paged16", m.label(), "step_median_ns")).collect();

@@ -214,10 +214,23 @@ impl Report<'_> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, shapes, fast_chunk, det_chunks, det_long_after, tensor_cores } =
-        BenchOptions::parse("bench-kvquant", args, true)?;
-    if fast_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
-        bail!("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+    let BenchOptions {
+        backends,
+        backends_named,
+        runs,
+        out,
+        evidence,
+        quick,
+        smoke,
+        shapes,
+        fast_chunk,
+        tc_chunk,
+        det_chunks,
+        det_long_after,
+        tensor_cores,
+    } = BenchOptions::parse("bench-kvquant", args, true)?;
+    if fast_chunk.is_some() || tc_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
+        bail!("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
     }
     if !shapes.is_empty() {
         bail!("bench-kvquant has no --shape (its lengths are fixed by ANCHORS.md; --quick picks 65536)");

@@ -7,6 +7,7 @@ use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::CodegenError;
 use onekernel_dsl::types::StorageType;
 use onekernel_dsl::Kernel;
+use onekernel_ops::attention::problem::TENSOR_CORE_MAX_CHUNK;
 use onekernel_ops::{Device, Timing};
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::vulkan::Vulkan;
@@ -247,6 +248,9 @@ pub struct BenchOptions {
     pub shapes: Vec<(u32, u32)>,
     /// `--fast-chunk N`: the fast mode's chunk length instead of the scheduler's choice.
     pub fast_chunk: Option<u32>,
+    /// `--tc-chunk N`: the tensor-core modes' chunk length instead of the scheduler's
+    /// choice (`tensor_core_chunk`).
+    pub tc_chunk: Option<u32>,
     /// `--det-chunks N` (1 or 2): deterministic chunks per workgroup instead of the
     /// runtime's choice.
     pub det_chunks: Option<u32>,
@@ -254,23 +258,24 @@ pub struct BenchOptions {
     /// 128-token chunks instead of the runtime's `DETERMINISTIC_LONG_AFTER` (other bits
     /// for sequences between the two; for measuring where the threshold should be).
     pub det_long_after: Option<u32>,
-    /// `--tensor-cores 2|3|det,…`: also time the paged step on tensor cores
+    /// `--tensor-cores 1|2|3|det,…`: also time the paged step on tensor cores
     /// (`attn_decode_chunk_mma`, class `fast`) in these modes, where the backend runs it.
     pub tensor_cores: Vec<TensorCoreMode>,
 }
 
 impl BenchOptions {
-    /// The options of the decode-attention benchmark alone (`--shape`, `--fast-chunk`,
+    /// The options of the decode-attention benchmark alone (`--shape`, `--fast-chunk`, `--tc-chunk`,
     /// `--det-chunks`, `--det-long-after`, `--tensor-cores`): an error naming them for the
     /// other benchmark programs.
     pub fn reject_attention_options(&self) -> Result<()> {
         if self.fast_chunk.is_some()
+            || self.tc_chunk.is_some()
             || self.det_chunks.is_some()
             || self.det_long_after.is_some()
             || !self.tensor_cores.is_empty()
             || !self.shapes.is_empty()
         {
-            bail!("--shape, --fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+            bail!("--shape, --fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
         }
         Ok(())
     }
@@ -293,7 +298,8 @@ pub fn driver_copies(backends: &mut [Box<dyn Backend>], bytes: u64, flush: &Prel
 /// A tensor-core step `onekernel bench --tensor-cores` times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorCoreMode {
-    /// The scheduler's chunks with 2 or 3 pipeline stages (`2`, `3`).
+    /// The scheduler's chunks with 1, 2 or 3 pipeline stages (`1`, `2`, `3`; the
+    /// deepest the device holds up to that).
     Stages(u32),
     /// The fixed chunks of `Split::tensor_cores_deterministic` (`det`).
     Deterministic,
@@ -303,6 +309,7 @@ impl TensorCoreMode {
     /// The mode's name in the evidence JSON.
     pub fn label(self) -> &'static str {
         match self {
+            TensorCoreMode::Stages(1) => "tensor_cores_1stage",
             TensorCoreMode::Stages(2) => "tensor_cores_2stage",
             TensorCoreMode::Stages(_) => "tensor_cores_3stage",
             TensorCoreMode::Deterministic => "tensor_cores_det",
@@ -329,6 +336,7 @@ impl BenchOptions {
                 list("tensor-cores"),
                 list("shape"),
                 one("fast-chunk"),
+                one("tc-chunk"),
                 one("det-chunks"),
                 one("det-long-after"),
             ]);
@@ -345,6 +353,7 @@ impl BenchOptions {
             smoke: p.has("smoke"),
             shapes: Vec::new(),
             fast_chunk: None,
+            tc_chunk: None,
             det_chunks: None,
             det_long_after: None,
             tensor_cores: Vec::new(),
@@ -352,9 +361,9 @@ impl BenchOptions {
         let modes = p.list("tensor-cores");
         for s in &modes {
             match s.parse::<u32>() {
-                Ok(n @ 2..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
+                Ok(n @ 1..=3) => o.tensor_cores.push(TensorCoreMode::Stages(n)),
                 _ if s == "det" => o.tensor_cores.push(TensorCoreMode::Deterministic),
-                _ => bail!("--tensor-cores takes 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{}`)", modes.join(",")),
+                _ => bail!("--tensor-cores takes 1, 2, 3 (pipeline stages) or det (fixed chunks), comma-separated (got `{}`)", modes.join(",")),
             }
         }
         for v in p.list("shape") {
@@ -371,6 +380,9 @@ impl BenchOptions {
             p.parsed("fast-chunk", "a chunk length of 1 … 512 tokens (more than 256 needs a backend with asynchronous copies)", |v| {
                 v.parse::<u32>().ok().filter(|n| (1..=512).contains(n))
             })?;
+        o.tc_chunk = p.parsed("tc-chunk", &format!("a chunk length of 1 … {TENSOR_CORE_MAX_CHUNK} tokens"), |v| {
+            v.parse::<u32>().ok().filter(|n| (1..=TENSOR_CORE_MAX_CHUNK).contains(n))
+        })?;
         o.det_chunks =
             p.parsed("det-chunks", "1 or 2 deterministic chunks per workgroup", |v| v.parse::<u32>().ok().filter(|n| (1..=2).contains(n)))?;
         o.det_long_after = p.parsed("det-long-after", "a sequence length of at least 1 token", |v| v.parse::<u32>().ok().filter(|&n| n > 0))?;

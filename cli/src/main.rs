@@ -14,7 +14,7 @@
 //! onekernel bench-formats [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
 //! onekernel bench-tiles [--backend vulkan,cuda] [--runs N] [--evidence DIR]
 //! onekernel bench-prefill [--backend vulkan,cuda] [--runs N] [--quick|--smoke] [--out DIR] [--evidence DIR]
-//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 2|3|det,…] [--out DIR] [--evidence DIR]
+//! onekernel bench [--backend cuda,vulkan] [--runs N] [--quick] [--shape BxL]... [--fast-chunk N] [--tc-chunk N] [--det-chunks 1|2] [--det-long-after N] [--tensor-cores 1|2|3|det,…] [--out DIR] [--evidence DIR]
 //! onekernel vk-stats [--kernel NAME]... [--out DIR] [--evidence DIR]
 //! ```
 
@@ -78,12 +78,13 @@ pub(crate) const USAGE: &str =
          timed as decode steps (chunk + combine back to back) and as the two kernels
          apart, with the copy bandwidth of the same run; markdown tables + JSON (GPU machine;
          --shape BxL, repeatable: only those shapes; --fast-chunk N: the fast mode's
-         chunk length instead of the scheduler's choice; --det-chunks 1|2: the
+         chunk length instead of the scheduler's choice; --tc-chunk N: the tensor-core
+         modes' (1 … 65536); --det-chunks 1|2: the
          deterministic mode's chunks per workgroup instead of the runtime's — 128-token
          chunks, and 256-token ones where every sequence is long and K is staged;
          --det-long-after N: 256-token deterministic chunks past N tokens instead of 2048;
-         --tensor-cores 2|3|det,…: also the paged step on tensor cores, class fast: the
-         scheduler's chunks with 2 or 3 pipeline stages, or fixed chunks (det))
+         --tensor-cores 1|2|3|det,…: also the paged step on tensor cores, class fast: the
+         scheduler's chunks with 1, 2 or 3 pipeline stages, or fixed chunks (det))
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run and a bare read of the same bytes (the bound on any

@@ -162,7 +162,12 @@ fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message:
     }
     let (code, _, err) = onekernel(&["bench-kvquant", flag, good]);
     assert_eq!(code, 2, "bench-kvquant {flag} {good}");
-    assert!(err.contains("--fast-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench`"), "{err}");
+    assert!(err.contains("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench`"), "{err}");
+}
+
+#[test]
+fn cli_bench_takes_a_tensor_core_chunk_of_1_to_65536_tokens_and_only_for_attention() {
+    bench_option_is_checked_and_attention_only("--tc-chunk", &["0", "65537", "x"], "--tc-chunk takes a chunk length of 1 … 65536 tokens", "1024");
 }
 
 #[test]
@@ -191,11 +196,11 @@ fn cli_bench_takes_a_positive_deterministic_threshold_and_only_for_attention() {
 }
 
 #[test]
-fn cli_bench_takes_two_or_three_tensor_core_stages_and_only_for_attention() {
+fn cli_bench_takes_one_to_three_tensor_core_stages_and_only_for_attention() {
     bench_option_is_checked_and_attention_only(
         "--tensor-cores",
-        &["1", "4", "2,4", "two"],
-        "--tensor-cores takes 2, 3 (pipeline stages) or det",
+        &["0", "4", "2,4", "two"],
+        "--tensor-cores takes 1, 2, 3 (pipeline stages) or det",
         "2",
     );
 }
@@ -431,7 +436,7 @@ fn cli_refuses_hostile_option_values_naming_the_option() {
         (vec!["validate", "--backend", "vulkan;rm -rf /", "--out", gen], "vulkan;rm -rf /"),
         (vec!["validate", "--kernel", "softmax_rows", "--variant", "nope", "--backend", "cpu", "--out", gen], "has no variant `nope`"),
         (vec!["bench", "--fast-chunk", "100000"], "--fast-chunk takes a chunk length of 1 … 512"),
-        (vec!["bench", "--tensor-cores", "9"], "--tensor-cores takes 2, 3"),
+        (vec!["bench", "--tensor-cores", "9"], "--tensor-cores takes 1, 2, 3"),
     ] {
         let (code, out, err) = onekernel(&args);
         assert_eq!(code, 2, "{args:?}: {out}{err}");

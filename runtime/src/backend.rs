@@ -31,6 +31,12 @@ pub struct DeviceInfo {
     /// and newer: `cp.async`). Elsewhere it is a plain load and store, and kernels
     /// choose their register-staged variants (`async_k = false` for decode attention).
     pub async_copies: bool,
+    /// The most shared memory one workgroup may declare, where the device has a limit
+    /// below the validator's 227 KiB (NVIDIA's Vulkan: 48 KiB) or reports one (CUDA's
+    /// opt-in maximum); `None` on the interpreter and msl-emu, which take any variant.
+    /// A launch past it is refused with `BackendError::Unsupported`; runtimes that have
+    /// a choice pick a variant within it.
+    pub max_shared_bytes: Option<u32>,
     /// Whether storage-buffer accesses are bounds-checked by the driver (Vulkan), or
     /// compiled without checks because sizes are checked before launch (docs/RUNTIME.md).
     pub buffer_checks: String,

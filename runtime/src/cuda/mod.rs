@@ -137,6 +137,10 @@ impl Cuda {
         // Programmatic dependent launch exists from sm_90; ONEKERNEL_CUDA_PDL=0 launches
         // a sequence's kernels one after the other instead (for comparisons).
         let dependent_launch = major >= 9 && std::env::var("ONEKERNEL_CUDA_PDL").as_deref() != Ok("0");
+        let max_shared_bytes = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .ok()
+            .map(|b| b.max(0) as u32);
         let info = DeviceInfo {
             backend: "cuda".into(),
             device: name,
@@ -149,6 +153,7 @@ impl Cuda {
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
             async_copies,
+            max_shared_bytes,
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), prelude: None, dyn_shared: HashMap::new(), dependent_launch, info })

@@ -366,6 +366,7 @@ impl Vulkan {
                 "unpackHalf2x16, subnormal halves by hand".into()
             },
             async_copies: false,
+            max_shared_bytes: Some(p.limits.max_compute_shared_memory_size),
             buffer_checks: if has_pr {
                 "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()
             } else {

@@ -837,8 +837,10 @@ pub fn attn_decode_combine(
     let h = group_id().x;
     let b = group_id().y;
     let t0 = local_id().x;
-    // The chunk kernel's rule: 128-token chunks up to `det_long` tokens, 256 beyond.
-    let chunk = select(deterministic, select(kv_len[b] <= det_long, 128u32, 256u32), min(chunk_tokens, 512u32));
+    // The chunk kernels' rule: deterministic, 128-token chunks up to `det_long` tokens,
+    // 256 beyond; otherwise `chunk_tokens` as the runtime checked it for the chunk kernel
+    // it launched (at most 512 for `attn_decode_chunk`, any length for the tensor cores').
+    let chunk = select(deterministic, select(kv_len[b] <= det_long, 128u32, 256u32), max(chunk_tokens, 1u32));
     let used = min((kv_len[b] + chunk - 1) / chunk, n_chunks);
     let row = (b * n_heads + h) * n_chunks;
     // Roles: dimensions [4·qd, 4·qd + 4), chunk lane cl of `lanes` (head_dim ≤ 256, so

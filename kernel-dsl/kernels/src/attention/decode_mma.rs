@@ -2,35 +2,37 @@
 //! counterpart of `attn_decode_chunk` for f16 caches with D = 128.
 //!
 //! Same grid, inputs and partial results as `attn_decode_chunk` (its module docs), so
-//! `attn_decode_combine` merges either; q·k and p·v are `mma_f16` tiles, which is why
-//! the kernel is `fast`: a tensor core rounds its sums differently from the
-//! interpreter's chain of `fma`s, so results are checked against the reference within a
-//! tolerance, not bitwise (DESIGN.md §4; docs/PERFORMANCE.md, "Tensor cores").
+//! `attn_decode_combine` merges either; q·k and p·v are register tiles and the softmax
+//! is online on their slots, which is why the kernel is `fast`: a tensor core rounds its
+//! sums differently from the interpreter's chain of `fma`s and the exponentials are the
+//! hardware's, so results are checked against the reference within a tolerance, not
+//! bitwise (DESIGN.md §4; docs/PERFORMANCE.md, "Tensor cores").
 
 use onekernel_macros::kernel;
 
-/// Scores, softmax numerators and weighted V of one chunk of at most 256 tokens for
-/// the (up to eight) query heads of one KV head, with f16 K and V rows of 128 dimensions.
+/// Partial attention of the (up to sixteen) query heads of one KV head over one chunk of
+/// tokens (any length), with f16 K and V rows of 128 dimensions.
 ///
 /// The query heads, rounded to f16 (to nearest even; magnitudes below 2^-14 become
 /// zero), are the rows of a 16-row A operand (rows past the group are zeros). K and V
-/// move in tiles of 32 rows through three shared buffers (two tiles travelling while one
-/// is used; 47 KiB in all, within the 48 KiB of NVIDIA's Vulkan), or with `rows64` in
-/// tiles of 64 rows through two (55 KiB), with 16-byte `async_copy`s: K tiles, then V
-/// tiles. Each group of 32 invocations scores 16 tokens of a K tile as register tiles,
-/// `Sᵀ = Q · Kᵀ` over 128 dimensions, and copies the group's heads into the chunk's
-/// scores `[head][token]`. After the last K tile the softmax takes the scores (scaled,
-/// masked): per head the maximum, then the numerators `exp(s − m)` (`fast_exp`, the
-/// hardware's approximation) rounded to f16 — the values p·v multiplies — and their sum
-/// `l` in f32, each over the head's 16 invocations in a fixed order. Each of the four
-/// groups then accumulates its 32 dimensions of `Σ p · v` in two register tiles over the
-/// V tiles (`Oᵀ`'s rows are dimensions: `Vᵀ · Pᵀ`), stored once at the end. Rows of a
-/// last tile past the chunk repeat its last token (finite values) and their numerators
-/// are zero. Sequence b's tokens, the chunks and the block table are as in
-/// `attn_decode_chunk` with `paged`; no softcap and no ALiBi (the runtime takes the
-/// `exact` kernel for those). The result does not depend on `rows64`: the products
-/// follow the tokens in the same 16-token steps.
-#[kernel(workgroup = 128, fast, variants(paged = [false, true], rows64 = [false, true]))]
+/// move in blocks of 64 tokens through `stages` shared buffers of 34 KiB (1: 44.75 KiB in
+/// all, within the 48 KiB of NVIDIA's Vulkan; 2 or 3: CUDA, blocks travelling while one
+/// is used) with 16-byte `async_copy`s, the block table read once per token by one
+/// invocation while the block before it is used. Each group of 32 invocations takes 16
+/// tokens of every block, FlashAttention-2's split: `S = Q · Kᵀ` (heads × tokens) as a
+/// register tile, the scaled and masked scores on its slots (`tile_get`), a running
+/// maximum per head in log2 units that moves only when some head passes it by more than
+/// 8, the numerators `2^(s · scale · log2 e − m)` (`fast_exp2`) summed before they are
+/// rounded to f16 as the A operand of `O += P · V` (`tile_set`), O in eight register
+/// tiles. At the end the four groups' maxima, sums and O tiles meet in shared memory and
+/// are merged in group order into the chunk's partial results (the maximum in natural
+/// units, as `attn_decode_chunk` writes it). Tokens of a last block past the chunk
+/// repeat its last token (finite values) and get no weight. Sequence b's tokens, the
+/// chunks and the block table are as in `attn_decode_chunk` with `paged`; no softcap and
+/// no ALiBi (the runtime takes the `exact` kernel for those); the scale must be positive
+/// (heads' maxima are taken before it). The result does not depend on `stages`: every
+/// group follows the same tokens in the same steps.
+#[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], stages = [1u32, 2, 3]))]
 pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * 128)] q: &[f32],
     #[len(n_kv_heads * 64)] k: &[u32],
@@ -50,27 +52,28 @@ pub fn attn_decode_chunk_mma(
     #[push] scale: f32,
     #[push] has_mask: u32,
 ) {
-    // Tiles of 32 rows × 136 f16 values (128 + 8: consecutive rows start 4 banks apart,
-    // so the eight rows of one 8 × 8 matrix load hit all 32 banks) in three buffers, or
-    // of 64 rows in two.
-    let kv = shared::<u32, { select(rows64, 8704u32, 6528u32) }>();
-    // Scores [head][token]: 8 heads × 260 (chunks of up to 256 tokens); the softmax then
-    // overwrites them with the scaled, masked values. At the end, each group's two
-    // accumulator tiles (4 × 512 values) on their way to `part_acc`.
-    let scores = shared::<f32, 2080u32>();
-    // 16 rows of f16 values, two per word, 264 values apart: first the query heads (rows
-    // of the Q tile, 128 values each), then the numerators [head][token] (columns of the
-    // Pᵀ tiles). Rows past the group are zeros: the tiles' columns past it are unused.
-    let qp = shared::<u32, 2112u32>();
-    // Each scoring group's Sᵀ tile (16 × 16); the softmax's per-invocation maxima and
-    // sums (0–127, 128–255).
-    let stage = shared::<f32, 1024u32>();
-    // The cache cell ((page·page_size + slot)·n_kv_heads + kvh) of each token of the
-    // chunk, found once: the tiles' copies then wait for no block-table read.
-    let cells = shared::<u32, 256u32>();
+    // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows
+    // of one 8 × 8 matrix load start 4 banks apart and hit all 32 banks), per buffer. At
+    // the end, each group's O rows (f32 bits) and its heads' maxima and sums.
+    let kv = shared::<u32, { stages * 8704u32 }>();
+    // The Q tile: 16 rows of 136 f16 values.
+    let qs = shared::<u32, 1088u32>();
+    // Where a backend reaches tiles' values only through memory (GLSL, MSL; CUDA reads
+    // its registers and leaves these unused): each group's S and O tiles' slots (16 × 16
+    // f32) and its numerators as an A operand (16 × 16 f16).
+    let sc = shared::<f32, 1024u32>();
+    let ps = shared::<u32, 512u32>();
+    // The cache cells of a block's tokens, two blocks' worth.
+    let cells = shared::<u32, 128u32>();
+    let s = tile_acc();
     let o0 = tile_acc();
     let o1 = tile_acc();
-    let s = tile_acc();
+    let o2 = tile_acc();
+    let o3 = tile_acc();
+    let o4 = tile_acc();
+    let o5 = tile_acc();
+    let o6 = tile_acc();
+    let o7 = tile_acc();
     let ta = tile_a();
     let tb = tile_b();
     // f32 → f16 bits, to nearest even; magnitudes below 2^-14 give a signed zero, those
@@ -91,151 +94,14 @@ pub fn attn_decode_chunk_mma(
     let b = group_id().z;
     let t0 = local_id().x;
     let warp = t0 / 32;
-    let lane = t0 % 32;
     let len = kv_len[b];
     let group = n_heads / n_kv_heads;
-    let chunk = min(chunk_tokens, 256u32);
-    let start = c * chunk;
-    let end = min(start + chunk, len);
+    let start = c * chunk_tokens;
+    let end = min(start + chunk_tokens, len);
     let n = select(end > start, end - start, 0u32);
     let head0 = kvh * group;
-    let rows = select(rows64, 64u32, 32u32);
-    let tiles = (n + rows - 1) / rows;
-    for i in (t0..tiles * rows).step_by(WORKGROUP_X) {
-        let t = start + min(i, n - 1);
-        let logical = b * pages_per_seq + t / page_size;
-        let mut page = logical;
-        if paged {
-            page = block_table[logical] as u32;
-        }
-        cells[i] = (page * page_size + t % page_size) * n_kv_heads + kvh;
-    }
-    for i in (t0..2112u32).step_by(WORKGROUP_X) {
-        let h = i / 132;
-        let w = i % 132;
-        let mut bits = 0u32;
-        if h < group && w < 64 {
-            let row = (b * n_heads + head0 + h) * 128 + 2 * w;
-            bits = to_f16(q[row]) | (to_f16(q[row + 1]) << 16);
-        }
-        qp[i] = bits;
-    }
-    barrier();
-    // Step s copies tile s (K tiles 0 … tiles − 1, then V tiles) into buffer s % nb and
-    // uses tile s − (nb − 1).
-    let nb = select(rows64, 2u32, 3u32);
-    let steps = 2 * tiles;
-    let quad = t0 % 16;
-    for st in 0..steps + nb - 1 {
-        if st < steps {
-            let tile = select(st < tiles, st, st - tiles);
-            let buf = (st % nb) * rows * 68;
-            // Unrolled, so that the rows' copies start together.
-            for j in 0..8u32 {
-                let r = t0 / 16 + 8 * j;
-                if r < rows {
-                    let src = cells[tile * rows + r] * 64 + quad * 4;
-                    if st < tiles {
-                        async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
-                    } else {
-                        async_copy(kv, buf + r * 68 + quad * 4, v, src, 4);
-                    }
-                }
-            }
-        }
-        async_commit();
-        if st + 1 >= nb {
-            if rows64 {
-                async_wait(1);
-            } else {
-                async_wait(2);
-            }
-            barrier();
-            let u = st + 1 - nb;
-            // The tile's first f16 value.
-            let buf_h = (u % nb) * rows * 136;
-            if u < tiles {
-                if warp < rows / 16 {
-                    // Sᵀ (16 heads × 16 tokens) = Q · Kᵀ, Kᵀ read from the tile's rows.
-                    tile_fill(s, 0.0);
-                    for kk in 0..8u32 {
-                        tile_load(ta, qp, kk * 16, 264, false);
-                        tile_load(tb, kv, buf_h + warp * 16 * 136 + kk * 16, 136, true);
-                        tile_mma(s, ta, tb);
-                    }
-                    tile_store(s, stage, warp * 256, 16, false);
-                    for e in (lane..group * 16).step_by(32) {
-                        scores[(e / 16) * 260 + u * rows + warp * 16 + e % 16] = stage[warp * 256 + e];
-                    }
-                }
-            } else {
-                if u == tiles {
-                    // The softmax: 16 invocations per head, tokens l, l + 16, …
-                    let h = t0 / 16;
-                    let l = t0 % 16;
-                    let mut mx = f32::NEG_INFINITY;
-                    if h < group {
-                        for i in (l..n).step_by(16) {
-                            let mut x = scores[h * 260 + i] * scale;
-                            if has_mask != 0 {
-                                x = x + mask[b * pages_per_seq * page_size + start + i];
-                            }
-                            scores[h * 260 + i] = x;
-                            mx = max(mx, x);
-                        }
-                    }
-                    stage[t0] = mx;
-                    barrier();
-                    let mut m = f32::NEG_INFINITY;
-                    for j in 0..16u32 {
-                        m = max(m, stage[h * 16 + j]);
-                    }
-                    // Numerators of token pairs (2i, 2i + 1), zero past the chunk; the
-                    // query values they replace were last read before the barrier above.
-                    let mut ls = 0.0;
-                    if h < group {
-                        for i in (l..tiles * rows / 2).step_by(16) {
-                            let mut w = 0u32;
-                            for e in 0..2u32 {
-                                if 2 * i + e < n {
-                                    let x = scores[h * 260 + 2 * i + e];
-                                    let p = to_f16(select(x == f32::NEG_INFINITY, 0.0, fast_exp(x - m)));
-                                    ls += f16_bits_to_f32(p);
-                                    w = w | (p << (16 * e));
-                                }
-                            }
-                            qp[h * 132 + i] = w;
-                        }
-                    }
-                    stage[WORKGROUP_X + t0] = ls;
-                    barrier();
-                    if l == 0 && h < group {
-                        let mut lsum = 0.0;
-                        for j in 0..16u32 {
-                            lsum += stage[WORKGROUP_X + h * 16 + j];
-                        }
-                        let row = (b * n_heads + head0 + h) * n_chunks + c;
-                        part_m[row] = m;
-                        part_l[row] = lsum;
-                    }
-                    tile_fill(o0, 0.0);
-                    tile_fill(o1, 0.0);
-                }
-                // Oᵀ (16 dimensions × 16 heads) += Vᵀ · Pᵀ over the tile's tokens: Vᵀ is
-                // the tile read by columns, Pᵀ the numerators by columns.
-                let vt = u - tiles;
-                for kk in 0..rows / 16 {
-                    tile_load(tb, qp, vt * rows + kk * 16, 264, true);
-                    tile_load(ta, kv, buf_h + kk * 16 * 136 + warp * 32, 136, true);
-                    tile_mma(o0, ta, tb);
-                    tile_load(ta, kv, buf_h + kk * 16 * 136 + warp * 32 + 16, 136, true);
-                    tile_mma(o1, ta, tb);
-                }
-            }
-            barrier();
-        }
-    }
-    if tiles == 0 {
+    if n == 0 {
+        // A chunk past this sequence's end (another sequence of the batch is longer).
         if t0 < group {
             let row = (b * n_heads + head0 + t0) * n_chunks + c;
             part_m[row] = f32::NEG_INFINITY;
@@ -244,14 +110,301 @@ pub fn attn_decode_chunk_mma(
         for i in (t0..group * 128).step_by(WORKGROUP_X) {
             part_acc[((b * n_heads + head0 + i / 128) * n_chunks + c) * 128 + i % 128] = 0.0;
         }
-    } else {
-        // Each group's tiles [dimension][head] through the scores, then the group's heads.
-        tile_store(o0, scores, warp * 512, 16, false);
-        tile_store(o1, scores, warp * 512 + 256, 16, false);
+        return;
+    }
+    // Token `t`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
+    let cell_of = |t: u32, b: u32, kvh: u32| -> u32 {
+        let logical = b * pages_per_seq + t / page_size;
+        let mut page = logical;
+        if paged {
+            page = block_table[logical] as u32;
+        }
+        (page * page_size + t % page_size) * n_kv_heads + kvh
+    };
+    // Blocks of 64 tokens; tokens past the chunk repeat its last.
+    let nblk = (n + 63) / 64;
+    for i in (t0..1088u32).step_by(WORKGROUP_X) {
+        let h = i / 68;
+        let w = i % 68;
+        let mut bits = 0u32;
+        if h < group && w < 64 {
+            let row = (b * n_heads + head0 + h) * 128 + 2 * w;
+            bits = to_f16(q[row]) | (to_f16(q[row + 1]) << 16);
+        }
+        qs[i] = bits;
+    }
+    if t0 < 64 {
+        let c0 = cell_of(start + min(t0, n - 1), b, kvh);
+        cells[t0] = c0;
+    }
+    barrier();
+    // Each slot's head (row) and its token within the group's 16 (column).
+    let mut rows = [0u32; 8];
+    let mut cols = [0u32; 8];
+    tile_coords(rows, cols);
+    let sb = warp * 256;
+    // Per slot, its head's running maximum (log2 units), the value the numerators
+    // subtract, and this invocation's part of the head's sum.
+    let mut m_row = [f32::NEG_INFINITY; 8];
+    let mut m_use = [0.0; 8];
+    let mut l_part = [0.0; 8];
+    let scale2 = scale * 1.442695041;
+    let inv_scale = 1.0 / scale;
+    let mut f = [0.0; 8];
+    let mut mx = [0.0; 8];
+    let mut ov = [0.0; 8];
+    // Step st copies block st into buffer st % stages and uses block st − (stages − 1).
+    // With two or more buffers, the step first waits for the block it uses and meets the
+    // other groups, which have then also finished the block before it, whose buffer
+    // block st takes: one barrier per block. With one, the block is copied, waited for
+    // and used, and a barrier closes the step. Every step after the first starts with a
+    // barrier, past which the cells the previous step found are read.
+    for st in 0..nblk + stages - 1 {
+        if stages >= 2 && st + 1 >= stages {
+            if stages == 3 {
+                async_wait(1);
+            } else {
+                async_wait(0);
+            }
+            barrier();
+        } else if st >= 1 {
+            // Filling the pipeline: the cells the previous step found, for this step's
+            // copies.
+            barrier();
+        }
+        if st < nblk {
+            let buf = (st % stages) * 8704;
+            // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
+            // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            for j in 0..8u32 {
+                let r = t0 / 16 + 8 * j;
+                let quad = t0 % 16;
+                let src = cells[(st % 2) * 64 + r] * 64 + quad * 4;
+                async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
+                async_copy(kv, buf + (64 + r) * 68 + quad * 4, v, src, 4);
+            }
+            // Read by the next step's copies, after its barrier (or this step's last).
+            if st + 1 < nblk && t0 < 64 {
+                let cn = cell_of(start + min((st + 1) * 64 + t0, n - 1), b, kvh);
+                cells[((st + 1) % 2) * 64 + t0] = cn;
+            }
+        }
+        async_commit();
+        if stages == 1 {
+            async_wait(0);
+            barrier();
+        }
+        if st + 1 >= stages {
+            let u = st + 1 - stages;
+            // The group's first K row and V row of the block (f16 units).
+            let kbase = (u % stages) * 17408 + warp * 16 * 136;
+            let vbase = kbase + 64 * 136;
+            // S (16 heads × the group's 16 tokens) = Q · Kᵀ, Kᵀ read from K's rows.
+            tile_fill(s, 0.0);
+            for kk in 0..8u32 {
+                tile_load(ta, qs, kk * 16, 136, false);
+                tile_load(tb, kv, kbase + kk * 16, 136, true);
+                tile_mma(s, ta, tb);
+            }
+            tile_get(f, s, sc, sb, 16);
+            // Tokens past the chunk get no weight; the mask is added over the scale.
+            if u * 64 + 64 > n {
+                for e in 0..8u32 {
+                    f[e] = select(u * 64 + warp * 16 + cols[e] >= n, f32::NEG_INFINITY, f[e]);
+                }
+            }
+            if has_mask != 0 {
+                let mrow = b * pages_per_seq * page_size + start;
+                for e in 0..8u32 {
+                    f[e] = f[e] + mask[mrow + min(u * 64 + warp * 16 + cols[e], n - 1)] * inv_scale;
+                }
+            }
+            for e in 0..8u32 {
+                mx[e] = f[e];
+            }
+            tile_row_max(mx);
+            // How far the group's heads passed their running maxima (log2 units; every
+            // head at the first block, whose maxima are −∞).
+            for e in 0..8u32 {
+                mx[e] = mx[e] * scale2;
+                ov[e] = select(mx[e] == f32::NEG_INFINITY, f32::NEG_INFINITY, mx[e] - m_row[e]);
+            }
+            tile_all_max(ov);
+            if u == 0 || ov[0] > 8.0 {
+                for e in 0..8u32 {
+                    let m_new = max(m_row[e], mx[e]);
+                    // Reused as each slot's factor for O.
+                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[e] - m_new));
+                    l_part[e] = l_part[e] * mx[e];
+                    m_row[e] = m_new;
+                    // A head with no token yet subtracts 0, so that its −∞ scores give 0.
+                    m_use[e] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
+                }
+                if u > 0 {
+                    tile_get(ov, o0, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o0, ov, sc, sb, 16);
+                    tile_get(ov, o1, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o1, ov, sc, sb, 16);
+                    tile_get(ov, o2, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o2, ov, sc, sb, 16);
+                    tile_get(ov, o3, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o3, ov, sc, sb, 16);
+                    tile_get(ov, o4, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o4, ov, sc, sb, 16);
+                    tile_get(ov, o5, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o5, ov, sc, sb, 16);
+                    tile_get(ov, o6, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o6, ov, sc, sb, 16);
+                    tile_get(ov, o7, sc, sb, 16);
+                    for e in 0..8u32 {
+                        ov[e] = ov[e] * mx[e];
+                    }
+                    tile_set(o7, ov, sc, sb, 16);
+                } else {
+                    tile_fill(o0, 0.0);
+                    tile_fill(o1, 0.0);
+                    tile_fill(o2, 0.0);
+                    tile_fill(o3, 0.0);
+                    tile_fill(o4, 0.0);
+                    tile_fill(o5, 0.0);
+                    tile_fill(o6, 0.0);
+                    tile_fill(o7, 0.0);
+                }
+            }
+            // The numerators, at most 2^8; the sums add them before they are rounded to
+            // f16 as the A operand of P · V (as FlashAttention does).
+            for e in 0..8u32 {
+                f[e] = fast_exp2(f[e] * scale2 - m_use[e]);
+                l_part[e] += f[e];
+            }
+            tile_set(ta, f, ps, sb, 16);
+            // O (16 heads × 128 dimensions) += P · V over the group's 16 tokens.
+            tile_load(tb, kv, vbase, 136, false);
+            tile_mma(o0, ta, tb);
+            tile_load(tb, kv, vbase + 16, 136, false);
+            tile_mma(o1, ta, tb);
+            tile_load(tb, kv, vbase + 32, 136, false);
+            tile_mma(o2, ta, tb);
+            tile_load(tb, kv, vbase + 48, 136, false);
+            tile_mma(o3, ta, tb);
+            tile_load(tb, kv, vbase + 64, 136, false);
+            tile_mma(o4, ta, tb);
+            tile_load(tb, kv, vbase + 80, 136, false);
+            tile_mma(o5, ta, tb);
+            tile_load(tb, kv, vbase + 96, 136, false);
+            tile_mma(o6, ta, tb);
+            tile_load(tb, kv, vbase + 112, 136, false);
+            tile_mma(o7, ta, tb);
+            if stages == 1 {
+                barrier();
+            }
+        }
+    }
+    // Each head's sum over the group's tokens; then every group's heads (rows below the
+    // group) to shared memory, past the last block's use of it: per group 16 rows of
+    // 128 O values, then 16 maxima and 16 sums.
+    tile_row_sum(l_part);
+    if stages >= 2 {
         barrier();
-        for i in (t0..group * 128).step_by(WORKGROUP_X) {
-            let d = i % 128;
-            part_acc[((b * n_heads + head0 + i / 128) * n_chunks + c) * 128 + d] = scores[(d / 16) * 256 + (d % 16) * 16 + i / 128];
+    }
+    let gb = warp * 2080;
+    tile_get(ov, o0, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o1, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 16 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o2, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 32 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o3, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 48 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o4, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 64 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o5, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 80 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o6, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 96 + cols[e]] = ov[e].to_bits();
+        }
+    }
+    tile_get(ov, o7, sc, sb, 16);
+    for e in 0..8u32 {
+        if rows[e] < group {
+            kv[gb + rows[e] * 128 + 112 + cols[e]] = ov[e].to_bits();
+        }
+        // One slot of each row (column 0) writes the head's maximum and sum.
+        if rows[e] < group && cols[e] == 0 {
+            kv[gb + 2048 + rows[e]] = m_row[e].to_bits();
+            kv[gb + 2064 + rows[e]] = l_part[e].to_bits();
+        }
+    }
+    barrier();
+    // The chunk's partial results: the groups merged in order 0 … 3 against their
+    // largest maximum (a group whose tokens all got no weight has −∞ and adds nothing).
+    for i in (t0..group * 128).step_by(WORKGROUP_X) {
+        let h = i / 128;
+        let d = i % 128;
+        let mut top = f32::NEG_INFINITY;
+        for g in 0..4u32 {
+            top = max(top, f32::from_bits(kv[g * 2080 + 2048 + h]));
+        }
+        let mut l = 0.0;
+        let mut acc = 0.0;
+        for g in 0..4u32 {
+            let mg = f32::from_bits(kv[g * 2080 + 2048 + h]);
+            let w = select(mg == f32::NEG_INFINITY, 0.0, exp2(mg - top));
+            l += f32::from_bits(kv[g * 2080 + 2064 + h]) * w;
+            acc += f32::from_bits(kv[g * 2080 + h * 128 + d]) * w;
+        }
+        let row = (b * n_heads + head0 + h) * n_chunks + c;
+        part_acc[row * 128 + d] = acc;
+        if d == 0 {
+            part_m[row] = top * 0.6931471806;
+            part_l[row] = l;
         }
     }
 }

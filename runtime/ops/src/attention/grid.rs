@@ -140,14 +140,23 @@ pub fn fast_chunk(p: &DecodeProblem, async_copies: bool) -> u32 {
     max_len.div_ceil(chunks).clamp(16, max_fast_chunk(async_copies))
 }
 
-/// The tensor-core split's chunk: [`fast_chunk`] where K is staged, at most
-/// [`TENSOR_CORE_MAX_CHUNK`] tokens (`attn_decode_chunk_mma`'s limit).
-/// Measured on the H200 (docs/PERFORMANCE.md, "Tensor cores"): chunks chosen instead to
-/// fill whole waves of resident workgroups (448 tokens at 16 × 32768, 18 waves instead
-/// of 15.5) gave 578.5 against 576.3 µs, and 64-token chunks at 1 × 4096 17.8–17.9
-/// against 17.0–17.4 µs: a workgroup's fixed cost is most of a short chunk's time.
+/// Workgroups the tensor-core split aims for (one per sequence, KV head and chunk):
+/// about one wave of an H100/H200 (132 SMs) holding two of them per SM, so that each
+/// streams as long a chunk as the work allows.
+pub const TENSOR_CORE_TARGET_GROUPS: u32 = 256;
+
+/// The shortest tensor-core chunk the scheduler picks: two 64-token blocks, so that a
+/// workgroup's second block travels while its first is used.
+pub const TENSOR_CORE_MIN_CHUNK: u32 = 128;
+
+/// The tensor-core split's chunk: enough chunks of the batch's longest sequence that
+/// B × Hkv × chunks reaches [`TENSOR_CORE_TARGET_GROUPS`], in whole 64-token blocks,
+/// [`TENSOR_CORE_MIN_CHUNK`] … [`TENSOR_CORE_MAX_CHUNK`] tokens. It depends on the batch,
+/// which [`Split::tensor_cores_deterministic`] removes.
 pub fn tensor_core_chunk(p: &DecodeProblem) -> u32 {
-    fast_chunk(p, true).min(TENSOR_CORE_MAX_CHUNK)
+    let max_len = p.kv_len.iter().max().copied().unwrap_or(1);
+    let chunks = (TENSOR_CORE_TARGET_GROUPS / (p.n_seq() * p.n_kv_heads).max(1)).max(1);
+    max_len.div_ceil(chunks).next_multiple_of(64).clamp(TENSOR_CORE_MIN_CHUNK, TENSOR_CORE_MAX_CHUNK)
 }
 
 /// Runs one point on `dev`.
@@ -223,11 +232,14 @@ mod tests {
     }
 
     #[test]
-    fn tensor_core_chunks_are_the_staged_fast_chunks_within_the_kernel_limit() {
-        assert_eq!(tensor_core_chunk(&shape(1, 32768, 32)), 256);
+    fn tensor_core_chunks_fill_the_target_in_whole_blocks() {
+        // 8 KV heads: 1 × 32768 → 32 chunks of 1024; 16 × 4096 → 2 of 2048.
+        assert_eq!(tensor_core_chunk(&shape(1, 32768, 32)), 1024);
+        assert_eq!(tensor_core_chunk(&shape(16, 4096, 32)), 2048);
+        // Short work: at least two blocks; long batches: one chunk per sequence.
         assert_eq!(tensor_core_chunk(&shape(1, 4096, 32)), 128);
-        assert_eq!(tensor_core_chunk(&shape(128, 8192, 32)), 256);
-        assert_eq!(tensor_core_chunk(&shape(16, 32768, 64)), 256);
-        assert_eq!(tensor_core_chunk(&shape(1, 32768, 64)), 256);
+        assert_eq!(tensor_core_chunk(&shape(128, 8192, 32)), 8192);
+        // Rounded up to whole blocks (40000 / 32 chunks = 1250 → 1280).
+        assert_eq!(tensor_core_chunk(&shape(1, 40000, 64)), 1280);
     }
 }

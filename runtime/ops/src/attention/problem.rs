@@ -62,14 +62,14 @@ pub fn early_combine_loads(pairs: u32) -> bool {
     pairs <= EARLY_COMBINE_MAX_PAIRS
 }
 
-/// The largest chunk `attn_decode_chunk_mma` takes: its shared scores hold 256 tokens
-/// of eight query heads.
-pub const TENSOR_CORE_MAX_CHUNK: u32 = 256;
+/// The largest chunk `attn_decode_chunk_mma` is given: its online softmax takes a chunk
+/// of any length in one workgroup; past 65536 tokens a workgroup per chunk leaves all but
+/// the longest batches with fewer workgroups than one H200 holds at once.
+pub const TENSOR_CORE_MAX_CHUNK: u32 = 65536;
 
 /// The chunk of [`Split::tensor_cores_deterministic`]: fixed, so a sequence's chunks,
-/// their workgroups and the combine's merge order depend on its own length only (the
-/// largest chunk `attn_decode_chunk_mma` takes).
-pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = TENSOR_CORE_MAX_CHUNK;
+/// their workgroups and the combine's merge order depend on its own length only.
+pub const TENSOR_CORE_DETERMINISTIC_CHUNK: u32 = 256;
 
 /// Why a problem could not run.
 #[derive(Debug, thiserror::Error)]
@@ -120,17 +120,19 @@ pub enum Split {
         /// Tokens per chunk.
         chunk_tokens: u32,
     },
-    /// Chunks of `chunk_tokens` (1 … [`MAX_CHUNK`]) chosen by the caller, scored and
-    /// summed on tensor cores by `attn_decode_chunk_mma` (class `fast`: within a
-    /// tolerance of the reference, not bitwise; f16 K and V, D = 128, at most eight query
-    /// heads per KV head, no softcap, no ALiBi: [`DecodeProblem::check_tensor_cores`];
-    /// at most 256 tokens per chunk with more than four query heads per KV head).
+    /// Chunks of `chunk_tokens` (1 … [`TENSOR_CORE_MAX_CHUNK`]) chosen by the caller,
+    /// one workgroup each, scored and summed on tensor cores by `attn_decode_chunk_mma`
+    /// (class `fast`: within a tolerance of the reference, not bitwise; f16 K and V,
+    /// D = 128, at most sixteen query heads per KV head, no softcap, no ALiBi:
+    /// [`DecodeProblem::check_tensor_cores`]).
     TensorCores {
         /// Tokens per chunk.
         chunk_tokens: u32,
-        /// Buffers of the kernel's copy pipeline: 2 of 64-row K/V tiles (`rows64`, 54 KiB of
-        /// shared memory: CUDA), or 3 of 32-row tiles (46 KiB: within the 48 KiB of
-        /// NVIDIA's Vulkan). The results are the same.
+        /// Buffers of the kernel's copy pipeline, each a 64-token K/V block of 34 KiB: 1
+        /// (44.75 KiB of shared memory in all), 2 or 3 (blocks in flight while one is
+        /// used, where copies are asynchronous). The runtime takes the deepest up to this
+        /// one whose shared memory the device offers (`DeviceInfo::max_shared_bytes`:
+        /// one buffer on NVIDIA's Vulkan, 48 KiB). The results are the same.
         stages: u32,
     },
 }
@@ -362,14 +364,10 @@ impl DecodeProblem {
             Split::Fast { chunk_tokens } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Err(AttentionError::Invalid(format!(
                 "chunks of {chunk_tokens} tokens: the chunk kernel takes at most {most} per workgroup where it reads K in place (backends without asynchronous copies)"
             ))),
-            Split::TensorCores { stages, .. } if !(2..=3).contains(&stages) => Err(AttentionError::Invalid(format!("{stages} pipeline stages: 2 or 3"))),
+            Split::TensorCores { stages, .. } if !(1..=3).contains(&stages) => Err(AttentionError::Invalid(format!("{stages} pipeline stages: 1, 2 or 3"))),
             Split::TensorCores { chunk_tokens, .. } if (1..=TENSOR_CORE_MAX_CHUNK).contains(&chunk_tokens) => Ok((chunk_tokens, chunk_tokens)),
-            Split::TensorCores { chunk_tokens, .. } if (1..=MAX_CHUNK).contains(&chunk_tokens) => Err(AttentionError::Invalid(format!(
-                "chunks of {chunk_tokens} tokens: the tensor-core kernel takes at most {TENSOR_CORE_MAX_CHUNK} per workgroup"
-            ))),
-            Split::Fast { chunk_tokens } | Split::TensorCores { chunk_tokens, .. } => {
-                Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}")))
-            }
+            Split::TensorCores { chunk_tokens, .. } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {TENSOR_CORE_MAX_CHUNK} on tensor cores"))),
+            Split::Fast { chunk_tokens } => Err(AttentionError::Invalid(format!("chunks of {chunk_tokens} tokens: 1 … {MAX_CHUNK}"))),
             Split::Deterministic => Ok((DETERMINISTIC_CHUNK, DETERMINISTIC_CHUNK * self.deterministic_chunks_per_group())),
             Split::DeterministicGrouped { chunks_per_group: 2 } if !self.pairs_deterministic_chunks() => Err(AttentionError::Invalid(format!(
                 "2 deterministic chunks per workgroup: D = {} with {} V has one V token group, so one chunk per workgroup",
@@ -390,8 +388,8 @@ impl DecodeProblem {
             format!("{} K and {} V (it reads f16 only)", self.k_format.name(), self.v_format.name())
         } else if self.head_dim != 128 {
             format!("D = {} (it takes D = 128)", self.head_dim)
-        } else if group > 8 {
-            format!("{group} query heads per KV head (at most 8)")
+        } else if group > 16 {
+            format!("{group} query heads per KV head (at most 16: the rows of one tile)")
         } else if self.softcap != 0.0 || self.max_bias != 0.0 {
             "softcap or ALiBi (the exact kernel's options)".to_string()
         } else {
@@ -545,7 +543,19 @@ impl DecodeProblem {
             axes.push(("deterministic", Literal::Bool(deterministic && !plan.long_pairs)));
         }
         if let Split::TensorCores { stages, .. } = split {
-            axes.push(("rows64", Literal::Bool(stages == 2)));
+            // The deepest pipeline up to the one asked for whose shared memory the
+            // device offers (NVIDIA's Vulkan: one buffer); the bits are the same.
+            let most = dev.backend().info().max_shared_bytes.unwrap_or(u32::MAX);
+            let fits = |s: u32| {
+                let mut with = axes.clone();
+                with.push(("stages", Literal::U32(s)));
+                variant_spec(chunk, &with, &[]).map(|spec| chunk.shared_bytes_for(&spec) <= most)
+            };
+            let mut depth = stages;
+            while depth > 1 && !fits(depth)? {
+                depth -= 1;
+            }
+            axes.push(("stages", Literal::U32(depth)));
         }
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
