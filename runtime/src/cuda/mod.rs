@@ -137,10 +137,11 @@ impl Cuda {
         // Programmatic dependent launch exists from sm_90; ONEKERNEL_CUDA_PDL=0 launches
         // a sequence's kernels one after the other instead (for comparisons).
         let dependent_launch = major >= 9 && std::env::var("ONEKERNEL_CUDA_PDL").as_deref() != Ok("0");
+        // The opt-in maximum per workgroup, which `read_dynamic_shared` holds launches to.
         let max_shared_bytes = ctx
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .ok()
-            .map(|b| b.max(0) as u32);
+            .map_err(|e| unavailable(format!("cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN): {e}")))?
+            .max(0) as u32;
         let info = DeviceInfo {
             backend: "cuda".into(),
             device: name,
@@ -153,7 +154,7 @@ impl Cuda {
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
             async_copies,
-            max_shared_bytes,
+            max_shared_bytes: Some(max_shared_bytes),
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), prelude: None, dyn_shared: HashMap::new(), dependent_launch, info })
@@ -345,12 +346,9 @@ impl Cuda {
         self.stream.memcpy_dtoh(&global, &mut word).map_err(|e| api("cuMemcpyDtoH", &e))?;
         self.stream.synchronize().map_err(|e| api("cuStreamSynchronize", &e))?;
         let bytes = u32::from_le_bytes(word);
-        let most = self
-            .ctx
-            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(|e| api("cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)", &e))?;
+        let most = self.info.max_shared_bytes.unwrap_or(u32::MAX);
         let statics = k.shared_bytes_for(l.spec).saturating_sub(bytes);
-        if bytes as u64 + statics as u64 > most.max(0) as u64 {
+        if bytes as u64 + statics as u64 > most as u64 {
             return Err(BackendError::Unsupported {
                 kernel: k.name.clone(),
                 variant: entry.to_string(),

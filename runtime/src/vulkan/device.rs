@@ -47,8 +47,6 @@ pub struct Vulkan {
     pub(super) memory: vk::PhysicalDeviceMemoryProperties,
     pub(super) timestamp_period_ns: Option<f64>,
     pub(super) max_groups: [u32; 3],
-    /// `maxComputeSharedMemorySize` in bytes.
-    pub(super) max_shared_bytes: u32,
     pub(super) info: DeviceInfo,
     /// Value of the `ok_native_fma` specialization constant.
     pub(super) native_fma: bool,
@@ -366,6 +364,7 @@ impl Vulkan {
                 "unpackHalf2x16, subnormal halves by hand".into()
             },
             async_copies: false,
+            // `maxComputeSharedMemorySize`, which `check_supported` holds variants to.
             max_shared_bytes: Some(p.limits.max_compute_shared_memory_size),
             buffer_checks: if has_pr {
                 "disabled per pipeline (VK_EXT_pipeline_robustness; sizes are checked before launch)".into()
@@ -423,7 +422,6 @@ impl Vulkan {
             memory,
             timestamp_period_ns,
             max_groups: p.limits.max_compute_work_group_count,
-            max_shared_bytes: p.limits.max_compute_shared_memory_size,
             info,
             native_fma,
             f16_unpack_exact,

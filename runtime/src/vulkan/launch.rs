@@ -438,8 +438,8 @@ impl Vulkan {
         let shared = k.shared_bytes_for(l.spec);
         let reason = if let (Some(_), Err(why)) = (&k.tiles, &self.tiles) {
             format!("it uses register tiles (cooperative matrices): {why}")
-        } else if shared > self.max_shared_bytes {
-            format!("it declares {shared} bytes of shared memory; the device offers {}", self.max_shared_bytes)
+        } else if let Some(most) = self.info.max_shared_bytes.filter(|&most| shared > most) {
+            format!("it declares {shared} bytes of shared memory; the device offers {most}")
         } else {
             return Ok(());
         };
