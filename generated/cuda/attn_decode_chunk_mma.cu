@@ -44,7 +44,10 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
 }
 // async_copy / async_commit / async_wait (docs/DSL.md): cp.async from global to shared
 // memory, 4, 8 or 16 bytes; the DSL requires aligned indices (the interpreter checks
-// them). Before sm_80 the copies are synchronous and waiting is a no-op.
+// them). Before sm_80 the copies are synchronous and waiting is a no-op. Every size
+// allocates in L1 (`.ca`): for 16 bytes, `.cg` (L2 only) left a third of the sectors the
+// tensor-core decode step streams counted as L2 hits and the step 3-4 % slower on an
+// H100 (docs/PERFORMANCE.md, "Decode attention").
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define OK_ASYNC_COPY(BYTES, CACHE) \
     static __device__ __forceinline__ void ok_async_copy##BYTES(void* dst, const void* src) { \
@@ -53,7 +56,7 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
     }
 OK_ASYNC_COPY(4, ca)
 OK_ASYNC_COPY(8, ca)
-OK_ASYNC_COPY(16, cg)
+OK_ASYNC_COPY(16, ca)
 static __device__ __forceinline__ void ok_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void ok_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 #else
