@@ -9,9 +9,8 @@ B and L are the batch and the KV length; the backend is cuDNN unless `flash` is 
 import sys
 
 import torch
+from sdpa import D, HKV, HQ  # the shape the decode anchor times
 from torch.nn.attention import SDPBackend, sdpa_kernel
-
-HQ, HKV, D = 32, 8, 128
 
 
 def main(b, l, backend):
