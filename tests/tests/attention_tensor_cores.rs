@@ -1,13 +1,15 @@
 //! Decode attention on tensor cores (`Split::TensorCores`, `attn_decode_chunk_mma`, class
 //! `fast`) against the independent float64 reference: f16 K/V, D = 128, GQA 1/2/4/8/16,
 //! 1–3 sequences of 1–900 tokens, pages of 1/16/64 tokens, paged or contiguous, mask,
-//! sinks, chunks of 64/96/256/1024 tokens. The queries and the softmax numerators are
-//! rounded to f16 and the tensor cores sum in their own way, so the bound is a
-//! tolerance (NMSE ≤ 2e-6, max |err| ≤ 4e-3), with a negative control; each backend
-//! must also repeat its own bits, and fixed chunks (`Split::tensor_cores_deterministic`)
-//! give a sequence the same bits in any batch, and every pipeline depth the same bits.
-//! The kernel's register tiles run on the interpreter, msl-emu, CUDA (`mma.sync`) and NVIDIA's Vulkan (cooperative matrices);
-//! backends without them (lavapipe) print SKIPPED.
+//! sinks, chunks of 64/96/256/1024 tokens, the cache cells past each sequence's end NaN.
+//! The queries and the softmax numerators are rounded to f16 and the tensor cores sum in
+//! their own way, so the bound is a tolerance (NMSE ≤ 2e-6, max |err| ≤ 4e-3), with a
+//! negative control; each backend must also repeat its own bits, every pipeline depth
+//! must give the same bits, and fixed chunks (`Split::tensor_cores_deterministic`) give a
+//! sequence the same bits in any batch — also where alone it is one chunk, which the
+//! chunk kernel normalizes itself, and in the batch the combine does. The kernel's
+//! register tiles run on the interpreter, msl-emu, CUDA (`mma.sync`) and NVIDIA's Vulkan
+//! (cooperative matrices); backends without them (lavapipe) print SKIPPED.
 
 use onekernel_ops::attention::batch::{pack, BatchShape, SeqRng, Sequence};
 use onekernel_ops::attention::problem::TENSOR_CORE_MAX_CHUNK;
@@ -31,6 +33,23 @@ fn run_or_skip(problem: &DecodeProblem, split: Split, backend: &mut dyn Backend,
     }
 }
 const MAX_ABS_BOUND: f64 = 4e-3;
+
+/// Fills every cache cell past its sequence's length with f16 NaNs (bytes 0xff), as a
+/// serving engine's unwritten slots may hold: a kernel that lets one into a tile (a
+/// load past the chunk's end instead of its last token repeated) gives NaN.
+fn poison_unused_cells(problem: &mut DecodeProblem) {
+    let (p, pps) = (problem.page_size as usize, problem.pages_per_seq as usize);
+    let row = 2 * 128 * problem.n_kv_heads as usize;
+    for (s, &len) in problem.kv_len.clone().iter().enumerate() {
+        for t in len as usize..pps * p {
+            let logical = s * pps + t / p;
+            let page = problem.block_table.as_ref().map_or(logical, |bt| bt[logical] as usize);
+            let cell = page * p + t % p;
+            problem.k[cell * row..][..row].fill(0xff);
+            problem.v[cell * row..][..row].fill(0xff);
+        }
+    }
+}
 
 #[test]
 fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_bits() {
@@ -61,7 +80,8 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
             v_head_dim: None,
         };
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(900))).collect();
-        let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
+        let mut problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
+        poison_unused_cells(&mut problem);
         let want = reference(&problem);
         let split = Split::TensorCores { chunk_tokens, stages };
         for (i, backend) in backends.iter_mut().enumerate() {
@@ -161,6 +181,7 @@ fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
 fn fixed_tensor_core_chunks_are_batch_invariant_and_other_chunks_are_not() {
     let manifest = manifest();
     let generated = root().join("generated");
+    let mut backends = all_backends_and_msl_emu();
     let shape = BatchShape {
         head_dim: 128,
         n_heads: 8,
@@ -174,41 +195,52 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_other_chunks_are_not() {
         sinks: Some(vec![0.5, -1.0, 0.0, 1.5, -0.5, 2.0, -2.0, 1.0]),
         v_head_dim: None,
     };
-    let target = Sequence::random(&shape, 7, 700);
     let others: Vec<Sequence> = (0..7u64).map(|i| Sequence::random(&shape, 100 + i, 50 + 130 * i as u32)).collect();
     let head = (shape.n_heads * shape.head_dim) as usize;
-    // The target alone, then in the middle of batches of 3 and 8 in shuffled pages.
-    let batch = |size: usize, seed: u64| {
-        let mut seqs: Vec<&Sequence> = others.iter().take(size - 1).collect();
-        seqs.insert((size - 1) / 2, &target);
-        (pack(&shape, &seqs, 16, Some(seed)), (size - 1) / 2)
-    };
-    let alone = pack(&shape, &[&target], 16, None);
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    for mut backend in all_backends_and_msl_emu() {
-        let name = backend.name();
-        let det = Split::tensor_cores_deterministic();
-        let Some(one) = run_or_skip(&alone, det, backend.as_mut(), "alone") else { continue };
-        for (size, seed) in [(3usize, 11u64), (8, 12)] {
-            let (p, at) = batch(size, seed);
-            let out = p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(bits(&out[at * head..][..head]), bits(&one), "{name}: the target's bits differ in a batch of {size}");
-            assert_eq!(
-                bits(&p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap()),
-                bits(&out),
-                "{name}: two runs differ"
+    // A target of three chunks, and one of a single chunk: alone, its launch has one
+    // chunk per sequence and the chunk kernel normalizes it (`finish`); in a batch with
+    // longer sequences the combine does, and the bits must be the same.
+    for target in [Sequence::random(&shape, 7, 700), Sequence::random(&shape, 8, 200)] {
+        // The target alone, then in the middle of batches of 3 and 8 in shuffled pages.
+        let batch = |size: usize, seed: u64| {
+            let mut seqs: Vec<&Sequence> = others.iter().take(size - 1).collect();
+            seqs.insert((size - 1) / 2, &target);
+            (pack(&shape, &seqs, 16, Some(seed)), (size - 1) / 2)
+        };
+        let alone = pack(&shape, &[&target], 16, None);
+        for backend in backends.iter_mut() {
+            let name = backend.name();
+            let det = Split::tensor_cores_deterministic();
+            let Some(one) = run_or_skip(&alone, det, backend.as_mut(), "alone") else { continue };
+            for (size, seed) in [(3usize, 11u64), (8, 12)] {
+                let (p, at) = batch(size, seed);
+                let out =
+                    p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(
+                    bits(&out[at * head..][..head]),
+                    bits(&one),
+                    "{name}: the target's ({} tokens) bits differ in a batch of {size}",
+                    target.len
+                );
+                assert_eq!(
+                    bits(&p.run(det, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated)).unwrap()),
+                    bits(&out),
+                    "{name}: two runs differ"
+                );
+            }
+            // Negative control: chunks that follow the batch (the scheduler's for a batch
+            // of 8 sequences on a device it fills with 64-token chunks) change the bits.
+            let (p, at) = batch(8, 12);
+            let batched = p
+                .run(Split::TensorCores { chunk_tokens: 64, stages: 3 }, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated))
+                .unwrap();
+            assert_ne!(bits(&batched[at * head..][..head]), bits(&one), "{name}: other chunks should change the bits");
+            println!(
+                "{name}: fixed {}-token chunks batch-invariant for a target of {} tokens (B = 1, 3, 8); 64-token chunks change its bits",
+                onekernel_ops::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK,
+                target.len,
             );
         }
-        // Negative control: chunks that follow the batch (the scheduler's for a batch
-        // of 8 sequences on a device it fills with 64-token chunks) change the bits.
-        let (p, at) = batch(8, 12);
-        let batched = p
-            .run(Split::TensorCores { chunk_tokens: 64, stages: 3 }, &mut onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated))
-            .unwrap();
-        assert_ne!(bits(&batched[at * head..][..head]), bits(&one), "{name}: other chunks should change the bits");
-        println!(
-            "{name}: fixed {}-token chunks batch-invariant (B = 1, 3, 8); 64-token chunks change the target's bits",
-            onekernel_ops::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK,
-        );
     }
 }

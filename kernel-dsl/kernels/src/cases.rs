@@ -277,7 +277,8 @@ fn attention_wide(
 
 /// `attn_decode_chunk_mma`: two sequences with lengths in `kv_len` (at most 600), `hq`
 /// query heads over `hkv` KV heads, f16 K/V at D = 128, pages of 16 tokens in a random
-/// table, `chunk_tokens` per workgroup, with or without the mask.
+/// table, `chunk_tokens` per workgroup, with or without the mask; with the mask, sinks
+/// (which the `finish` variant weighs where the launch has one chunk per sequence).
 fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64), has_mask: bool) -> Case {
     let label = format!(
         "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, {} … {} tokens, {chunk_tokens}-token chunks, {}",
@@ -288,7 +289,10 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
     let f16 = (CacheFormat::F16, CacheFormat::F16.fill());
     let n_chunks = (kv_len.1 as u32).div_ceil(chunk_tokens);
     attention_chunk_inputs(label, hq, hkv, n_chunks, chunk_tokens, kv_len, [f16.clone(), f16], has_mask)
+        .buffer("sinks", hq as usize, Fill::Uniform { lo: -2.0, hi: 2.0 })
+        .buffer("out", (2 * hq * 128) as usize, Fill::Zeros)
         .scalar("has_mask", Literal::U32(has_mask as u32))
+        .scalar("has_sinks", Literal::U32(has_mask as u32))
 }
 
 /// `attn_prefill_mma`: two sequences of 1 … `slot` new queries each (starts `slot`
@@ -646,9 +650,11 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
                 ),
             ]
         }
-        // GQA 4 (the decode shape's), 8 and 1; chunks of 64 (two tiles), 96 and 256
-        // tokens with last tiles of any length; with and without the mask.
+        // GQA 4 (the decode shape's), 8 and 1; chunks of 64 (two tiles), 96, 256 and
+        // 1024 tokens (one chunk per sequence: `finish` normalizes) with last tiles of
+        // any length; with and without the mask (and sinks).
         "attn_decode_chunk_mma" => vec![
+            attention_chunk_mma(8, 2, 1024, (1, 600), true),
             attention_chunk_mma(8, 2, 64, (1, 300), true),
             attention_chunk_mma(8, 2, 96, (200, 600), true),
             attention_chunk_mma(16, 2, 256, (1, 600), false),

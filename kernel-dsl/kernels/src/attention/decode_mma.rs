@@ -32,7 +32,13 @@ use onekernel_macros::kernel;
 /// no ALiBi (the runtime takes the `exact` kernel for those); the scale must be positive
 /// (heads' maxima are taken before it). The result does not depend on `stages`: every
 /// group follows the same tokens in the same steps.
-#[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], stages = [1u32, 2, 3]))]
+///
+/// With `finish`, in a launch of one chunk per sequence (`n_chunks` 1), the kernel also
+/// does what `attn_decode_combine` does with one chunk, with the same operations in the
+/// same order (so the same bits): it weighs the chunk against the head's sink, normalizes
+/// and writes `out` (`[B][Hq][128]`), and the decode step is one launch; `part_*` are
+/// not written.
+#[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], stages = [1u32, 2, 3], finish = [false, true]))]
 pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * 128)] q: &[f32],
     #[len(n_kv_heads * 64)] k: &[u32],
@@ -43,6 +49,8 @@ pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * n_chunks)] part_m: &mut [f32],
     #[len(num_groups().z * n_heads * n_chunks)] part_l: &mut [f32],
     #[len(num_groups().z * n_heads * n_chunks * 128)] part_acc: &mut [f32],
+    #[len(select(has_sinks != 0, n_heads, 1))] sinks: &[f32],
+    #[len(select(finish, num_groups().z * n_heads * 128, 1))] out: &mut [f32],
     #[push] n_heads: u32,
     #[push] n_kv_heads: u32,
     #[push] page_size: u32,
@@ -51,6 +59,7 @@ pub fn attn_decode_chunk_mma(
     #[push] chunk_tokens: u32,
     #[push] scale: f32,
     #[push] has_mask: u32,
+    #[push] has_sinks: u32,
 ) {
     // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows
     // of one 8 × 8 matrix load start 4 banks apart and hit all 32 banks), per buffer. At
@@ -100,6 +109,21 @@ pub fn attn_decode_chunk_mma(
     let end = min(start + chunk_tokens, len);
     let n = select(end > start, end - start, 0u32);
     let head0 = kvh * group;
+    // `finish` acts only where the launch has one chunk per sequence (as the runtime
+    // launches it); otherwise the variant writes the partial results as the other does.
+    let finishes = finish && n_chunks == 1;
+    if n == 0 && finishes {
+        // An empty sequence: the combine's result with no chunk (0 · 1/sink weight).
+        for i in (t0..group * 128).step_by(WORKGROUP_X) {
+            let mut total = 0.0;
+            if has_sinks != 0 {
+                let sink = sinks[head0 + i / 128];
+                total += exp(sink - max(f32::NEG_INFINITY, sink));
+            }
+            out[(b * n_heads + head0) * 128 + i] = 0.0 * recip(total);
+        }
+        return;
+    }
     if n == 0 {
         // A chunk past this sequence's end (another sequence of the batch is longer).
         if t0 < group {
@@ -401,10 +425,29 @@ pub fn attn_decode_chunk_mma(
             acc += f32::from_bits(kv[g * 2080 + h * 128 + d]) * w;
         }
         let row = (b * n_heads + head0 + h) * n_chunks + c;
-        part_acc[row * 128 + d] = acc;
-        if d == 0 {
-            part_m[row] = top * 0.6931471806;
-            part_l[row] = l;
+        let m = top * 0.6931471806;
+        if finishes {
+            // `attn_decode_combine` with this one chunk: its maximum against the sink,
+            // the chunk's weight, the sum (`fma` with 0, as the combine accumulates), and
+            // its chunk lanes' sum, whose added zeros turn −0 into +0.
+            let mut sink = f32::NEG_INFINITY;
+            if has_sinks != 0 {
+                sink = sinks[head0 + h];
+            }
+            let big = max(m, sink);
+            let w = select(m == f32::NEG_INFINITY, 0.0, exp(m - big));
+            let mut total = fma(l, w, 0.0);
+            if has_sinks != 0 {
+                total += exp(sink - big);
+            }
+            let a = fma(acc, w, 0.0) + 0.0;
+            out[(b * n_heads + head0 + h) * 128 + d] = a * recip(total);
+        } else {
+            part_acc[row * 128 + d] = acc;
+            if d == 0 {
+                part_m[row] = m;
+                part_l[row] = l;
+            }
         }
     }
 }

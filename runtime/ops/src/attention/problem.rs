@@ -500,7 +500,9 @@ impl DecodeProblem {
     /// Runs chunk + combine on `dev`, once or as its timing says ([`crate::Timing`]:
     /// `apart` times the two kernels each as a unit, the combine on the chunk kernel's
     /// last results; otherwise the decode step — both back to back with nothing between
-    /// them, as an application runs them — is one unit). Returns the `[B][Hq][D]` output.
+    /// them, as an application runs them — is one unit). On tensor cores with one chunk
+    /// per sequence the chunk kernel normalizes and writes the output itself (its
+    /// `finish` variant) and the step is that one launch. Returns the `[B][Hq][D]` output.
     pub fn run(&self, split: Split, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
         self.check()?;
         if self.uses_wide() {
@@ -529,7 +531,16 @@ impl DecodeProblem {
         });
         let (chunk_tokens, group_tokens) = (plan.chunk_tokens, plan.group_tokens);
         let mut a = self.chunk_args(n_chunks, group_tokens);
-        if !tensor_cores {
+        // One chunk per sequence on tensor cores: the chunk kernel normalizes and writes the
+        // output itself (`finish`, the combine's operations for one chunk), one launch.
+        let finish = tensor_cores && n_chunks == 1 && chunk.spec_constants.iter().any(|s| s.name == "finish");
+        if tensor_cores {
+            // The combine's `sinks` and `out` (a buffer is one across the step's launches).
+            a = a
+                .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
+                .buffer("out", HostBuffer::zeros(StorageType::F32, (b * self.n_heads * self.v_dim()) as usize))
+                .scalar("has_sinks", self.sinks.is_some() as u32);
+        } else {
             a = a
                 .scalar("softcap", self.softcap)
                 .scalar("max_bias", self.max_bias)
@@ -556,6 +567,9 @@ impl DecodeProblem {
                 depth -= 1;
             }
             axes.push(("stages", Literal::U32(depth)));
+            if chunk.spec_constants.iter().any(|s| s.name == "finish") {
+                axes.push(("finish", Literal::Bool(finish)));
+            }
         }
         if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
@@ -567,6 +581,11 @@ impl DecodeProblem {
         }
         let chunk_spec = variant_spec(chunk, &axes, &[("head_dim", d)])?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
+        if finish {
+            let mut only = [a];
+            dev.execute(&[chunk_launch], &mut only)?;
+            return Ok(only[0].get_buffer("out").map(|o| o.to_f32()).unwrap_or_default());
+        }
         let (c, combine, combine_spec) = self.combine(dev, &a, n_chunks, chunk_tokens, deterministic, long_after)?;
         let combine_launch = Launch { kernel: combine, artifacts: dev.artifacts(), spec: &combine_spec, groups: [self.n_heads, self.n_seq(), 1] };
         let mut both = [a, c];
@@ -623,8 +642,8 @@ impl DecodeProblem {
             .buffer("part_l", take("part_l")?)
             .buffer("part_acc", take("part_acc")?)
             .buffer("kv_len", HostBuffer::from_u32(&self.kv_len))
-            .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
-            .buffer("out", HostBuffer::zeros(StorageType::F32, (b * hq * self.v_dim()) as usize))
+            .buffer("sinks", a.get_buffer("sinks").cloned().unwrap_or_else(|| HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0]))))
+            .buffer("out", a.get_buffer("out").cloned().unwrap_or_else(|| HostBuffer::zeros(StorageType::F32, (b * hq * self.v_dim()) as usize)))
             .scalar("n_heads", hq)
             .scalar("n_chunks", n_chunks)
             .scalar("chunk_tokens", chunk_tokens)
