@@ -133,9 +133,14 @@ fn deterministic_split(det_long_after: Option<u32>, det_chunks: Option<u32>) -> 
 
 /// The modes a shape is timed in: (mode, split; `None`: the fast split with the
 /// backend's chunks). Tensor cores (`--tensor-cores`): paged only, the scheduler's
-/// chunks (`tensor_core_chunk`) unless `--tc-chunk` names them, or the fixed chunks.
+/// chunks (`tensor_core_chunk`) unless `--tc-chunk` names them, or the fixed chunks;
+/// with `--tensor-cores-only`, those alone.
 fn modes(o: &BenchOptions, p: &DecodeProblem, paged: bool) -> Vec<(&'static str, Option<Split>)> {
-    let mut modes: Vec<(&str, Option<Split>)> = vec![("fast", None), ("deterministic", Some(deterministic_split(o.det_long_after, o.det_chunks)))];
+    let mut modes: Vec<(&str, Option<Split>)> = if o.tensor_cores_only {
+        Vec::new()
+    } else {
+        vec![("fast", None), ("deterministic", Some(deterministic_split(o.det_long_after, o.det_chunks)))]
+    };
     if paged {
         for &m in &o.tensor_cores {
             let split = match m {
@@ -153,6 +158,9 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     let o = BenchOptions::parse("bench", args, true)?;
     if o.smoke {
         anyhow::bail!("`bench` has --quick (one small shape) and --shape BxL; --smoke is an option of bench-kvquant and bench-linear");
+    }
+    if o.tensor_cores_only && o.tensor_cores.is_empty() {
+        anyhow::bail!("--tensor-cores-only times the --tensor-cores modes alone: name them (e.g. --tensor-cores 2)");
     }
     let shapes: Vec<(u32, u32)> = if o.quick {
         QUICK.to_vec()
@@ -185,7 +193,8 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
         let bytes = (bsz * l * HKV * D * 2) as usize;
         let image = (bsz * l.div_ceil(PAGE) * PAGE * HKV * D * 2) as usize;
         let (kimg, vimg) = (Xorshift::from(&mut r).f16_image(image), Xorshift::from(&mut r).f16_image(image));
-        for paged in [true, false] {
+        // Tensor cores run the paged cache only.
+        for paged in [true, false].into_iter().filter(|&paged| paged || !o.tensor_cores_only) {
             let p = problem(bsz, l, paged, &kimg, &vimg, &mut r);
             for (mode, split) in modes(&o, &p, paged) {
                 for (i, b) in opened.iter_mut().enumerate() {
@@ -221,7 +230,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
     }
     for (i, b) in opened.iter_mut().enumerate() {
         let report = Report { name: b.name(), base: base[i], driver_bytes, shapes: &shapes, records: &records[i] };
-        report.print_tables(&o.tensor_cores);
+        report.print_tables(&o.tensor_cores, o.tensor_cores_only);
         if let Some(dir) = &o.evidence {
             let doc = serde_json::json!({
                 "command": command_line(), "unix_time": unix_time(), "device": b.info(), "runs": o.runs, "warmup": WARMUP, "l2_flush_bytes": L2_FLUSH_BYTES, "l2_flush": L2_FLUSH_METHOD,
@@ -253,14 +262,20 @@ impl Report<'_> {
             .unwrap_or(f64::NAN)
     }
 
-    /// The step and kernels-apart tables, then one per tensor-core mode.
-    fn print_tables(&self, tensor_cores: &[TensorCoreMode]) {
+    /// The step and kernels-apart tables (not where only tensor cores ran), then one per
+    /// tensor-core mode.
+    fn print_tables(&self, tensor_cores: &[TensorCoreMode], tensor_cores_only: bool) {
         let (name, Baselines { copy, driver }) = (self.name, self.base);
         println!("\n{name}: copy {copy:.0} GB/s (copy_words, read + write), driver copy {driver:.0} GB/s ({} MiB, read + write); effective K+V bandwidth, Hq 32, Hkv 8, D 128, f16", self.driver_bytes >> 20);
-        for (title, field) in [
-            ("decode step (chunk + combine back to back, one L2 flush per step)", "step_median_ns"),
-            ("kernels timed apart (chunk + combine medians, each after its own L2 flush)", "total_ns"),
-        ] {
+        let exact_tables: &[(&str, &str)] = if tensor_cores_only {
+            &[]
+        } else {
+            &[
+                ("decode step (chunk + combine back to back, one L2 flush per step)", "step_median_ns"),
+                ("kernels timed apart (chunk + combine medians, each after its own L2 flush)", "total_ns"),
+            ]
+        };
+        for &(title, field) in exact_tables {
             println!("\n{name}, {title}:");
             println!("| B × L | paged fast | of copy_words / driver copy | paged deterministic | contiguous fast | block-table overhead | deterministic overhead |");
             println!("|---|---|---|---|---|---|---|");
@@ -310,17 +325,18 @@ impl Report<'_> {
         for (&(bs, l), &tc) in self.shapes.iter().zip(&steps) {
             let bytes = 2.0 * (bs * l * HKV * D * 2) as f64;
             let pf = self.find(bs, l, "paged16", "fast", "step_median_ns");
+            // `--tensor-cores-only`: no exact step to compare with.
+            let (exact, ratio) =
+                if pf.is_finite() { (format!("{:.1} µs", pf / 1e3), format!("{:.2}", tc / pf)) } else { ("—".into(), "—".into()) };
             if tc.is_finite() {
                 println!(
-                    "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {:.1} µs | {:.2} |",
+                    "| {bs} × {l} | {:.1} µs, {:.2} TB/s | {:.0} % | {exact} | {ratio} |",
                     tc / 1e3,
                     bytes / tc / 1e3,
-                    100.0 * bytes / tc / self.base.driver,
-                    pf / 1e3,
-                    tc / pf
+                    100.0 * bytes / tc / self.base.driver
                 );
             } else {
-                println!("| {bs} × {l} | skipped | | {:.1} µs | |", pf / 1e3);
+                println!("| {bs} × {l} | skipped | | {exact} | |");
             }
         }
     }

@@ -228,9 +228,11 @@ pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
         det_chunks,
         det_long_after,
         tensor_cores,
+        tensor_cores_only,
     } = BenchOptions::parse("bench-kvquant", args, true)?;
-    if fast_chunk.is_some() || tc_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() {
-        bail!("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+    if fast_chunk.is_some() || tc_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || tensor_cores_only
+    {
+        bail!("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench` (decode attention)");
     }
     if !shapes.is_empty() {
         bail!("bench-kvquant has no --shape (its lengths are fixed by ANCHORS.md; --quick picks 65536)");

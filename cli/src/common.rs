@@ -261,6 +261,9 @@ pub struct BenchOptions {
     /// `--tensor-cores 1|2|3|det,…`: also time the paged step on tensor cores
     /// (`attn_decode_chunk_mma`, class `fast`) in these modes, where the backend runs it.
     pub tensor_cores: Vec<TensorCoreMode>,
+    /// `--tensor-cores-only`: time only the `--tensor-cores` modes (no exact modes, no
+    /// contiguous cache), for quick comparisons of tensor-core kernels at large shapes.
+    pub tensor_cores_only: bool,
 }
 
 impl BenchOptions {
@@ -273,9 +276,10 @@ impl BenchOptions {
             || self.det_chunks.is_some()
             || self.det_long_after.is_some()
             || !self.tensor_cores.is_empty()
+            || self.tensor_cores_only
             || !self.shapes.is_empty()
         {
-            bail!("--shape, --fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench` (decode attention)");
+            bail!("--shape, --fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench` (decode attention)");
         }
         Ok(())
     }
@@ -334,6 +338,7 @@ impl BenchOptions {
                 switch("quick"),
                 switch("smoke"),
                 list("tensor-cores"),
+                switch("tensor-cores-only"),
                 list("shape"),
                 one("fast-chunk"),
                 one("tc-chunk"),
@@ -357,6 +362,7 @@ impl BenchOptions {
             det_chunks: None,
             det_long_after: None,
             tensor_cores: Vec::new(),
+            tensor_cores_only: p.has("tensor-cores-only"),
         };
         let modes = p.list("tensor-cores");
         for s in &modes {

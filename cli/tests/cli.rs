@@ -162,7 +162,22 @@ fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message:
     }
     let (code, _, err) = onekernel(&["bench-kvquant", flag, good]);
     assert_eq!(code, 2, "bench-kvquant {flag} {good}");
-    assert!(err.contains("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after and --tensor-cores are options of `onekernel bench`"), "{err}");
+    assert!(
+        err.contains(
+            "--fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn cli_bench_times_tensor_cores_alone_only_where_modes_are_named_and_only_for_attention() {
+    let (code, _, err) = onekernel(&["bench", "--tensor-cores-only"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--tensor-cores-only times the --tensor-cores modes alone: name them"), "{err}");
+    let (code, _, err) = onekernel(&["bench-kvquant", "--tensor-cores-only"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--tensor-cores and --tensor-cores-only are options of `onekernel bench`"), "{err}");
 }
 
 #[test]
