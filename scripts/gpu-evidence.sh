@@ -20,6 +20,10 @@
 #   linear    `onekernel bench-linear` (the gated delta net's decode step) and its ggml-style
 #             CUDA anchor (cli/anchors/gdn_ggml.cu, built with nvcc) in the same session
 #   anchors   PyTorch SDPA on the same shapes (cli/anchors/sdpa.py; needs torch)
+#   decode-tc the tensor-core decode step alone (`bench --tensor-cores 2,det
+#             --tensor-cores-only`, the scheduler's chunks and the fixed ones) and PyTorch
+#             SDPA in the same part, in decode-tc/ (not in the default list: `bench` and
+#             `anchors` cover it; this is the quick comparison)
 #   prefill   `onekernel bench-prefill` (causal prefill, exact and fast modes) and PyTorch SDPA's
 #             prefill on the same shapes (cli/anchors/sdpa_prefill.py)
 #   tiles     `onekernel bench-tiles` (each register-tile operation in a probe kernel)
@@ -121,7 +125,12 @@ for part in "${parts[@]}"; do
                   cat "$out/bench-prefill.md" "$out/bench-sdpa-prefill.log" ;;
         anchors)  python3 cli/anchors/sdpa.py "$out/bench-sdpa.json" > "$out/bench-sdpa.log" 2>&1 || status=1
                   tail -n 3 "$out/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear formats prefill anchors sanitize sanitize-bench"; exit 2 ;;
+        decode-tc) mkdir -p "$out/decode-tc"
+                  "$ONEKERNEL" bench --backend cuda,vulkan --tensor-cores 2,det --tensor-cores-only --runs 20 --evidence "$out/decode-tc" \
+                      > "$out/decode-tc/bench.md" 2> "$out/decode-tc/bench.log" || status=1
+                  python3 cli/anchors/sdpa.py "$out/decode-tc/bench-sdpa.json" > "$out/decode-tc/bench-sdpa.log" 2>&1 || status=1
+                  cat "$out/decode-tc/bench.md"; tail -n 3 "$out/decode-tc/bench-sdpa.log" ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear tiles formats prefill anchors decode-tc sanitize sanitize-bench"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"
