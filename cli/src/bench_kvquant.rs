@@ -214,29 +214,14 @@ impl Report<'_> {
 
 /// Runs the benchmark; `Ok(true)` when it ran (targets are reported, not enforced).
 pub fn bench_kvquant_cmd(args: &[String]) -> Result<bool> {
-    let BenchOptions {
-        backends,
-        backends_named,
-        runs,
-        out,
-        evidence,
-        quick,
-        smoke,
-        shapes,
-        fast_chunk,
-        tc_chunk,
-        det_chunks,
-        det_long_after,
-        tensor_cores,
-        tensor_cores_only,
-    } = BenchOptions::parse("bench-kvquant", args, true)?;
-    if fast_chunk.is_some() || tc_chunk.is_some() || det_chunks.is_some() || det_long_after.is_some() || !tensor_cores.is_empty() || tensor_cores_only
-    {
-        bail!("--fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench` (decode attention)");
-    }
-    if !shapes.is_empty() {
+    let options = BenchOptions::parse("bench-kvquant", args, true)?;
+    // Its own word for --shape first (its lengths are fixed), then the other options of
+    // `onekernel bench`.
+    if !options.shapes.is_empty() {
         bail!("bench-kvquant has no --shape (its lengths are fixed by ANCHORS.md; --quick picks 65536)");
     }
+    options.reject_attention_options()?;
+    let BenchOptions { backends, backends_named, runs, out, evidence, quick, smoke, .. } = options;
     let runs = runs as usize;
     if smoke {
         eprintln!("--smoke: a check of the launch paths at a small shape; the figures below are not measurements");
