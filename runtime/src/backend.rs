@@ -316,9 +316,7 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         }
     }
     for name in args.names() {
-        let known = k.buffers.iter().any(|b| b.name == name)
-            || k.push_constants.iter().any(|p| p.name == name)
-            || k.spec_constants.iter().any(|s| s.name == name);
+        let known = k.buffers.iter().any(|b| b.name == name) || k.push_constants.iter().any(|p| p.name == name) || k.has_spec_constant(name);
         if !known {
             return Err(err(format!("unknown argument `{name}`")));
         }

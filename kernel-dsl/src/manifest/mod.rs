@@ -245,6 +245,12 @@ impl Manifest {
 }
 
 impl KernelManifest {
+    /// Whether the kernel declares the spec constant (a variant axis or a `#[spec]`
+    /// parameter) `name`: the runtime sets an axis only where the generated kernel has it.
+    pub fn has_spec_constant(&self, name: &str) -> bool {
+        self.spec_constants.iter().any(|s| s.name == name)
+    }
+
     /// The first variant whose spec constants include every `(name, value)` of `axes`
     /// (the first variant when `axes` is empty).
     pub fn variant_with(&self, axes: &[(&str, Literal)]) -> Option<&VariantEntry> {

@@ -519,7 +519,7 @@ impl DecodeProblem {
         // Asynchronous K staging where the backend's copies are asynchronous (the
         // variants give the same bits for the same chunks; validate proves each on every
         // backend).
-        let staged = dev.backend().info().async_copies && chunk.spec_constants.iter().any(|s| s.name == "async_k");
+        let staged = dev.backend().info().async_copies && chunk.has_spec_constant("async_k");
         let plan = self.plan(split, staged)?;
         let (d, b) = (self.head_dim, self.n_seq());
         let deterministic = split.is_deterministic();
@@ -533,7 +533,7 @@ impl DecodeProblem {
         let mut a = self.chunk_args(n_chunks, group_tokens);
         // One chunk per sequence on tensor cores: the chunk kernel normalizes and writes the
         // output itself (`finish`, the combine's operations for one chunk), one launch.
-        let finish = tensor_cores && n_chunks == 1 && chunk.spec_constants.iter().any(|s| s.name == "finish");
+        let finish = tensor_cores && n_chunks == 1 && chunk.has_spec_constant("finish");
         if tensor_cores {
             // The combine's `sinks` and `out` (a buffer is one across the step's launches).
             a = a
@@ -550,7 +550,7 @@ impl DecodeProblem {
         }
         // Paired long chunks are the staged fast code's (see `ChunkPlan::long_pairs`).
         let mut axes = vec![("paged", Literal::Bool(self.block_table.is_some()))];
-        if chunk.spec_constants.iter().any(|s| s.name == "deterministic") {
+        if chunk.has_spec_constant("deterministic") {
             axes.push(("deterministic", Literal::Bool(deterministic && !plan.long_pairs)));
         }
         if let Split::TensorCores { stages, .. } = split {
@@ -567,14 +567,14 @@ impl DecodeProblem {
                 depth -= 1;
             }
             axes.push(("stages", Literal::U32(depth)));
-            if chunk.spec_constants.iter().any(|s| s.name == "finish") {
+            if chunk.has_spec_constant("finish") {
                 axes.push(("finish", Literal::Bool(finish)));
             }
         }
-        if chunk.spec_constants.iter().any(|s| s.name == "async_k") {
+        if chunk.has_spec_constant("async_k") {
             axes.push(("async_k", Literal::Bool(staged)));
         }
-        if chunk.spec_constants.iter().any(|s| s.name == "long_pairs") {
+        if chunk.has_spec_constant("long_pairs") {
             axes.push(("long_pairs", Literal::Bool(plan.long_pairs)));
         } else if plan.long_pairs {
             return Err(AttentionError::Manifest("`attn_decode_chunk` has no `long_pairs` variant".into()));
@@ -650,7 +650,7 @@ impl DecodeProblem {
             .scalar("has_sinks", self.sinks.is_some() as u32)
             .scalar("det_long", long_after);
         let mut combine_axes = vec![("deterministic", Literal::Bool(deterministic))];
-        if combine.spec_constants.iter().any(|s| s.name == "early_loads") {
+        if combine.has_spec_constant("early_loads") {
             combine_axes.push(("early_loads", Literal::Bool(early_combine_loads(b * hq))));
         }
         let spec = variant_spec(combine, &combine_axes, &[("head_dim", self.v_dim())])?;
