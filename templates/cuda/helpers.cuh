@@ -42,14 +42,14 @@ static __device__ __forceinline__ float ok_f16_hi_to_f32(unsigned int w) {
 // tensor-core decode step streams counted as L2 hits and the step 3-4 % slower on an
 // H100 (docs/PERFORMANCE.md, "Decode attention").
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-#define OK_ASYNC_COPY(BYTES, CACHE) \
+#define OK_ASYNC_COPY(BYTES) \
     static __device__ __forceinline__ void ok_async_copy##BYTES(void* dst, const void* src) { \
-        asm volatile("cp.async." #CACHE ".shared.global [%0], [%1], " #BYTES ";" \
+        asm volatile("cp.async.ca.shared.global [%0], [%1], " #BYTES ";" \
                      :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory"); \
     }
-OK_ASYNC_COPY(4, ca)
-OK_ASYNC_COPY(8, ca)
-OK_ASYNC_COPY(16, ca)
+OK_ASYNC_COPY(4)
+OK_ASYNC_COPY(8)
+OK_ASYNC_COPY(16)
 static __device__ __forceinline__ void ok_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void ok_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 #else
