@@ -198,15 +198,20 @@ fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
     (shared, buffers)
 }
 
-/// The (buffer, element count) pairs that a kernel's `load_words` statements read, in
-/// parameter order: GLSL declares a vector-typed view of each.
+/// The (buffer, element count) pairs that a kernel's `load_words` and multi-element
+/// `async_copy` statements read, in parameter order: GLSL declares a vector-typed view of
+/// each (a copy is one aligned vector load where the language has no asynchronous one).
 fn word_views(k: &Kernel) -> BTreeSet<(ParamId, u32)> {
     use onekernel_dsl::ir::StmtKind;
     let mut views = BTreeSet::new();
-    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
-        if let StmtKind::LoadWords { src: onekernel_dsl::ir::Place::Buffer(src), words, .. } = &s.kind {
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| match &s.kind {
+        StmtKind::LoadWords { src: onekernel_dsl::ir::Place::Buffer(src), words, .. } => {
             views.insert((*src, *words));
         }
+        StmtKind::AsyncCopy { src, words, .. } if *words > 1 => {
+            views.insert((*src, *words));
+        }
+        _ => {}
     });
     views
 }

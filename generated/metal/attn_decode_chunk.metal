@@ -398,7 +398,7 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                 // line 297
                                 if ((row_65 < lim_62)) {
                                     // line 298
-                                    { const uint ok_cd = ((row_65 * stride_30) + qs_41); const uint ok_cs = ((sh_cells[row_65] * (head_dim_v / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k[ok_cs + 3u]; }
+                                    { const uint4 ok_lw = *((device const uint4*)(&k[((sh_cells[row_65] * (head_dim_v / 2u)) + qx_40)])); const uint ok_ld = ((row_65 * stride_30) + qs_41); sh_ktile[ok_ld + 0u] = ok_lw.x; sh_ktile[ok_ld + 1u] = ok_lw.y; sh_ktile[ok_ld + 2u] = ok_lw.z; sh_ktile[ok_ld + 3u] = ok_lw.w; }
                                 }
                             }
                         }
@@ -437,7 +437,7 @@ kernel void attn_decode_chunk(device const float* q [[buffer(0)]], device const 
                                             // line 318
                                             if ((row_73 < lim_70)) {
                                                 // line 319
-                                                { const uint ok_cd = (((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41); const uint ok_cs = ((sh_cells[(tb2_69 + row_73)] * (head_dim_v / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k[ok_cs + 3u]; }
+                                                { const uint4 ok_lw = *((device const uint4*)(&k[((sh_cells[(tb2_69 + row_73)] * (head_dim_v / 2u)) + qx_40)])); const uint ok_ld = (((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41); sh_ktile[ok_ld + 0u] = ok_lw.x; sh_ktile[ok_ld + 1u] = ok_lw.y; sh_ktile[ok_ld + 2u] = ok_lw.z; sh_ktile[ok_ld + 3u] = ok_lw.w; }
                                             }
                                         }
                                     }

@@ -448,7 +448,7 @@ void main() {
                                 // line 297
                                 if ((row_65 < lim_62)) {
                                     // line 298
-                                    { const uint ok_cd = ((row_65 * stride_30) + qs_41); const uint ok_cs = ((sh_cells[row_65] * (head_dim / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k.data[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k.data[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k.data[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k.data[ok_cs + 3u]; }
+                                    { const uvec4 ok_lw = ok_w4_k.data[(((sh_cells[row_65] * (head_dim / 2u)) + qx_40)) / 4u]; const uint ok_ld = ((row_65 * stride_30) + qs_41); sh_ktile[ok_ld + 0u] = ok_lw.x; sh_ktile[ok_ld + 1u] = ok_lw.y; sh_ktile[ok_ld + 2u] = ok_lw.z; sh_ktile[ok_ld + 3u] = ok_lw.w; }
                                 }
                             }
                         }
@@ -488,7 +488,7 @@ void main() {
                                             // line 318
                                             if ((row_73 < lim_70)) {
                                                 // line 319
-                                                { const uint ok_cd = (((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41); const uint ok_cs = ((sh_cells[(tb2_69 + row_73)] * (head_dim / 2u)) + qx_40); sh_ktile[ok_cd + 0u] = k.data[ok_cs + 0u]; sh_ktile[ok_cd + 1u] = k.data[ok_cs + 1u]; sh_ktile[ok_cd + 2u] = k.data[ok_cs + 2u]; sh_ktile[ok_cd + 3u] = k.data[ok_cs + 3u]; }
+                                                { const uvec4 ok_lw = ok_w4_k.data[(((sh_cells[(tb2_69 + row_73)] * (head_dim / 2u)) + qx_40)) / 4u]; const uint ok_ld = (((kbuf_34 - kb_68) + (row_73 * stride_30)) + qs_41); sh_ktile[ok_ld + 0u] = ok_lw.x; sh_ktile[ok_ld + 1u] = ok_lw.y; sh_ktile[ok_ld + 2u] = ok_lw.z; sh_ktile[ok_ld + 3u] = ok_lw.w; }
                                             }
                                         }
                                     }

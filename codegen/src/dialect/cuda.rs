@@ -141,7 +141,7 @@ impl Dialect for Cuda {
         Some(self.word_load(array, index, elem, words))
     }
 
-    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
+    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, _elem: Scalar, words: u32) -> Vec<String> {
         vec![format!("ok_async_copy{}(&{dst}[{dst_index}], &{src}[{src_index}]);", 4 * words)]
     }
 

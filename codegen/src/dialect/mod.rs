@@ -248,21 +248,18 @@ pub trait Dialect {
         body
     }
 
-    /// `async_copy`: the lines that copy `words` elements of buffer `src` from `src_index`
-    /// into shared array `dst` from `dst_index`. By default a synchronous copy (the
-    /// language has no asynchronous one), which completes before any `async_wait`.
-    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, words: u32) -> Vec<String> {
+    /// `async_copy`: the lines that copy `words` elements (of type `elem`) of buffer `src`
+    /// from `src_index` into shared array `dst` from `dst_index`. By default a
+    /// synchronous copy (the language has no asynchronous one), which completes before
+    /// any `async_wait`: one aligned vector load of the `words` elements (the indices are
+    /// multiples of `words`), then its lanes stored. Element by element, NVIDIA's Vulkan
+    /// compiler issues one 4-byte load per element, and a block's copies took 3.6× the
+    /// time of CUDA's 16-byte ones (docs/PERFORMANCE.md, "Decode attention").
+    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, elem: Scalar, words: u32) -> Vec<String> {
         if words == 1 {
             return vec![format!("{dst}[{dst_index}] = {};", self.buffer_element(src, src_index))];
         }
-        let u = self.scalar(Scalar::U32);
-        let mut body = format!("{{ const {u} ok_cd = {dst_index}; const {u} ok_cs = {src_index};");
-        for w in 0..words {
-            let s = self.buffer_element(src, &format!("ok_cs + {w}u"));
-            body.push_str(&format!(" {dst}[ok_cd + {w}u] = {s};"));
-        }
-        body.push_str(" }");
-        vec![body]
+        vec![self.unpack_words(dst, dst_index, &self.word_load(src, src_index, elem, words), elem, words)]
     }
 
     /// `async_commit`: the line that closes a group of copies, if the language has one.

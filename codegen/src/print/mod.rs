@@ -17,8 +17,8 @@ pub use names::ident;
 use crate::analysis::KernelInfo;
 use crate::dialect::{Dialect, FieldText};
 use onekernel_dsl::ir::{
-    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamKind, Place, ReduceOp, Stmt, StmtKind, TileOp,
-    UnaryOp, VarId,
+    ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, Stmt, StmtKind,
+    TileOp, UnaryOp, VarId,
 };
 use onekernel_dsl::types::{Literal, Scalar, VarType};
 use std::fmt::Write;
@@ -201,16 +201,23 @@ impl<'a> Printer<'a> {
                 self.dirty.clear();
             }
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } if self.halves.contains(&(dst.0 as usize)) => {
-                // Into f16 pairs: word by word, each converted (the dialect has no
-                // asynchronous copies where it declares such arrays).
+                // Into f16 pairs: each word converted (the dialect has no asynchronous
+                // copies where it declares such arrays), read as one aligned vector.
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
                 let (di, si) = (self.expr(dst_index), self.expr(src_index));
                 let u = self.d.scalar(Scalar::U32);
-                let mut line = format!("{{ const {u} ok_cd = {di}; const {u} ok_cs = {si};");
-                for w in 0..*words {
-                    let word = self.d.buffer_element(&buf, &format!("ok_cs + {w}u"));
-                    line.push_str(&format!(" {sh}[ok_cd + {w}u] = {};", self.d.halves_from_word(&word)));
+                let mut line = format!("{{ const {u} ok_cd = {di};");
+                if *words == 1 {
+                    let word = self.d.buffer_element(&buf, &si);
+                    line.push_str(&format!(" {sh}[ok_cd] = {};", self.d.halves_from_word(&word)));
+                } else {
+                    let elem = self.buffer_scalar(*src);
+                    let v = self.d.word_vector(elem, *words);
+                    line.push_str(&format!(" const {v} ok_cw = {};", self.d.word_load(&buf, &si, elem, *words)));
+                    for (w, lane) in ["x", "y", "z", "w"].iter().take(*words as usize).enumerate() {
+                        line.push_str(&format!(" {sh}[ok_cd + {w}u] = {};", self.d.halves_from_word(&format!("ok_cw.{lane}"))));
+                    }
                 }
                 line.push_str(" }");
                 self.line(&line);
@@ -219,7 +226,8 @@ impl<'a> Printer<'a> {
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
                 let (di, si) = (self.expr(dst_index), self.expr(src_index));
-                for line in self.d.async_copy(&sh, &di, &buf, &si, *words) {
+                let elem = self.buffer_scalar(*src);
+                for line in self.d.async_copy(&sh, &di, &buf, &si, elem, *words) {
                     self.line(&line);
                 }
             }
@@ -345,15 +353,19 @@ impl<'a> Printer<'a> {
             // Validation rejects local sources.
             Place::Local(_) => return,
             Place::Buffer(p) => {
-                let param = &self.k.params[p.0 as usize];
-                let elem = match &param.kind {
-                    ParamKind::Buffer { elem, .. } => elem.value_type(),
-                    _ => Scalar::U32,
-                };
-                self.d.load_words(&arr, &di, &ident(&param.name), &si, elem, words)
+                let elem = self.buffer_scalar(*p);
+                self.d.load_words(&arr, &di, &ident(&self.k.params[p.0 as usize].name), &si, elem, words)
             }
         };
         self.line(&line);
+    }
+
+    /// The scalar type of buffer parameter `p`'s elements as the dialect reads them.
+    fn buffer_scalar(&self, p: ParamId) -> Scalar {
+        match &self.k.params[p.0 as usize].kind {
+            ParamKind::Buffer { elem, .. } => elem.value_type(),
+            _ => Scalar::U32,
+        }
     }
 
     /// A tile operation: its operands printed, the dialect's lines.

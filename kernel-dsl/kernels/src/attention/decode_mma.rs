@@ -200,12 +200,19 @@ pub fn attn_decode_chunk_mma(
             let buf = (st % stages) * 8704;
             // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
             // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            // The rows' cells are read first: where a copy is a load and a store
+            // (Vulkan), NVIDIA's compiler keeps a shared read after the shared stores
+            // before it, so reading each cell between the copies made every load wait
+            // for the one before (docs/PERFORMANCE.md, "Decode attention").
+            let mut srcs = [0u32; 8];
+            for j in 0..8u32 {
+                srcs[j] = cells[(st % 2) * 64 + t0 / 16 + 8 * j] * 64 + (t0 % 16) * 4;
+            }
             for j in 0..8u32 {
                 let r = t0 / 16 + 8 * j;
                 let quad = t0 % 16;
-                let src = cells[(st % 2) * 64 + r] * 64 + quad * 4;
-                async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
-                async_copy(kv, buf + (64 + r) * 68 + quad * 4, v, src, 4);
+                async_copy(kv, buf + r * 68 + quad * 4, k, srcs[j], 4);
+                async_copy(kv, buf + (64 + r) * 68 + quad * 4, v, srcs[j], 4);
             }
             // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < 64 {

@@ -191,13 +191,18 @@ pub fn attn_prefill_mma(
             let buf = (st % nb) * 2 * kb * 68;
             // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
             // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            // The rows' cells are read first, as in `attn_decode_chunk_mma` (a shared
+            // read between synchronous copies serializes them on NVIDIA's Vulkan).
+            let mut srcs = [0u32; 8];
+            for j in 0..8u32 {
+                srcs[j] = cells[(st % 2) * kb + min(t0 / 16 + 8 * j, kb - 1)] * 64 + (t0 % 16) * 4;
+            }
             for j in 0..8u32 {
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    let src = cells[(st % 2) * kb + r] * 64 + quad * 4;
-                    async_copy(kv, buf + r * 68 + quad * 4, k, src, 4);
-                    async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, src, 4);
+                    async_copy(kv, buf + r * 68 + quad * 4, k, srcs[j], 4);
+                    async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, srcs[j], 4);
                 }
             }
             // Read by the next step's copies, after its barrier (or this step's last).
