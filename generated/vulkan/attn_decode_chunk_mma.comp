@@ -414,9 +414,9 @@ void main() {
                         // line 213
                         uint quad_47 = (t0_3 % 16u);
                         // line 214
-                        { const uint ok_cd = ((buf_42 + (r_46 * 68u)) + (quad_47 * 4u)); const uvec4 ok_cw = ok_w4_k.data[(srcs_43[j_45]) / 4u]; sh_kv[ok_cd + 0u] = unpackFloat2x16(ok_cw.x); sh_kv[ok_cd + 1u] = unpackFloat2x16(ok_cw.y); sh_kv[ok_cd + 2u] = unpackFloat2x16(ok_cw.z); sh_kv[ok_cd + 3u] = unpackFloat2x16(ok_cw.w); }
+                        { const uvec4 ok_lw = ok_w4_k.data[(srcs_43[j_45]) / 4u]; const uint ok_ld = ((buf_42 + (r_46 * 68u)) + (quad_47 * 4u)); sh_kv[ok_ld + 0u] = unpackFloat2x16(ok_lw.x); sh_kv[ok_ld + 1u] = unpackFloat2x16(ok_lw.y); sh_kv[ok_ld + 2u] = unpackFloat2x16(ok_lw.z); sh_kv[ok_ld + 3u] = unpackFloat2x16(ok_lw.w); }
                         // line 215
-                        { const uint ok_cd = ((buf_42 + ((64u + r_46) * 68u)) + (quad_47 * 4u)); const uvec4 ok_cw = ok_w4_v.data[(srcs_43[j_45]) / 4u]; sh_kv[ok_cd + 0u] = unpackFloat2x16(ok_cw.x); sh_kv[ok_cd + 1u] = unpackFloat2x16(ok_cw.y); sh_kv[ok_cd + 2u] = unpackFloat2x16(ok_cw.z); sh_kv[ok_cd + 3u] = unpackFloat2x16(ok_cw.w); }
+                        { const uvec4 ok_lw = ok_w4_v.data[(srcs_43[j_45]) / 4u]; const uint ok_ld = ((buf_42 + ((64u + r_46) * 68u)) + (quad_47 * 4u)); sh_kv[ok_ld + 0u] = unpackFloat2x16(ok_lw.x); sh_kv[ok_ld + 1u] = unpackFloat2x16(ok_lw.y); sh_kv[ok_ld + 2u] = unpackFloat2x16(ok_lw.z); sh_kv[ok_ld + 3u] = unpackFloat2x16(ok_lw.w); }
                     }
                 }
                 // line 218

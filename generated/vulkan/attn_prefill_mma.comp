@@ -364,9 +364,9 @@ void main() {
                             // line 203
                             uint quad_51 = (t0_3 % 16u);
                             // line 204
-                            { const uint ok_cd = ((buf_46 + (r_50 * 68u)) + (quad_51 * 4u)); const uvec4 ok_cw = ok_w4_k.data[(srcs_47[j_49]) / 4u]; sh_kv[ok_cd + 0u] = unpackFloat2x16(ok_cw.x); sh_kv[ok_cd + 1u] = unpackFloat2x16(ok_cw.y); sh_kv[ok_cd + 2u] = unpackFloat2x16(ok_cw.z); sh_kv[ok_cd + 3u] = unpackFloat2x16(ok_cw.w); }
+                            { const uvec4 ok_lw = ok_w4_k.data[(srcs_47[j_49]) / 4u]; const uint ok_ld = ((buf_46 + (r_50 * 68u)) + (quad_51 * 4u)); sh_kv[ok_ld + 0u] = unpackFloat2x16(ok_lw.x); sh_kv[ok_ld + 1u] = unpackFloat2x16(ok_lw.y); sh_kv[ok_ld + 2u] = unpackFloat2x16(ok_lw.z); sh_kv[ok_ld + 3u] = unpackFloat2x16(ok_lw.w); }
                             // line 205
-                            { const uint ok_cd = ((buf_46 + ((kb_10 + r_50) * 68u)) + (quad_51 * 4u)); const uvec4 ok_cw = ok_w4_v.data[(srcs_47[j_49]) / 4u]; sh_kv[ok_cd + 0u] = unpackFloat2x16(ok_cw.x); sh_kv[ok_cd + 1u] = unpackFloat2x16(ok_cw.y); sh_kv[ok_cd + 2u] = unpackFloat2x16(ok_cw.z); sh_kv[ok_cd + 3u] = unpackFloat2x16(ok_cw.w); }
+                            { const uvec4 ok_lw = ok_w4_v.data[(srcs_47[j_49]) / 4u]; const uint ok_ld = ((buf_46 + ((kb_10 + r_50) * 68u)) + (quad_51 * 4u)); sh_kv[ok_ld + 0u] = unpackFloat2x16(ok_lw.x); sh_kv[ok_ld + 1u] = unpackFloat2x16(ok_lw.y); sh_kv[ok_ld + 2u] = unpackFloat2x16(ok_lw.z); sh_kv[ok_ld + 3u] = unpackFloat2x16(ok_lw.w); }
                         }
                     }
                 }

@@ -238,11 +238,17 @@ pub trait Dialect {
     /// Stores the lanes of vector expression `load` (`words` elements) into local array
     /// `dst` from `dst_index`.
     fn unpack_words(&self, dst: &str, dst_index: &str, load: &str, elem: Scalar, words: u32) -> String {
+        self.unpack_words_as(dst, dst_index, load, elem, words, &|lane| lane.to_string())
+    }
+
+    /// [`Dialect::unpack_words`] with each lane passed through `convert` before it is
+    /// stored (a word stored into an array the dialect declares as f16 pairs).
+    fn unpack_words_as(&self, dst: &str, dst_index: &str, load: &str, elem: Scalar, words: u32, convert: &dyn Fn(&str) -> String) -> String {
         let v = self.word_vector(elem, words);
         let u = self.scalar(Scalar::U32);
         let mut body = format!("{{ const {v} ok_lw = {load}; const {u} ok_ld = {dst_index};");
         for (w, lane) in ["x", "y", "z", "w"].iter().take(words as usize).enumerate() {
-            body.push_str(&format!(" {dst}[ok_ld + {w}u] = ok_lw.{lane};"));
+            body.push_str(&format!(" {dst}[ok_ld + {w}u] = {};", convert(&format!("ok_lw.{lane}"))));
         }
         body.push_str(" }");
         body
@@ -252,9 +258,9 @@ pub trait Dialect {
     /// from `src_index` into shared array `dst` from `dst_index`. By default a
     /// synchronous copy (the language has no asynchronous one), which completes before
     /// any `async_wait`: one aligned vector load of the `words` elements (the indices are
-    /// multiples of `words`), then its lanes stored. Element by element, NVIDIA's Vulkan
-    /// compiler issues one 4-byte load per element, and a block's copies took 3.6× the
-    /// time of CUDA's 16-byte ones (docs/PERFORMANCE.md, "Decode attention").
+    /// multiples of `words`), then its lanes stored (one 16-byte load instead of four
+    /// element reads took 4 % off NVIDIA Vulkan's tensor-core decode step,
+    /// docs/PERFORMANCE.md).
     fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, elem: Scalar, words: u32) -> Vec<String> {
         if words == 1 {
             return vec![format!("{dst}[{dst_index}] = {};", self.buffer_element(src, src_index))];

@@ -206,20 +206,13 @@ impl<'a> Printer<'a> {
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
                 let (di, si) = (self.expr(dst_index), self.expr(src_index));
-                let u = self.d.scalar(Scalar::U32);
-                let mut line = format!("{{ const {u} ok_cd = {di};");
-                if *words == 1 {
-                    let word = self.d.buffer_element(&buf, &si);
-                    line.push_str(&format!(" {sh}[ok_cd] = {};", self.d.halves_from_word(&word)));
+                let line = if *words == 1 {
+                    format!("{sh}[{di}] = {};", self.d.halves_from_word(&self.d.buffer_element(&buf, &si)))
                 } else {
                     let elem = self.buffer_scalar(*src);
-                    let v = self.d.word_vector(elem, *words);
-                    line.push_str(&format!(" const {v} ok_cw = {};", self.d.word_load(&buf, &si, elem, *words)));
-                    for (w, lane) in ["x", "y", "z", "w"].iter().take(*words as usize).enumerate() {
-                        line.push_str(&format!(" {sh}[ok_cd + {w}u] = {};", self.d.halves_from_word(&format!("ok_cw.{lane}"))));
-                    }
-                }
-                line.push_str(" }");
+                    let load = self.d.word_load(&buf, &si, elem, *words);
+                    self.d.unpack_words_as(&sh, &di, &load, elem, *words, &|w| self.d.halves_from_word(w))
+                };
                 self.line(&line);
             }
             StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
