@@ -635,6 +635,9 @@ pub const TILE_SLOTS: u32 = 8;
 /// asks with `tile_coords` and never assumes one: the interpreter and CUDA use
 /// [`SlotLayout::Fragments`], the backends that go through the scratch
 /// [`SlotLayout::RowPairs`], so a kernel that depends on one disagrees with the others.
+/// What every layout keeps ([`SlotLayout::ROW_SLOTS`]): a slot's row depends only on
+/// the invocation and on `(slot / 2) % 2`, so a kernel may hold per-row values in two
+/// entries rather than eight.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SlotLayout {
     /// `mma.sync` m16n8k16 fragments: lane 4g + t holds rows g and g + 8, columns 2t,
@@ -646,6 +649,14 @@ pub enum SlotLayout {
 }
 
 impl SlotLayout {
+    /// Every layout, for the checks of what they share.
+    pub const ALL: [SlotLayout; 2] = [SlotLayout::Fragments, SlotLayout::RowPairs];
+
+    /// Entries of a per-row array that cover an invocation's slots: slot e's row is
+    /// entry `(e / 2) % 2`'s, and entry i's slots include slot 2i (docs/DSL.md, "Element
+    /// access"). Under [`SlotLayout::RowPairs`] both entries are the same row.
+    pub const ROW_SLOTS: u32 = 2;
+
     /// (row, column) of slot `slot` of the group's invocation `lane` (0 … 31).
     pub fn coords(self, lane: u32, slot: u32) -> (u32, u32) {
         match self {
@@ -1006,4 +1017,33 @@ pub enum ExprKind {
         /// Arguments.
         args: Vec<Expr>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The guarantee kernels rely on for per-row state ([`SlotLayout::ROW_SLOTS`]):
+    /// slots e and e' of one invocation with equal `(e / 2) % 2` hold the same row, in
+    /// every layout.
+    #[test]
+    fn a_slots_row_depends_on_its_row_entry_alone() {
+        for layout in SlotLayout::ALL {
+            for lane in 0..32 {
+                for e in 0..TILE_SLOTS {
+                    let entry = (e / 2) % SlotLayout::ROW_SLOTS;
+                    assert_eq!(layout.coords(lane, e).0, layout.coords(lane, 2 * entry).0, "{layout:?} lane {lane} slot {e}");
+                }
+            }
+        }
+    }
+
+    /// The negative control: a per-slot entry other than `(e / 2) % 2` (here `e % 2`)
+    /// puts slots of different rows together under the interpreter's layout.
+    #[test]
+    fn another_entry_rule_mixes_rows() {
+        let l = SlotLayout::Fragments;
+        let mixed = (0..32).any(|lane| (0..TILE_SLOTS).any(|e| l.coords(lane, e).0 != l.coords(lane, e % 2).0));
+        assert!(mixed);
+    }
 }

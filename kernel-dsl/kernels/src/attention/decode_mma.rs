@@ -167,11 +167,14 @@ pub fn attn_decode_chunk_mma(
     let mut cols = [0u32; 8];
     tile_coords(rows, cols);
     let sb = warp * 256;
-    // Per slot, its head's running maximum (log2 units), the value the numerators
-    // subtract, and this invocation's part of the head's sum.
-    let mut m_row = [f32::NEG_INFINITY; 8];
-    let mut m_use = [0.0; 8];
-    let mut l_part = [0.0; 8];
+    // Per row this invocation holds (slot e's is `(e / 2) % 2`: docs/DSL.md, "Element
+    // access"), its head's running maximum (log2 units), the value the numerators
+    // subtract, and this invocation's part of the head's sum. Two of each rather than
+    // one per slot: NVIDIA's Vulkan compiler then holds the kernel in fewer registers.
+    let mut m_row = [f32::NEG_INFINITY; 2];
+    let mut m_use = [0.0; 2];
+    let mut l_part = [0.0; 2];
+    let mut fac = [0.0; 2];
     let scale2 = scale * 1.442695041;
     let inv_scale = 1.0 / scale;
     let mut f = [0.0; 8];
@@ -258,58 +261,59 @@ pub fn attn_decode_chunk_mma(
             // head at the first block, whose maxima are −∞).
             for e in 0..8u32 {
                 mx[e] = mx[e] * scale2;
-                ov[e] = select(mx[e] == f32::NEG_INFINITY, f32::NEG_INFINITY, mx[e] - m_row[e]);
+                ov[e] = select(mx[e] == f32::NEG_INFINITY, f32::NEG_INFINITY, mx[e] - m_row[(e / 2) % 2]);
             }
             tile_all_max(ov);
             if u == 0 || ov[0] > 8.0 {
-                for e in 0..8u32 {
-                    let m_new = max(m_row[e], mx[e]);
-                    // Reused as each slot's factor for O.
-                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[e] - m_new));
-                    l_part[e] = l_part[e] * mx[e];
-                    m_row[e] = m_new;
+                // Row i's slots include slot 2i.
+                for i in 0..2u32 {
+                    let m_new = max(m_row[i], mx[2 * i]);
+                    // The row's factor for O.
+                    fac[i] = select(m_row[i] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[i] - m_new));
+                    l_part[i] = l_part[i] * fac[i];
+                    m_row[i] = m_new;
                     // A head with no token yet subtracts 0, so that its −∞ scores give 0.
-                    m_use[e] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
+                    m_use[i] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
                 }
                 if u > 0 {
                     tile_get(ov, o0, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o0, ov, sc, sb, 16);
                     tile_get(ov, o1, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o1, ov, sc, sb, 16);
                     tile_get(ov, o2, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o2, ov, sc, sb, 16);
                     tile_get(ov, o3, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o3, ov, sc, sb, 16);
                     tile_get(ov, o4, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o4, ov, sc, sb, 16);
                     tile_get(ov, o5, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o5, ov, sc, sb, 16);
                     tile_get(ov, o6, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o6, ov, sc, sb, 16);
                     tile_get(ov, o7, sc, sb, 16);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o7, ov, sc, sb, 16);
                 } else {
@@ -326,8 +330,8 @@ pub fn attn_decode_chunk_mma(
             // The numerators, at most 2^8; the sums add them before they are rounded to
             // f16 as the A operand of P · V (as FlashAttention does).
             for e in 0..8u32 {
-                f[e] = fast_exp2(f[e] * scale2 - m_use[e]);
-                l_part[e] += f[e];
+                f[e] = fast_exp2(f[e] * scale2 - m_use[(e / 2) % 2]);
+                l_part[(e / 2) % 2] += f[e];
             }
             tile_set(ta, f, ps, sb, 16);
             // O (16 heads × 128 dimensions) += P · V over the group's 16 tokens.
@@ -355,7 +359,12 @@ pub fn attn_decode_chunk_mma(
     // Each head's sum over the group's tokens; then every group's heads (rows below the
     // group) to shared memory, past the last block's use of it: per group 16 rows of
     // 128 O values, then 16 maxima and 16 sums.
-    tile_row_sum(l_part);
+    // Slots 0 and 2 carry the rows' parts (the same row's two where an invocation holds
+    // one), the others add nothing.
+    let mut l_row = [0.0; 8];
+    l_row[0] = l_part[0];
+    l_row[2] = l_part[1];
+    tile_row_sum(l_row);
     if stages >= 2 {
         barrier();
     }
@@ -409,8 +418,8 @@ pub fn attn_decode_chunk_mma(
         }
         // One slot of each row (column 0) writes the head's maximum and sum.
         if rows[e] < group && cols[e] == 0 {
-            kv[gb + 2048 + rows[e]] = m_row[e].to_bits();
-            kv[gb + 2064 + rows[e]] = l_part[e].to_bits();
+            kv[gb + 2048 + rows[e]] = m_row[(e / 2) % 2].to_bits();
+            kv[gb + 2064 + rows[e]] = l_row[e].to_bits();
         }
     }
     barrier();

@@ -157,16 +157,21 @@ pub fn attn_prefill_mma(
     let mut rows = [0u32; 8];
     let mut cols = [0u32; 8];
     tile_coords(rows, cols);
-    let mut pos = [0u32; 8];
-    for e in 0..8u32 {
-        pos[e] = pos0 + min(first + warp * 16 + rows[e], tq - 1);
+    // Per row this invocation holds (slot e's is `(e / 2) % 2`, and row i's slots include
+    // slot 2i: docs/DSL.md, "Element access"), its position. Two values rather than one
+    // per slot, as the softmax state below: fewer registers on NVIDIA's Vulkan compiler.
+    let mut pos = [0u32; 2];
+    for i in 0..2u32 {
+        pos[i] = pos0 + min(first + warp * 16 + rows[2 * i], tq - 1);
     }
     let sb = warp * 16 * scs;
     let pb = warp * 16 * pw;
-    // Per slot, its row's running maximum and this invocation's part of the row's sum.
-    let mut m_row = [f32::NEG_INFINITY; 8];
-    let mut m_use = [0.0; 8];
-    let mut l_part = [0.0; 8];
+    // Per row, its running maximum, the value the numerators subtract and this
+    // invocation's part of the row's sum.
+    let mut m_row = [f32::NEG_INFINITY; 2];
+    let mut m_use = [0.0; 2];
+    let mut l_part = [0.0; 2];
+    let mut fac = [0.0; 2];
     // The scale in log2 units: the numerators are powers of 2. The mask is added to the
     // unscaled scores over the scale.
     let scale2 = scale * 1.442695041;
@@ -254,11 +259,11 @@ pub fn attn_prefill_mma(
             if u * kb + kb - 1 > pos0 + first {
                 for e in 0..8u32 {
                     let te = u * kb + cols[e];
-                    f0[e] = select(te > pos[e], f32::NEG_INFINITY, f0[e]);
-                    f1[e] = select(te + 16 > pos[e], f32::NEG_INFINITY, f1[e]);
+                    f0[e] = select(te > pos[(e / 2) % 2], f32::NEG_INFINITY, f0[e]);
+                    f1[e] = select(te + 16 > pos[(e / 2) % 2], f32::NEG_INFINITY, f1[e]);
                     if kv64 {
-                        f2[e] = select(te + 32 > pos[e], f32::NEG_INFINITY, f2[e]);
-                        f3[e] = select(te + 48 > pos[e], f32::NEG_INFINITY, f3[e]);
+                        f2[e] = select(te + 32 > pos[(e / 2) % 2], f32::NEG_INFINITY, f2[e]);
+                        f3[e] = select(te + 48 > pos[(e / 2) % 2], f32::NEG_INFINITY, f3[e]);
                     }
                 }
             }
@@ -285,58 +290,58 @@ pub fn attn_prefill_mma(
             // maxima (every row, at the first block: the running maxima are −∞).
             for e in 0..8u32 {
                 mx[e] = mx[e] * scale2;
-                ov[e] = mx[e] - m_row[e];
+                ov[e] = mx[e] - m_row[(e / 2) % 2];
             }
             tile_all_max(ov);
             if u == 0 || ov[0] > 8.0 {
-                for e in 0..8u32 {
-                    let m_new = max(m_row[e], mx[e]);
-                    // Reused as each slot's factor for O.
-                    mx[e] = select(m_row[e] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[e] - m_new));
-                    l_part[e] = l_part[e] * mx[e];
-                    m_row[e] = m_new;
+                for i in 0..2u32 {
+                    let m_new = max(m_row[i], mx[2 * i]);
+                    // The row's factor for O.
+                    fac[i] = select(m_row[i] == f32::NEG_INFINITY, 0.0, fast_exp2(m_row[i] - m_new));
+                    l_part[i] = l_part[i] * fac[i];
+                    m_row[i] = m_new;
                     // A row with no token yet subtracts 0, so that its −∞ scores give 0.
-                    m_use[e] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
+                    m_use[i] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
                 }
                 if u > 0 {
                     tile_get(ov, o0, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o0, ov, sc, sb, scs);
                     tile_get(ov, o1, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o1, ov, sc, sb, scs);
                     tile_get(ov, o2, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o2, ov, sc, sb, scs);
                     tile_get(ov, o3, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o3, ov, sc, sb, scs);
                     tile_get(ov, o4, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o4, ov, sc, sb, scs);
                     tile_get(ov, o5, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o5, ov, sc, sb, scs);
                     tile_get(ov, o6, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o6, ov, sc, sb, scs);
                     tile_get(ov, o7, sc, sb, scs);
                     for e in 0..8u32 {
-                        ov[e] = ov[e] * mx[e];
+                        ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o7, ov, sc, sb, scs);
                 } else {
@@ -354,13 +359,13 @@ pub fn attn_prefill_mma(
             // them before they are rounded to f16 as the A operand of P · V (as
             // FlashAttention does).
             for e in 0..8u32 {
-                f0[e] = fast_exp2(f0[e] * scale2 - m_use[e]);
-                f1[e] = fast_exp2(f1[e] * scale2 - m_use[e]);
-                l_part[e] += f0[e] + f1[e];
+                f0[e] = fast_exp2(f0[e] * scale2 - m_use[(e / 2) % 2]);
+                f1[e] = fast_exp2(f1[e] * scale2 - m_use[(e / 2) % 2]);
+                l_part[(e / 2) % 2] += f0[e] + f1[e];
                 if kv64 {
-                    f2[e] = fast_exp2(f2[e] * scale2 - m_use[e]);
-                    f3[e] = fast_exp2(f3[e] * scale2 - m_use[e]);
-                    l_part[e] += f2[e] + f3[e];
+                    f2[e] = fast_exp2(f2[e] * scale2 - m_use[(e / 2) % 2]);
+                    f3[e] = fast_exp2(f3[e] * scale2 - m_use[(e / 2) % 2]);
+                    l_part[(e / 2) % 2] += f2[e] + f3[e];
                 }
             }
             // O (16 queries × 128 dimensions) += P · V over the block's tokens.
@@ -402,19 +407,25 @@ pub fn attn_prefill_mma(
     // Each row's sum (its 16 slots' parts, then the sink, as the decode combine adds
     // it) and the output rows, each O tile's slots through the scratch where a backend
     // must.
-    tile_row_sum(l_part);
+    // Slots 0 and 2 carry the rows' parts (the same row's two where an invocation holds
+    // one), the others add nothing.
+    let mut l_row = [0.0; 8];
+    l_row[0] = l_part[0];
+    l_row[2] = l_part[1];
+    tile_row_sum(l_row);
     let ob = q_start[b] * out_token_stride + h * out_head_stride;
     for e in 0..8u32 {
-        let mut top = m_row[e];
+        let m = m_row[(e / 2) % 2];
+        let mut top = m;
         if has_sinks != 0 {
-            top = max(m_row[e], sinks[h] * 1.442695041);
+            top = max(m, sinks[h] * 1.442695041);
         }
-        let mut total = l_part[e] * exp2(m_row[e] - top);
+        let mut total = l_row[e] * exp2(m - top);
         if has_sinks != 0 {
             total += exp2(sinks[h] * 1.442695041 - top);
         }
         // Reused as each slot's output factor.
-        mx[e] = exp2(m_row[e] - top) / total;
+        mx[e] = exp2(m - top) / total;
     }
     tile_get(ov, o0, sc, sb, scs);
     for e in 0..8u32 {
