@@ -33,6 +33,11 @@
 #             racecheck, synccheck and initcheck (SANITIZE_KERNELS: a --kernel list,
 #             default every kernel); then the planted out-of-bounds write
 #             (tests/tests/planted_oob.rs), which memcheck must report
+#   vulkan-gpuav  `onekernel validate --backend vulkan` (every kernel, variant and case)
+#             under the Khronos layer's GPU-assisted and synchronization validation, and
+#             the layer's planted controls (tests/tests/vulkan_layer_controls.rs); needs
+#             the layer (VK_LAYER_PATH to its manifest's directory; not in the default
+#             list)
 #   sanitize-bench  the benchmarks' launch paths under the same four tools
 #             (SANITIZE_TOOLS: a subset), one small shape each: `bench --shape 2x700`
 #             (decode attention: paged and contiguous, fast and deterministic, tensor
@@ -115,6 +120,21 @@ for part in "${parts[@]}"; do
                           echo "$tool $name: $(tail -n 1 "$out/sanitize-$tool-$name.log")"
                       done
                   done ;;
+        vulkan-gpuav)
+                  # Every kernel, variant and case on NVIDIA's Vulkan under the Khronos layer's
+                  # GPU-assisted (bounds of every storage-buffer access) and synchronization
+                  # validation; CI's lavapipe pass takes each kernel's first variant only.
+                  # The layer must be found (VK_LAYER_PATH); then the planted controls.
+                  mkdir -p "$out/vulkan-gpuav"
+                  ONEKERNEL_VK_VALIDATION_FEATURES=sync,gpu "$ONEKERNEL" validate --backend vulkan --evidence "$out/vulkan-gpuav" \
+                      > "$out/vulkan-gpuav/validate.log" 2>&1 || status=1
+                  if ! grep -q "validation Khronos validation layer: .*GPU-assisted" "$out/vulkan-gpuav/validate.log"; then
+                      echo "GPU-assisted validation was not on: the Khronos layer was not found (VK_LAYER_PATH)"; status=1
+                  fi
+                  echo "$(grep -c ' ok ' "$out/vulkan-gpuav/validate.log") verdicts ok, $(grep -c ' SKIPPED ' "$out/vulkan-gpuav/validate.log") skipped"
+                  grep -v ' ok \| SKIPPED ' "$out/vulkan-gpuav/validate.log" | tail -n 5
+                  suite vulkan_layer_controls > "$out/vulkan-gpuav/controls.log" 2>&1 || status=1
+                  grep -E "caught|SKIPPED|test result|panicked" "$out/vulkan-gpuav/controls.log" ;;
         tiles)    "$ONEKERNEL" bench-tiles --backend cuda,vulkan --evidence "$out" > "$out/bench-tiles.log" 2>&1 || status=1
                   grep -v '^cuda:\|^vulkan:' "$out/bench-tiles.log" | tail -n 4 ;;
         formats)  "$ONEKERNEL" bench-formats --backend cuda,vulkan --evidence "$out" > "$out/bench-formats.md" 2> "$out/bench-formats.log" || status=1
@@ -130,7 +150,7 @@ for part in "${parts[@]}"; do
                       > "$out/decode-tc/bench.md" 2> "$out/decode-tc/bench.log" || status=1
                   python3 cli/anchors/sdpa.py "$out/decode-tc/bench-sdpa.json" > "$out/decode-tc/bench-sdpa.log" 2>&1 || status=1
                   cat "$out/decode-tc/bench.md"; tail -n 3 "$out/decode-tc/bench-sdpa.log" ;;
-        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear tiles formats prefill anchors decode-tc sanitize sanitize-bench"; exit 2 ;;
+        *) echo "unknown part \`$part\`; use validate fixtures suites bench kvquant linear tiles formats prefill anchors decode-tc sanitize sanitize-bench vulkan-gpuav"; exit 2 ;;
     esac
 done
 echo "== done $(date +%T), evidence in $out"

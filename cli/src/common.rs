@@ -208,13 +208,14 @@ pub fn open_backends(which: &str, explicit: bool) -> Result<Vec<Box<dyn Backend>
             Ok(b) => {
                 let i = b.info();
                 eprintln!(
-                    "{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}, async copies {}",
+                    "{n}: {} ({}), subgroup {:?}, fma {}, f16 widening {}, async copies {}, validation {}",
                     i.device,
                     i.driver,
                     i.subgroup_size,
                     i.fma,
                     i.f16_widening,
-                    if i.async_copies { "cp.async" } else { "synchronous" }
+                    if i.async_copies { "cp.async" } else { "synchronous" },
+                    i.validation
                 );
                 out.push(b);
             }

@@ -5,7 +5,7 @@
 //! onekernel check [--out DIR] [--threads N]
 //! onekernel list  [--kernel NAME]…
 //! onekernel validate [--backend cpu|vulkan|cuda|msl-emu|all] [--kernel NAME]… [--variant LABEL]
-//!                    [--seed N] [--evidence DIR] [--out DIR]
+//!                    [--cases N] [--variants N] [--seed N] [--evidence DIR] [--out DIR]
 //! onekernel fixture FILE.json… [--backend cpu,vulkan,cuda|all] [--out DIR] [--evidence DIR] [--prefill-fast]
 //! onekernel attention-grid [--backend cpu,vulkan,cuda|all] [--grid full|ci] [--first N]
 //!                          [--out DIR] [--evidence DIR]
@@ -53,13 +53,17 @@ struct Options {
     variant: Option<String>,
     /// `validate --cases N`: only the first N validation cases of each kernel.
     cases: Option<usize>,
+    /// `validate --variants N`: only the first N variants of each kernel that the device
+    /// runs (variants it reports as unsupported do not count).
+    variants: Option<usize>,
     seed: u64,
     evidence: Option<PathBuf>,
 }
 
 pub(crate) const USAGE: &str =
     "usage: onekernel <gen|check|list|validate|fixture|attention-grid|bench|bench-kvquant|bench-linear|bench-formats|bench-prefill|bench-tiles|vk-stats> [--out DIR] [--kernel NAME]... [--threads N]
-                 [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--seed N] [--evidence DIR]
+                 [--backend cpu|vulkan|cuda|msl-emu|all] [--variant LABEL] [--cases N] [--variants N] [--seed N]
+                 [--evidence DIR]
 
   gen    regenerate CUDA, GLSL, SPIR-V and MSL for every kernel (or the named ones)
          into DIR, with the manifest
@@ -116,8 +120,10 @@ pub(crate) const USAGE: &str =
          SKIPPED where the device has no register tiles)
   validate  run every kernel, variant and validation case on the backends (all: every
          GPU backend present) against the reference interpreter, bitwise for exact kernels;
-         --cases N: only each kernel's first N cases (every variant still runs); write
-         evidence JSON to DIR with --evidence; exit 1 on any mismatch";
+         --cases N: only each kernel's first N cases; --variants N: only the first N
+         variants of each kernel that the device runs (one it cannot run is reported
+         SKIPPED and not counted); write evidence JSON to DIR with --evidence; exit 1 on
+         any mismatch";
 
 /// The options of `gen`, `check`, `list` and `validate` (each takes its own subset).
 fn parse(cmd: &str, args: &[String]) -> Result<Options> {
@@ -126,7 +132,7 @@ fn parse(cmd: &str, args: &[String]) -> Result<Options> {
         "gen" => &[one("out"), list("kernel"), one("threads")],
         "check" => &[one("out"), one("threads")],
         "list" => &[one("out"), list("kernel")],
-        _ => &[one("out"), list("kernel"), list("backend"), one("variant"), one("cases"), one("seed"), one("evidence")],
+        _ => &[one("out"), list("kernel"), list("backend"), one("variant"), one("cases"), one("variants"), one("seed"), one("evidence")],
     };
     let p = flags::parse(cmd, args, allowed, false)?;
     let backends = p.list("backend");
@@ -138,6 +144,7 @@ fn parse(cmd: &str, args: &[String]) -> Result<Options> {
         backend_named: p.has("backend"),
         variant: p.one("variant").map(String::from),
         cases: p.parsed("cases", "a number of cases ≥ 1", |v| v.parse().ok().filter(|&n: &usize| n >= 1))?,
+        variants: p.parsed("variants", "a number of variants ≥ 1", |v| v.parse().ok().filter(|&n: &usize| n >= 1))?,
         seed: p.parsed("seed", "a number", |v| v.parse().ok())?.unwrap_or(1),
         evidence: p.one("evidence").map(PathBuf::from),
     })
@@ -295,7 +302,12 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                     km.variants.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join("; ")
                 );
             }
+            let mut variants_run = 0usize;
             for v in variants {
+                if variants_run == o.variants.unwrap_or(usize::MAX) {
+                    break;
+                }
+                let mut ran = false;
                 for (i, case) in cases.iter().enumerate().take(o.cases.unwrap_or(usize::MAX)) {
                     let seed = o.seed.wrapping_mul(1000).wrapping_add(i as u64);
                     let verdict = match validate(backend.as_mut(), &mut reference, km, &o.out, v, case, seed, ValidateOptions::default()) {
@@ -308,6 +320,7 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                         }
                         r => r.with_context(|| format!("kernel `{}` variant `{}` case `{}` on {}", k.name, v.label, case.label, backend.name()))?,
                     };
+                    ran = true;
                     if let Some(fault) = &verdict.reference_fault {
                         println!("{:<8} {:<24} {:<22} {:<28} FAULT    {fault}", backend.name(), k.name, v.label, case.label);
                         all_passed = false;
@@ -330,6 +343,7 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                     }
                     verdicts.push(verdict);
                 }
+                variants_run += usize::from(ran);
             }
         }
         if let Some(dir) = &o.evidence {

@@ -445,6 +445,7 @@ fn cli_refuses_hostile_option_values_naming_the_option() {
         (vec!["bench-linear", "--runs", "99999999999999999999"], "--runs takes a number"),
         (vec!["validate", "--cases", "0", "--out", gen], "--cases takes a number of cases ≥ 1"),
         (vec!["validate", "--cases", "-3", "--out", gen], "--cases takes a number of cases ≥ 1"),
+        (vec!["validate", "--variants", "0", "--out", gen], "--variants takes a number of variants ≥ 1"),
         (vec!["gen", "--threads", "-1"], "--threads takes a number of threads"),
         (vec!["validate", "--seed", "99999999999999999999999", "--out", gen], "--seed takes a number"),
         (vec!["validate", "--kernel", "../etc/passwd", "--out", gen, "--backend", "cpu"], "no kernel named `../etc/passwd`"),
@@ -457,5 +458,31 @@ fn cli_refuses_hostile_option_values_naming_the_option() {
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `validate --variants N` runs each kernel's first N variants that the device runs; a
+/// variant the device cannot run is reported and does not count.
+#[test]
+fn cli_validate_takes_the_first_variants_the_device_runs() {
+    let gen = concat!(env!("CARGO_MANIFEST_DIR"), "/../generated");
+    let verdicts = |out: &str| out.lines().filter(|l| l.contains(" ok ")).count();
+    let (code, out, err) = onekernel(&["validate", "--backend", "cpu", "--kernel", "ssm_conv", "--cases", "1", "--variants", "2", "--out", gen]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(verdicts(&out), 2, "{out}");
+    assert!(out.contains("gather = false") && out.contains("gather = true"), "the first two variants in manifest order: {out}");
+    let (code, all, err) = onekernel(&["validate", "--backend", "cpu", "--kernel", "ssm_conv", "--cases", "1", "--out", gen]);
+    assert_eq!(code, 0, "{all}{err}");
+    assert!(verdicts(&all) > 2, "without --variants every variant runs: {all}");
+
+    // lavapipe runs no variant of the tensor-core decode kernel: every one is reported
+    // SKIPPED, none counts, so all of them are tried.
+    let (code, out, err) =
+        onekernel(&["validate", "--backend", "vulkan", "--kernel", "attn_decode_chunk_mma", "--cases", "1", "--variants", "1", "--out", gen]);
+    if err.contains("llvmpipe") {
+        assert_eq!(code, 0, "{out}{err}");
+        assert_eq!(out.lines().filter(|l| l.contains(" SKIPPED ")).count(), 12, "{out}");
+    } else {
+        println!("SKIPPED: the skip-not-counted half needs lavapipe ({})", err.lines().next().unwrap_or(""));
     }
 }

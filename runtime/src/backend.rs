@@ -40,6 +40,9 @@ pub struct DeviceInfo {
     /// Whether storage-buffer accesses are bounds-checked by the driver (Vulkan), or
     /// compiled without checks because sizes are checked before launch (docs/RUNTIME.md).
     pub buffer_checks: String,
+    /// Which checks a validation layer adds to every launch (Vulkan: the Khronos layer
+    /// and the features enabled in it); `none` where nothing is layered on the driver.
+    pub validation: String,
 }
 
 impl DeviceInfo {

@@ -28,6 +28,7 @@ impl CpuBackend {
                 async_copies: false,
                 max_shared_bytes: None,
                 buffer_checks: "every access (an out-of-bounds index is an error)".into(),
+                validation: "none".into(),
             },
         }
     }

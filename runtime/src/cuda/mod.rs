@@ -156,6 +156,7 @@ impl Cuda {
             async_copies,
             max_shared_bytes: Some(max_shared_bytes),
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
+            validation: "none".into(),
         };
         Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), prelude: None, dyn_shared: HashMap::new(), dependent_launch, info })
     }

@@ -73,6 +73,7 @@ impl MslEmu {
             async_copies: false,
             max_shared_bytes: None,
             buffer_checks: "none (sizes checked before launch)".into(),
+            validation: "none".into(),
         };
         Ok(MslEmu { info, cache, loaded: HashMap::new() })
     }

@@ -127,6 +127,26 @@ pub(super) fn cstr_field(bytes: &[std::ffi::c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// What the validation layer checks in this instance, for `DeviceInfo::validation`:
+/// evidence must say whether GPU-assisted validation was really on, not only asked for.
+/// `off` names why the layer is not on, where it is not.
+fn layer_summary(off: Option<&str>, features_ext: bool, features: &[vk::ValidationFeatureEnableEXT]) -> String {
+    if let Some(why) = off {
+        return format!("none ({why})");
+    }
+    let mut checks = vec!["API usage"];
+    if features_ext {
+        for f in features {
+            checks.push(match *f {
+                vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION => "synchronization",
+                vk::ValidationFeatureEnableEXT::GPU_ASSISTED => "GPU-assisted (bounds of every storage-buffer access)",
+                _ => "other",
+            });
+        }
+    }
+    format!("Khronos validation layer: {}", checks.join(", "))
+}
+
 /// The debug messenger that collects the validation layer's messages into `messages`
 /// (`None` where it cannot be created: the layer then reports nothing).
 fn messenger(
@@ -263,6 +283,21 @@ impl Vulkan {
         let exts = unsafe { entry.enumerate_instance_extension_properties(None) }.unwrap_or_default();
         let has_debug = exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::debug_utils::NAME));
         let validation_layer = want_validation && has_layer && has_debug;
+        // A layer older than VK_KHR_cooperative_matrix (header 1.3.255) reports the
+        // extension and its feature structure as errors at device creation and cannot
+        // check its shaders: under it, tile kernels are unsupported rather than every
+        // launch failing (Debian 12's layer is 1.3.239).
+        let layer_version = layers.iter().find(|l| l.layer_name_as_c_str().ok() == Some(validation)).map(|l| l.spec_version).unwrap_or(0);
+        let layer_knows_cooperative_matrix: Result<(), String> = if validation_layer && layer_version < vk::make_api_version(0, 1, 3, 255) {
+            Err(format!(
+                "the Khronos validation layer in use ({}.{}.{}) predates VK_KHR_cooperative_matrix (1.3.255); ONEKERNEL_VK_VALIDATION=0 runs them without it",
+                vk::api_version_major(layer_version),
+                vk::api_version_minor(layer_version),
+                vk::api_version_patch(layer_version)
+            ))
+        } else {
+            Ok(())
+        };
         let layer_names = if validation_layer { vec![validation.as_ptr()] } else { vec![] };
         // VkValidationFeaturesEXT belongs to the layer's own instance extension, which must
         // be enabled for the layer to read it.
@@ -294,6 +329,16 @@ impl Vulkan {
             ci = ci.push_next(&mut validation_features);
         }
         let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
+        let off = if !want_validation {
+            Some("ONEKERNEL_VK_VALIDATION=0")
+        } else if !has_layer {
+            Some("the Khronos validation layer is not installed")
+        } else if !has_debug {
+            Some("the loader offers no VK_EXT_debug_utils to report through")
+        } else {
+            None
+        };
+        let validation_summary = layer_summary(off, has_features_ext, &features);
 
         let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
         let debug = if validation_layer { messenger(&entry, &instance, &messages) } else { None };
@@ -346,7 +391,8 @@ impl Vulkan {
         // Register tiles where the device has cooperative matrices: the extension, its
         // feature, the memory model and f16 arithmetic their modules declare.
         let tiles =
-            super::tiles::support(&entry, &instance, phys, has12, offers(ash::khr::cooperative_matrix::NAME), d.subgroup_size, d.subgroup_shuffle);
+            super::tiles::support(&entry, &instance, phys, has12, offers(ash::khr::cooperative_matrix::NAME), d.subgroup_size, d.subgroup_shuffle)
+                .and(layer_knows_cooperative_matrix);
         let mut e_coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
         if tiles.is_ok() {
             e12 = e12.vulkan_memory_model(true).shader_float16(true);
@@ -371,6 +417,7 @@ impl Vulkan {
             } else {
                 "driver default (no VK_EXT_pipeline_robustness, or ONEKERNEL_VK_BUFFER_CHECKS=1)".into()
             },
+            validation: validation_summary,
         };
         let mut device_exts = Vec::new();
         if has_pep {
@@ -479,5 +526,22 @@ impl Drop for Vulkan {
             self.instance.destroy_instance(None);
         }
         let _ = self.phys;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_names_the_checks_that_are_on_or_why_none_are() {
+        let both = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION, vk::ValidationFeatureEnableEXT::GPU_ASSISTED];
+        let on = layer_summary(None, true, &both);
+        assert_eq!(on, "Khronos validation layer: API usage, synchronization, GPU-assisted (bounds of every storage-buffer access)");
+        // Features asked for but without the layer's features extension are not on.
+        assert_eq!(layer_summary(None, false, &both), "Khronos validation layer: API usage");
+        let off = layer_summary(Some("the Khronos validation layer is not installed"), true, &both);
+        assert_eq!(off, "none (the Khronos validation layer is not installed)");
+        assert!(!off.contains("GPU-assisted"), "CI greps for GPU-assisted: an absent layer must not match");
     }
 }
