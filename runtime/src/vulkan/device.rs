@@ -279,15 +279,25 @@ impl Vulkan {
         let layers = unsafe { entry.enumerate_instance_layer_properties() }.unwrap_or_default();
         let want_validation = std::env::var("ONEKERNEL_VK_VALIDATION").map(|v| v != "0").unwrap_or(true);
         let validation = c"VK_LAYER_KHRONOS_validation";
-        let has_layer = layers.iter().any(|l| l.layer_name_as_c_str().ok() == Some(validation));
+        let layer_version = layers.iter().find(|l| l.layer_name_as_c_str().ok() == Some(validation)).map(|l| l.spec_version);
         let exts = unsafe { entry.enumerate_instance_extension_properties(None) }.unwrap_or_default();
         let has_debug = exts.iter().any(|e| e.extension_name_as_c_str().ok() == Some(ash::ext::debug_utils::NAME));
-        let validation_layer = want_validation && has_layer && has_debug;
+        // Why the layer is off, where it is (`DeviceInfo::validation` names it).
+        let off = if !want_validation {
+            Some("ONEKERNEL_VK_VALIDATION=0")
+        } else if layer_version.is_none() {
+            Some("the Khronos validation layer is not installed")
+        } else if !has_debug {
+            Some("the loader offers no VK_EXT_debug_utils to report through")
+        } else {
+            None
+        };
+        let validation_layer = off.is_none();
+        let layer_version = layer_version.unwrap_or(0);
         // A layer older than VK_KHR_cooperative_matrix (header 1.3.255) reports the
         // extension and its feature structure as errors at device creation and cannot
         // check its shaders: under it, tile kernels are unsupported rather than every
         // launch failing (Debian 12's layer is 1.3.239).
-        let layer_version = layers.iter().find(|l| l.layer_name_as_c_str().ok() == Some(validation)).map(|l| l.spec_version).unwrap_or(0);
         let layer_knows_cooperative_matrix: Result<(), String> = if validation_layer && layer_version < vk::make_api_version(0, 1, 3, 255) {
             Err(format!(
                 "the Khronos validation layer in use ({}.{}.{}) predates VK_KHR_cooperative_matrix (1.3.255); ONEKERNEL_VK_VALIDATION=0 runs them without it",
@@ -329,15 +339,6 @@ impl Vulkan {
             ci = ci.push_next(&mut validation_features);
         }
         let instance = unsafe { entry.create_instance(&ci, None) }.map_err(|e| unavailable(format!("vkCreateInstance: {e}")))?;
-        let off = if !want_validation {
-            Some("ONEKERNEL_VK_VALIDATION=0")
-        } else if !has_layer {
-            Some("the Khronos validation layer is not installed")
-        } else if !has_debug {
-            Some("the loader offers no VK_EXT_debug_utils to report through")
-        } else {
-            None
-        };
         let validation_summary = layer_summary(off, has_features_ext, &features);
 
         let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
