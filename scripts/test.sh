@@ -32,7 +32,7 @@ echo "== validate on lavapipe with GPU-assisted and synchronization validation"
 # storage-buffer accesses), and lavapipe compiles each instrumented pipeline slowly (its
 # coroutine lowering of barriers: three minutes for one decode-attention variant on a
 # 2-core machine), so CI takes each kernel's first variant that lavapipe runs, with its
-# first case (about 8 minutes with empty shader caches). Every variant and case runs
+# first case (8–9 minutes with empty shader caches). Every variant and case runs
 # under the same layer on NVIDIA's Vulkan (`scripts/gpu-evidence.sh vulkan-gpuav`) and,
 # here, under synchronization validation in the suite above. Any layer message fails the
 # launch; the header must show the layer on with GPU-assisted validation.
