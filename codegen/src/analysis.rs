@@ -21,6 +21,9 @@ pub struct KernelInfo {
     /// Shared arrays (indices into `Kernel::shared`) that operand tiles load from: GLSL
     /// declares them as `f16vec2` pairs.
     pub tile_operand_shared: BTreeSet<usize>,
+    /// Shared arrays (indices into `Kernel::shared`) that `tile_mma_panel` reads panels
+    /// from: CUDA aligns them to 1024 bytes (the 128-byte swizzle's atoms).
+    pub panel_shared: BTreeSet<usize>,
     /// Buffers that operand tiles load from: GLSL views them as `f16vec2` pairs.
     pub tile_operand_buffers: BTreeSet<ParamId>,
     /// The (buffer, element count) pairs its `load_words` statements read, in parameter
@@ -50,11 +53,12 @@ impl KernelInfo {
         let pair_reductions = has_pair_reduction(k);
         let scratch_arrays = reduction_types.len() as u32 + pair_reductions as u32;
         let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32;
-        let (tile_operand_shared, tile_operand_buffers) = tile_operand_sources(k);
+        let (tile_operand_shared, tile_operand_buffers, panel_shared) = tile_operand_sources(k);
         KernelInfo {
             uses_fma: uses_fma(k),
             uses_tiles: !k.tiles.is_empty(),
             tile_operand_shared,
+            panel_shared,
             tile_operand_buffers,
             word_views: word_views(k),
             cuda_dynamic_shared: cuda_dynamic_shared(k, scratch_arrays),
@@ -169,11 +173,16 @@ fn uses_fma(k: &Kernel) -> bool {
 /// The shared arrays (indices into `Kernel::shared`) and buffers that operand tiles
 /// (`tile_a`, `tile_b`) are loaded from: GLSL declares such an array, and views such a
 /// buffer, as `f16vec2` pairs (the component type of the cooperative matrix).
-fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
+fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>, BTreeSet<usize>) {
     use onekernel_dsl::ir::{Place, StmtKind, TileOp, TileRole};
-    let (mut shared, mut buffers) = (BTreeSet::new(), BTreeSet::new());
+    let (mut shared, mut buffers, mut panels) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
         if let StmtKind::Tile(t) = &s.kind {
+            // A panel is read as B operands.
+            if let TileOp::PanelMma { panel: Place::Shared(id), .. } = &**t {
+                shared.insert(id.0 as usize);
+                panels.insert(id.0 as usize);
+            }
             let operand = match &**t {
                 TileOp::Load { tile, src, .. } => Some((tile, src)),
                 // A `tile_set` of an operand loads it from its scratch.
@@ -195,7 +204,7 @@ fn tile_operand_sources(k: &Kernel) -> (BTreeSet<usize>, BTreeSet<ParamId>) {
             }
         }
     });
-    (shared, buffers)
+    (shared, buffers, panels)
 }
 
 /// The (buffer, element count) pairs that a kernel's `load_words` and multi-element

@@ -194,17 +194,32 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
     // Arrays past CUDA's static limit live in one dynamic region, each at a 16-byte
     // multiple: `ok_dyn_shared + offset`; the region's size per instance is returned.
     let mut offset = String::from("0u");
+    // Panels need 1024-byte alignment: where one is in the dynamic region, the region
+    // starts at the first 1024-byte boundary of what the launch passes (1008 bytes more)
+    // and the panel's offset is rounded up to 1024.
+    let dynamic_panels = dynamic.iter().any(|i| info.panel_shared.contains(i));
     if !dynamic.is_empty() {
         shared.push("extern __shared__ __align__(16) unsigned char ok_dyn_shared[]".into());
+        if dynamic_panels {
+            shared.push(
+                "unsigned char* const ok_dyn = ok_dyn_shared + ((1024u - ((unsigned int)__cvta_generic_to_shared(ok_dyn_shared) & 1023u)) & 1023u)"
+                    .into(),
+            );
+        }
     }
+    let region = if dynamic_panels { "ok_dyn" } else { "ok_dyn_shared" };
     for (i, s) in k.shared.iter().enumerate() {
         if dynamic.contains(&i) {
             let ty = d.scalar(s.elem);
-            shared.push(format!("{ty}* const {} = reinterpret_cast<{ty}*>(ok_dyn_shared + ({offset}))", shared_name(&s.name)));
+            if info.panel_shared.contains(&i) {
+                offset = format!("((({offset}) + 1023u) / 1024u) * 1024u");
+            }
+            shared.push(format!("{ty}* const {} = reinterpret_cast<{ty}*>({region} + ({offset}))", shared_name(&s.name)));
             offset = format!("{offset} + (({} + 3u) / 4u) * 16u", lens[i]);
         } else {
             match d.halves_shared_decl(&shared_name(&s.name), &lens[i]) {
                 Some(decl) if info.tile_operand_shared.contains(&i) => shared.push(decl),
+                _ if info.panel_shared.contains(&i) => shared.push(d.panel_shared_decl(s.elem, &shared_name(&s.name), &lens[i])),
                 _ => shared.push(d.shared_decl(s.elem, &shared_name(&s.name), &lens[i])),
             }
         }
@@ -214,6 +229,9 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
     }
     if info.pair_reductions {
         shared.push(d.shared_decl(Scalar::U32, PAIR_INDEX_SCRATCH, &k.workgroup_invocations().to_string()));
+    }
+    if dynamic_panels {
+        offset = format!("{offset} + 1008u");
     }
     (shared, (!dynamic.is_empty()).then_some(offset))
 }

@@ -253,6 +253,109 @@ static __device__ __forceinline__ void ok_tile_all_max(float* v) {
     for (int e = 0; e < 8; e++) { v[e] = r; }
 }
 
+// `panel_word` (docs/DSL.md, "Panels"): each row's sixteen 16-byte chunks in two
+// 64-value halves, half h of every row after half h − 1 of all rows, each row's half 128
+// bytes with chunk c at c XOR (row mod 8): the 128-byte swizzle of wgmma (PTX ISA,
+// "Shared Memory Matrix Layout"), whose 8 × 128-byte atoms need the panel's start
+// 1024-byte aligned. ldmatrix reads the same layout without bank conflicts.
+static __device__ __forceinline__ unsigned int ok_panel_word_u32(unsigned int row, unsigned int chunk, unsigned int rows) {
+    return (chunk >> 3) * rows * 32u + row * 32u + (((chunk & 7u) ^ (row & 7u)) << 2);
+}
+
+// acc[j] += a · B_j for j = 0 … 3 (16 × 16 each): B_j's (k, n) is the panel's value at
+// (row r0 + 16j + n, column c0 + k) for a K-major panel (TRANS false: the rows are B's
+// columns, as K's rows for Q · Kᵀ), or at (row r0 + k, column c0 + 16j + n) when TRANS
+// (the rows are B's rows, as V's for P · V). `base` is the panel's first word. On sm_90a
+// one wgmma m64n64k16 of the warpgroup (all four warps, each its own 16 rows of A and
+// of the accumulators, which are wgmma's fragments); `ok_tile_mma_wait` completes it.
+// Elsewhere four ldmatrix + mma.sync pairs, complete on return.
+template <bool TRANS>
+static __device__ __forceinline__ void ok_tile_mma_panel(float* c0, float* c1, float* c2, float* c3, const unsigned int* a, const unsigned int* arr,
+                                                         unsigned int base, unsigned int rows, unsigned int r0, unsigned int col0, unsigned int lindex) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // The start: row r0 of the half holding column col0, at column col0 mod 64 (K-major,
+    // within the 128-byte atom: the swizzle applies to the address bits, as wgmma reads
+    // them) or at the half's first column (TRANS, col0 a multiple of 64).
+    const unsigned int start = (unsigned int)__cvta_generic_to_shared(arr) + 4u * base + (col0 >> 6) * rows * 128u + r0 * 128u + 2u * (col0 & 63u);
+    // Eight rows of 128 bytes apart: 1024 (SBO, both majors); TRANS: the next 64 columns
+    // (LBO, unused with n = 64) a half apart.
+    const unsigned long long desc = (unsigned long long)((start & 0x3ffffu) >> 4) | ((unsigned long long)(((rows * 128u) >> 4) & 0x3fffu) << 16) |
+                                    ((unsigned long long)(1024u >> 4) << 32) | (1ull << 62);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+        "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "{ %32, %33, %34, %35}, %36, 1, 1, 1, %37;\n"
+        "wgmma.commit_group.sync.aligned;"
+        : "+f"(c0[0]), "+f"(c0[1]), "+f"(c0[2]), "+f"(c0[3]), "+f"(c0[4]), "+f"(c0[5]), "+f"(c0[6]), "+f"(c0[7]),
+          "+f"(c1[0]), "+f"(c1[1]), "+f"(c1[2]), "+f"(c1[3]), "+f"(c1[4]), "+f"(c1[5]), "+f"(c1[6]), "+f"(c1[7]),
+          "+f"(c2[0]), "+f"(c2[1]), "+f"(c2[2]), "+f"(c2[3]), "+f"(c2[4]), "+f"(c2[5]), "+f"(c2[6]), "+f"(c2[7]),
+          "+f"(c3[0]), "+f"(c3[1]), "+f"(c3[2]), "+f"(c3[3]), "+f"(c3[4]), "+f"(c3[5]), "+f"(c3[6]), "+f"(c3[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(TRANS ? 1 : 0)
+        : "memory");
+#else
+    // ldmatrix.x4 with each lane's row address in the panel's layout (see
+    // ok_tile_ldmatrix for the four 8 × 8 matrices and which lanes name them).
+    const unsigned int lane = lindex & 31u, m = lane >> 3, r = lane & 7u;
+    float* cs[4] = {c0, c1, c2, c3};
+#pragma unroll
+    for (unsigned int j = 0; j < 4u; j++) {
+        unsigned int b[4];
+        // B's matrices: (k 0–7, n 0–7), (k 8–15, n 0–7), (k 0–7, n 8–15), (k 8–15, n 8–15).
+        const unsigned int bk = 8u * (m & 1u), bn = 8u * (m >> 1);
+        unsigned int row, col;
+        if (TRANS) {
+            row = r0 + bk + r;
+            col = col0 + 16u * j + bn;
+        } else {
+            row = r0 + 16u * j + bn + r;
+            col = col0 + bk;
+        }
+        const unsigned int addr = (unsigned int)__cvta_generic_to_shared(arr) + 4u * (base + ok_panel_word_u32(row, col >> 3, rows));
+        if (TRANS) {
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                         : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(addr) : "memory");
+        } else {
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                         : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(addr) : "memory");
+        }
+        ok_tile_mma(cs[j], a, b);
+    }
+#endif
+}
+
+// `barrier()` in a kernel that reads panels: on sm_90a wgmma reads them through the
+// async proxy, so each invocation's shared-memory writes (stores, completed cp.async)
+// are first ordered before the async proxy's reads (PTX ISA, "Proxies").
+static __device__ __forceinline__ void ok_panel_barrier() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+    __syncthreads();
+}
+
+// Completes every `ok_tile_mma_panel` of this warpgroup (on sm_90a: waits for its
+// wgmma groups). The accumulators and A tiles those read are operands here, so that no
+// access to them moves above the wait.
+static __device__ __forceinline__ void ok_tile_mma_wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void ok_tile_fence_acc(float* c) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#pragma unroll
+    for (int i = 0; i < 8; i++) { asm volatile("" : "+f"(c[i])::"memory"); }
+#endif
+}
+static __device__ __forceinline__ void ok_tile_fence_a(unsigned int* a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#pragma unroll
+    for (int i = 0; i < 4; i++) { asm volatile("" : "+r"(a[i])::"memory"); }
+#endif
+}
+
 struct ok_push_attn_decode_chunk_mma {
     unsigned int n_heads; // offset 0
     unsigned int n_kv_heads; // offset 4

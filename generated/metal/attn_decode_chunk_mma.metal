@@ -111,6 +111,10 @@ static inline void ok_tile_mma(thread simdgroup_float8x8* c, thread simdgroup_ha
     }
 }
 
+// `panel_word` (docs/DSL.md, "Panels"): rows of 68 words (128 f16 values and 8 of padding, so that
+// the 16-byte rows of a tile load start 4 banks apart), chunk c at word 4c.
+static inline uint ok_panel_word_u32(uint row, uint chunk, uint rows) { return row * 68u + chunk * 4u; }
+
 // Function constants: `name_v` is the value the pipeline set, else the default. Through
 // a macro so that a host emulation of MSL (the runtime's msl-emu backend) can give each
 // its value at compile time.

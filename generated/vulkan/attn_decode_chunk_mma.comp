@@ -102,6 +102,9 @@ float ok_f16_to_f32(uint h) {
     return unpackHalf2x16(h & 0xffffu).x;
 }
 
+// `panel_word` (docs/DSL.md, "Panels"): rows of 68 words (128 f16 values and 8 of padding, so that
+// the 16-byte rows of a tile load start 4 banks apart), chunk c at word 4c.
+uint ok_panel_word_u32(uint row, uint chunk, uint rows) { return row * 68u + chunk * 4u; }
 // Vulkan does not require GLSL fma() to be fused (llvmpipe computes a*b then +c). The
 // runtime sets ok_native_fma where the hardware fuses (and the validator proves it);
 // elsewhere fma is emulated exactly: the f64 product is exact, TwoSum gives the error

@@ -42,6 +42,9 @@ shared uint sh_filler[(padded ? 6400u : 4u)];
 layout(constant_id = 1001) const bool ok_f16_unpack_exact = false;
 // onekernel helpers: each spells out the DSL meaning exactly (see docs/CODEGEN.md).
 
+// `panel_word` (docs/DSL.md, "Panels"): rows of 68 words (128 f16 values and 8 of padding, so that
+// the 16-byte rows of a tile load start 4 banks apart), chunk c at word 4c.
+uint ok_panel_word_u32(uint row, uint chunk, uint rows) { return row * 68u + chunk * 4u; }
 float ok_fma_f32(float a, float b, float c) { return fma(a, b, c); }
 void main() {
     uint ok_lindex = gl_LocalInvocationIndex;

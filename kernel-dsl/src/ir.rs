@@ -625,6 +625,48 @@ pub enum TileOp {
         /// What is combined.
         op: TileReduce,
     },
+    /// `tile_mma_panel(c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows);`:
+    /// `c_j[i][n] += Σ_k a[i][k] · B_j[k][n]` for j = 0 … 3, B_j read straight from a
+    /// panel in shared memory (docs/DSL.md, "Panels"): its value at (row `row0 + 16j +
+    /// n`, column `col0 + k`), or with `by_rows` at (row `row0 + k`, column `col0 + 16j +
+    /// n`). Every invocation of the workgroup runs it together with the same operands;
+    /// it may complete only at the next [`TileOp::PanelWait`], so until then the five
+    /// tiles are not touched and the panel is not written. On Hopper one `wgmma` of each
+    /// warpgroup.
+    PanelMma {
+        /// The four accumulator tiles updated (the product's 64 columns, 16 each).
+        accs: [TileId; 4],
+        /// The A operand (this group's 16 rows).
+        a: TileId,
+        /// The shared array (u32 words of f16 pairs) holding the panel.
+        panel: Place,
+        /// The panel's first word (a multiple of 256).
+        base: Expr,
+        /// The panel's rows (a multiple of 8).
+        rows: Expr,
+        /// The first row read (a multiple of 8).
+        row0: Expr,
+        /// The first column read (a multiple of 16; of 64 with `by_rows`).
+        col0: Expr,
+        /// The panel's rows are B's rows (V for `P · V`), else its columns (K for
+        /// `Q · Kᵀ`).
+        by_rows: bool,
+    },
+    /// `tile_mma_wait();`: every [`TileOp::PanelMma`] before it has completed.
+    PanelWait,
+}
+
+/// Words a panel's row takes at most on any backend (docs/DSL.md, "Panels"): 128 f16
+/// values and, where a backend pads rows, 8 more.
+pub const PANEL_ROW_WORDS: u32 = 68;
+
+/// `panel_word(row, chunk, rows)` in the interpreter's and CUDA's layout (docs/DSL.md,
+/// "Panels"): the row's 64-value halves apart (half h of every row after half h − 1 of
+/// all rows), each row's half 32 words, its 16-byte chunks permuted by `chunk XOR (row
+/// mod 8)`: the 128-byte swizzle that Hopper's `wgmma` reads. Wrapping, as the DSL's u32
+/// arithmetic.
+pub fn panel_word(row: u32, chunk: u32, rows: u32) -> u32 {
+    (chunk >> 3).wrapping_mul(rows).wrapping_mul(32).wrapping_add(row.wrapping_mul(32)).wrapping_add(((chunk & 7) ^ (row & 7)) << 2)
 }
 
 /// Values of a tile each invocation of its group holds in a slot ([`TileOp::Get`]):
@@ -700,7 +742,8 @@ impl TileOp {
             | TileOp::Set { index, stride, .. } => {
                 vec![index, stride]
             }
-            TileOp::Mma { .. } | TileOp::Coords { .. } | TileOp::Reduce { .. } => vec![],
+            TileOp::PanelMma { base, rows, row0, col0, .. } => vec![base, rows, row0, col0],
+            TileOp::Mma { .. } | TileOp::Coords { .. } | TileOp::Reduce { .. } | TileOp::PanelWait => vec![],
         }
     }
 
@@ -714,7 +757,8 @@ impl TileOp {
             | TileOp::Get { tile, .. }
             | TileOp::Set { tile, .. } => vec![*tile],
             TileOp::Mma { acc, a, b } => vec![*acc, *a, *b],
-            TileOp::Coords { .. } | TileOp::Reduce { .. } => vec![],
+            TileOp::PanelMma { accs, a, .. } => vec![accs[0], accs[1], accs[2], accs[3], *a],
+            TileOp::Coords { .. } | TileOp::Reduce { .. } | TileOp::PanelWait => vec![],
         }
     }
 
@@ -739,6 +783,8 @@ impl TileOp {
             TileOp::Set { .. } => "tile_set",
             TileOp::Coords { .. } => "tile_coords",
             TileOp::Reduce { op, .. } => op.name(),
+            TileOp::PanelMma { .. } => "tile_mma_panel",
+            TileOp::PanelWait => "tile_mma_wait",
         }
     }
 }
@@ -889,7 +935,9 @@ impl BinaryOp {
     }
 }
 
-/// Exact built-in operations (each has one defined result on every backend).
+/// Built-in operations: each has one defined result on every backend, but for the
+/// hardware approximations of `fast` kernels (`fast_exp`, `fast_exp2`) and the layout of
+/// `panel_word`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Intrinsic {
@@ -921,11 +969,17 @@ pub enum Intrinsic {
     /// `exp2`, MSL `fast::exp2`), f32; only in `fast` kernels. The interpreter computes
     /// 2^x in f64 and rounds it to f32.
     FastExp2,
+    /// `panel_word(row, chunk, rows)`: the word of a panel of `rows` rows where 16-byte
+    /// chunk `chunk` (0 … 15: f16 values 8·chunk …) of row `row` starts (docs/DSL.md,
+    /// "Panels"), u32. Each backend has its own layout (the interpreter and CUDA the
+    /// 128-byte swizzle of Hopper's `wgmma`, GLSL and MSL rows of 68 words), so it is
+    /// for placing a panel's values only; only in `fast` kernels.
+    PanelWord,
 }
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 11] = [
+    pub const ALL: [Intrinsic; 12] = [
         Intrinsic::Min,
         Intrinsic::Max,
         Intrinsic::Abs,
@@ -937,6 +991,7 @@ impl Intrinsic {
         Intrinsic::FunnelShr,
         Intrinsic::FastExp,
         Intrinsic::FastExp2,
+        Intrinsic::PanelWord,
     ];
 
     /// The DSL spelling.
@@ -953,6 +1008,7 @@ impl Intrinsic {
             Intrinsic::FunnelShr => "funnel_shr",
             Intrinsic::FastExp => "fast_exp",
             Intrinsic::FastExp2 => "fast_exp2",
+            Intrinsic::PanelWord => "panel_word",
         }
     }
 
@@ -963,7 +1019,7 @@ impl Intrinsic {
                 1
             }
             Intrinsic::Min | Intrinsic::Max => 2,
-            Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr => 3,
+            Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr | Intrinsic::PanelWord => 3,
         }
     }
 

@@ -132,7 +132,7 @@ pub fn intrinsic_type(op: Intrinsic, args: &[Scalar]) -> Result<Scalar, String> 
         Intrinsic::Fma => same(&[Scalar::F32]),
         Intrinsic::CountOnes => same(&[Scalar::I32, Scalar::U32]).map(|_| Scalar::U32),
         Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => same(&[Scalar::U32]).map(|_| Scalar::F32),
-        Intrinsic::FunnelShr => same(&[Scalar::U32]),
+        Intrinsic::FunnelShr | Intrinsic::PanelWord => same(&[Scalar::U32]),
         Intrinsic::FastExp | Intrinsic::FastExp2 => same(&[Scalar::F32]),
     }
 }

@@ -218,6 +218,38 @@ impl Dialect for Cuda {
         vec![format!("{f}({vals});")]
     }
 
+    // One wgmma of the warpgroup on sm_90a, ldmatrix and mma.sync before
+    // (templates/cuda/tile.cuh); the panel is in the 128-byte swizzle.
+    fn tile_mma_panel(&self, p: &super::PanelMma) -> Vec<String> {
+        let [c0, c1, c2, c3] = &p.accs;
+        vec![format!(
+            "ok_tile_mma_panel<{}>({c0}, {c1}, {c2}, {c3}, {}, {}, {}, {}, {}, {}, ok_lindex);",
+            p.by_rows, p.a, p.array, p.base, p.rows, p.row0, p.col0
+        )]
+    }
+
+    // The wait, then every tile named as an operand of an empty asm: no access to a tile
+    // a wgmma may still write (or read) moves above the wait.
+    fn tile_mma_wait(&self, tiles: &[(TileRole, String)]) -> Vec<String> {
+        let mut line = String::from("ok_tile_mma_wait();");
+        for (role, name) in tiles {
+            match role {
+                TileRole::Acc => line.push_str(&format!(" ok_tile_fence_acc({name});")),
+                TileRole::A => line.push_str(&format!(" ok_tile_fence_a({name});")),
+                TileRole::B => {}
+            }
+        }
+        vec![line]
+    }
+
+    fn panel_barrier(&self) -> &'static str {
+        "ok_panel_barrier()"
+    }
+
+    fn panel_shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
+        format!("__shared__ __align__(1024) {} {name}[{len}]", self.scalar(elem))
+    }
+
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
         // 16-byte aligned, so that adjacent accesses at provably aligned indices can be
         // vectorized by the compiler (docs/CODEGEN.md).

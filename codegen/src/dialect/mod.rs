@@ -48,6 +48,29 @@ pub struct TileMemory {
     pub fence: bool,
 }
 
+/// A `tile_mma_panel`'s operands, printed (docs/DSL.md, "Panels").
+pub struct PanelMma {
+    /// The four accumulator tiles.
+    pub accs: [String; 4],
+    /// The A tile.
+    pub a: String,
+    /// The shared array.
+    pub array: String,
+    /// The panel's first word.
+    pub base: String,
+    /// Its rows.
+    pub rows: String,
+    /// The first row read.
+    pub row0: String,
+    /// The first column read.
+    pub col0: String,
+    /// The panel's rows are B's rows.
+    pub by_rows: bool,
+    /// The group may have written the array since its last barrier (see
+    /// [`TileMemory::fence`]).
+    pub fence: bool,
+}
+
 /// A shared-array index `base + ((x >> k) & mask)` as printed parts (`mask + 1` a power
 /// of two): a table's start plus a bit field of a word.
 pub struct FieldText {
@@ -353,8 +376,58 @@ pub trait Dialect {
     /// `tile_row_max(vals)` and the other slot reductions, in place.
     fn tile_reduce(&self, vals: &str, op: TileReduce) -> Vec<String>;
 
+    /// `tile_mma_panel(…)`: the lines. By default four B tiles loaded from the panel
+    /// (rows of [`onekernel_dsl::ir::PANEL_ROW_WORDS`] words, the layout of this
+    /// dialect's `ok_panel_word_u32`) and four `tile_mma`s, complete at once.
+    fn tile_mma_panel(&self, p: &PanelMma) -> Vec<String> {
+        let row = 2 * onekernel_dsl::ir::PANEL_ROW_WORDS;
+        let mut body = vec![self.tile_decl(TileRole::B, "ok_pb") + ";"];
+        for (j, acc) in p.accs.iter().enumerate() {
+            // B_j's (k, n): (row0 + 16j + n, col0 + k) by columns, or (row0 + k, col0 + 16j + n).
+            let index = if p.by_rows {
+                format!("2u * ({}) + ({}) * {row}u + ({}) + {}u", p.base, p.row0, p.col0, 16 * j)
+            } else {
+                format!("2u * ({}) + (({}) + {}u) * {row}u + ({})", p.base, p.row0, 16 * j, p.col0)
+            };
+            let m = TileMemory {
+                array: p.array.clone(),
+                shared: true,
+                read_only: false,
+                index,
+                stride: format!("{row}u"),
+                col_major: !p.by_rows,
+                fence: p.fence && j == 0,
+            };
+            body.extend(self.tile_load(TileRole::B, "ok_pb", &m));
+            body.extend(self.tile_mma(acc, &p.a, "ok_pb"));
+        }
+        let mut lines = vec!["{".to_string()];
+        lines.extend(body.into_iter().map(|l| format!("    {l}")));
+        lines.push("}".into());
+        lines
+    }
+
+    /// `tile_mma_wait()` in a kernel with `tiles` (role, name): the lines. Nothing where
+    /// `tile_mma_panel` completes at once.
+    fn tile_mma_wait(&self, tiles: &[(TileRole, String)]) -> Vec<String> {
+        let _ = tiles;
+        Vec::new()
+    }
+
     /// Declaration of a workgroup-shared array of `len` elements (without `;`).
     fn shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String;
+
+    /// `barrier()` in a kernel that reads panels: where `tile_mma_panel` reads them
+    /// through another path than the invocations' stores (Hopper's async proxy), the
+    /// stores before the barrier are ordered before those reads too.
+    fn panel_barrier(&self) -> &'static str {
+        self.barrier()
+    }
+
+    /// Declaration of a shared array that holds `tile_mma_panel` panels (without `;`).
+    fn panel_shared_decl(&self, elem: Scalar, name: &str, len: &str) -> String {
+        self.shared_decl(elem, name, len)
+    }
 
     /// The length text of a shared array: its per-variant expression `size` where the
     /// language sizes arrays by spec constants (CUDA template parameters, GLSL

@@ -51,6 +51,9 @@ pub struct Printer<'a> {
     /// array is not (a fence there would only keep the compiler from overlapping the
     /// load with earlier work).
     dirty: std::collections::BTreeSet<u32>,
+    /// The kernel reads panels (`tile_mma_panel`): its barriers are the dialect's
+    /// [`Dialect::panel_barrier`].
+    panels: bool,
 }
 
 impl<'a> Printer<'a> {
@@ -59,7 +62,8 @@ impl<'a> Printer<'a> {
     pub fn new(d: &'a dyn Dialect, k: &'a Kernel, info: &'a KernelInfo, indent: usize) -> Self {
         // Tile operand arrays are f16 pairs only where the dialect has such a type.
         let halves = if d.halves_type().is_some() { &info.tile_operand_shared } else { &NO_ARRAYS };
-        Printer { d, k, locals: &k.locals, halves, out: String::new(), indent, last_line: 0, dirty: Default::default() }
+        let panels = !info.panel_shared.is_empty();
+        Printer { d, k, locals: &k.locals, halves, out: String::new(), indent, last_line: 0, dirty: Default::default(), panels }
     }
 
     /// The kernel body.
@@ -75,7 +79,17 @@ impl<'a> Printer<'a> {
 
     /// A library function's definition.
     pub fn function(d: &'a dyn Dialect, k: &'a Kernel, f: &'a Function) -> String {
-        let mut p = Printer { d, k, locals: &f.locals, halves: &NO_ARRAYS, out: String::new(), indent: 1, last_line: 0, dirty: Default::default() };
+        let mut p = Printer {
+            d,
+            k,
+            locals: &f.locals,
+            halves: &NO_ARRAYS,
+            out: String::new(),
+            indent: 1,
+            last_line: 0,
+            dirty: Default::default(),
+            panels: false,
+        };
         let params: Vec<String> = f.params.iter().enumerate().map(|(i, t)| format!("{} {}", d.scalar(*t), p.local(VarId(i as u32)))).collect();
         let mut head = String::new();
         for line in f.doc.lines() {
@@ -190,7 +204,8 @@ impl<'a> Printer<'a> {
             StmtKind::Return => self.line("return;"),
             StmtKind::Barrier => {
                 self.dirty.clear();
-                self.line(&format!("{};", self.d.barrier()))
+                let barrier = if self.panels { self.d.panel_barrier() } else { self.d.barrier() };
+                self.line(&format!("{barrier};"))
             }
             StmtKind::Reduce { var, op, value, arg: None } => {
                 self.reduce(*var, *op, value);
@@ -395,6 +410,29 @@ impl<'a> Printer<'a> {
             }
             TileOp::Coords { rows, cols } => self.d.tile_coords(&self.local(*rows), &self.local(*cols)),
             TileOp::Reduce { vals, op } => self.d.tile_reduce(&self.local(*vals), *op),
+            TileOp::PanelMma { accs, a, panel, base, rows, row0, col0, by_rows } => {
+                let Place::Shared(sh) = panel else { return };
+                let fence = self.dirty.contains(&sh.0);
+                if fence {
+                    self.dirty.clear();
+                }
+                let p = crate::dialect::PanelMma {
+                    accs: accs.map(name),
+                    a: name(*a),
+                    array: shared_name(&self.k.shared[sh.0 as usize].name),
+                    base: self.expr(base),
+                    rows: self.expr(rows),
+                    row0: self.expr(row0),
+                    col0: self.expr(col0),
+                    by_rows: *by_rows,
+                    fence,
+                };
+                self.d.tile_mma_panel(&p)
+            }
+            TileOp::PanelWait => {
+                let tiles: Vec<_> = self.k.tiles.iter().map(|t| (t.role, tile_name(&t.name))).collect();
+                self.d.tile_mma_wait(&tiles)
+            }
         };
         for line in lines {
             self.line(&line);

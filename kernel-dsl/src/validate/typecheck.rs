@@ -428,6 +428,26 @@ fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
             check_slots(sc, *cols, Scalar::U32, op, span, d);
         }
         TileOp::Reduce { vals, .. } => check_slots(sc, *vals, Scalar::F32, op, span, d),
+        TileOp::PanelMma { accs, a, panel, .. } => {
+            for acc in accs {
+                role(*acc, Some(TileRole::Acc), "as each of its four accumulators", d);
+            }
+            role(*a, Some(TileRole::A), "as its A operand", d);
+            if !matches!(panel, Place::Shared(_)) {
+                d.error(span, ErrorKind::Type, "`tile_mma_panel` reads its panel from a shared array of u32 words");
+            } else {
+                check_tile_memory(sc, *panel, TileRole::B, false, op, span, d);
+            }
+            if !sc.kernel.workgroup_invocations().is_multiple_of(128) {
+                let n = sc.kernel.workgroup_invocations();
+                d.error(
+                    span,
+                    ErrorKind::Unsupported,
+                    format!("`tile_mma_panel` runs on groups of 128 invocations (a warpgroup); the workgroup has {n}"),
+                );
+            }
+        }
+        TileOp::PanelWait => {}
     }
     for v in t.locals_written() {
         if let Some(decl) = sc.locals.get(v.0 as usize).filter(|l| !l.mutable) {
@@ -605,6 +625,19 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
             typing::bitcast_allowed(t, e.ty).map_err(|m| d.error(e.span, ErrorKind::Type, m)).ok().map(|_| e.ty)
         }
         ExprKind::Intrinsic(op, args) => {
+            if *op == Intrinsic::PanelWord && sc.kernel.tiles.is_empty() {
+                d.error(e.span, ErrorKind::Unsupported, "`panel_word` places the panels of `tile_mma_panel`; this kernel declares no tiles");
+            }
+            if *op == Intrinsic::PanelWord && sc.kernel.class == crate::ir::Determinism::Exact {
+                d.error(
+                    e.span,
+                    ErrorKind::Unsupported,
+                    format!(
+                        "`panel_word` is each backend's own layout, for the panels of `tile_mma_panel`: declare kernel `{}` `fast`",
+                        sc.kernel.name
+                    ),
+                );
+            }
             if matches!(op, Intrinsic::FastExp | Intrinsic::FastExp2) && sc.kernel.class == crate::ir::Determinism::Exact {
                 let (name, exact) = if *op == Intrinsic::FastExp { ("fast_exp", "exp") } else { ("fast_exp2", "exp2") };
                 d.error(

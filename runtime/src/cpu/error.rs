@@ -172,6 +172,33 @@ pub enum Fault {
         /// The group.
         group: usize,
     },
+    /// A tile named by another operation while a `tile_mma_panel` that uses it may still
+    /// be running (before `tile_mma_wait`).
+    #[error("`{op}` uses tile `{tile}` while a `tile_mma_panel` on it may still run (call `tile_mma_wait()` first)")]
+    TilePending {
+        /// The operation.
+        op: &'static str,
+        /// The tile.
+        tile: String,
+    },
+    /// A `tile_mma_panel` operand outside what the panel layouts allow.
+    #[error("`tile_mma_panel`'s {operand} is {value}: {rule}")]
+    PanelOperand {
+        /// Which operand.
+        operand: &'static str,
+        /// Its value.
+        value: u32,
+        /// What it must be.
+        rule: &'static str,
+    },
+    /// A panel written between the `tile_mma_panel` that reads it and `tile_mma_wait`.
+    #[error("panel `{panel}` word {index} was written while a `tile_mma_panel` reading it may still run (call `tile_mma_wait()` first)")]
+    PanelWrittenBeforeWait {
+        /// The shared array.
+        panel: String,
+        /// The word.
+        index: usize,
+    },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
     NonUniform {

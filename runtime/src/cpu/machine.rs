@@ -77,6 +77,9 @@ pub(crate) struct Machine<'k> {
     /// Register tiles: per tile, per group of 32 invocations, its 256 values (f16
     /// operands widened exactly), `None` until the group first writes it.
     tiles: Vec<Vec<Option<Vec<f32>>>>,
+    /// `tile_mma_panel`s not yet waited for: the tiles they use and the panel words
+    /// they read, with the bits read.
+    panels: tile::Pending,
     copies: AsyncCopies,
     pub status: Vec<u8>,
     pub epoch: u32,
@@ -110,6 +113,7 @@ impl<'k> Machine<'k> {
             buffers,
             shared,
             tiles: vec![vec![None; n.div_ceil(32)]; kernel.tiles.len()],
+            panels: tile::Pending::default(),
             copies: AsyncCopies::new(n),
             status: vec![RUNNING; n],
             epoch: 1,
@@ -145,6 +149,7 @@ impl<'k> Machine<'k> {
         for t in &mut self.tiles {
             t.iter_mut().for_each(|g| *g = None);
         }
+        self.panels = tile::Pending::default();
         self.copies.reset();
         let all: Vec<u16> = (0..self.n as u16).collect();
         self.exec_block(frame, &self.kernel.body, &all)

@@ -211,6 +211,12 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
                 out[l] = funnel_shr(args[0][l], args[1][l], args[2][l]);
             }
         }
+        Intrinsic::PanelWord => {
+            for &l in lanes {
+                let l = l as usize;
+                out[l] = onekernel_dsl::ir::panel_word(args[0][l], args[1][l], args[2][l]);
+            }
+        }
     }
 }
 

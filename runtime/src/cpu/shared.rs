@@ -52,6 +52,12 @@ impl SharedArray {
         self.data.len()
     }
 
+    /// The cell's bits without recording a read, or `None` while an `async_copy` is
+    /// filling it (its value is about to change).
+    pub fn peek(&self, idx: usize) -> Option<u32> {
+        (!self.pending.get(idx).copied().unwrap_or(true)).then(|| self.data[idx])
+    }
+
     /// Forgets all accesses: a new workgroup starts with uninitialized memory.
     pub fn reset(&mut self) {
         self.w_epoch.fill(0);

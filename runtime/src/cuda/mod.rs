@@ -130,7 +130,13 @@ impl Cuda {
         let name = ctx.name().unwrap_or_else(|_| "unknown CUDA device".into());
         let (major, minor) = ctx.compute_capability().map_err(|e| unavailable(e.to_string()))?;
         let stream = ctx.default_stream();
-        let arch = arch(major, minor);
+        // Hopper's own instructions (wgmma, for `tile_mma_panel`) need the sm_90a target;
+        // ONEKERNEL_CUDA_WGMMA=0 compiles for plain sm_90, where panels take ldmatrix and
+        // mma.sync (for comparisons).
+        let arch = match arch(major, minor) {
+            "sm_90" if std::env::var("ONEKERNEL_CUDA_WGMMA").as_deref() != Ok("0") => "sm_90a",
+            a => a,
+        };
         // cp.async exists from sm_80; ONEKERNEL_CUDA_ASYNC=0 makes kernels take their
         // register-staged variants instead (for comparisons).
         let async_copies = major >= 8 && std::env::var("ONEKERNEL_CUDA_ASYNC").as_deref() != Ok("0");

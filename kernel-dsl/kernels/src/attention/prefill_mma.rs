@@ -95,6 +95,19 @@ pub fn attn_prefill_mma(
     let o7 = tile_acc();
     let ta = tile_a();
     let tb = tile_b();
+    // With `kv64`: the group's Q rows as eight A operands, loaded once, and the block's
+    // numerators as four (`ta` the first), all read by `tile_mma_panel`.
+    let q0 = tile_a();
+    let q1 = tile_a();
+    let q2 = tile_a();
+    let q3 = tile_a();
+    let q4 = tile_a();
+    let q5 = tile_a();
+    let q6 = tile_a();
+    let q7 = tile_a();
+    let p1 = tile_a();
+    let p2 = tile_a();
+    let p3 = tile_a();
     // f32 → f16 bits, to nearest even; magnitudes below 2^-14 give a signed zero, those
     // from 65520 up infinity.
     let to_f16 = |x: f32| -> u32 {
@@ -152,6 +165,17 @@ pub fn attn_prefill_mma(
         cells[t0] = c0;
     }
     barrier();
+    if kv64 {
+        let qr = warp * 16 * 136;
+        tile_load(q0, qs, qr, 136, false);
+        tile_load(q1, qs, qr + 16, 136, false);
+        tile_load(q2, qs, qr + 32, 136, false);
+        tile_load(q3, qs, qr + 48, 136, false);
+        tile_load(q4, qs, qr + 64, 136, false);
+        tile_load(q5, qs, qr + 80, 136, false);
+        tile_load(q6, qs, qr + 96, 136, false);
+        tile_load(q7, qs, qr + 112, 136, false);
+    }
     // Each slot's query row (rows past the last query repeat it: finite values, never
     // written), its position, and its column within a 16-token tile.
     let mut rows = [0u32; 8];
@@ -206,8 +230,11 @@ pub fn attn_prefill_mma(
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    async_copy(kv, buf + r * 68 + quad * 4, k, srcs[j], 4);
-                    async_copy(kv, buf + (kb + r) * 68 + quad * 4, v, srcs[j], 4);
+                    // With `kv64` K and V are panels of 64 rows at `buf` and `buf + 4352`.
+                    let kd = select(kv64, buf + panel_word(r, quad, 64), buf + r * 68 + quad * 4);
+                    let vd = select(kv64, buf + 4352 + panel_word(r, quad, 64), buf + (kb + r) * 68 + quad * 4);
+                    async_copy(kv, kd, k, srcs[j], 4);
+                    async_copy(kv, vd, v, srcs[j], 4);
                 }
             }
             // Read by the next step's copies, after its barrier (or this step's last).
@@ -230,20 +257,27 @@ pub fn attn_prefill_mma(
             tile_fill(s0, 0.0);
             tile_fill(s1, 0.0);
             if kv64 {
+                // The K panel's 64 rows are B's columns: one `tile_mma_panel` per 16
+                // dimensions (a `wgmma` of the workgroup on Hopper).
+                let kw = kbase / 2;
                 tile_fill(s2, 0.0);
                 tile_fill(s3, 0.0);
-            }
-            for kk in 0..8u32 {
-                tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
-                tile_load(tb, kv, kbase + kk * 16, 136, true);
-                tile_mma(s0, ta, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + kk * 16, 136, true);
-                tile_mma(s1, ta, tb);
-                if kv64 {
-                    tile_load(tb, kv, kbase + 32 * 136 + kk * 16, 136, true);
-                    tile_mma(s2, ta, tb);
-                    tile_load(tb, kv, kbase + 48 * 136 + kk * 16, 136, true);
-                    tile_mma(s3, ta, tb);
+                tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
+                tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
+                tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
+                tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
+                tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
+                tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
+                tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
+                tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+                tile_mma_wait();
+            } else {
+                for kk in 0..8u32 {
+                    tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
+                    tile_load(tb, kv, kbase + kk * 16, 136, true);
+                    tile_mma(s0, ta, tb);
+                    tile_load(tb, kv, kbase + 16 * 136 + kk * 16, 136, true);
+                    tile_mma(s1, ta, tb);
                 }
             }
             // The scores in registers (through the scratch where a backend must), not
@@ -368,17 +402,31 @@ pub fn attn_prefill_mma(
                     l_part[(e / 2) % 2] += f2[e] + f3[e];
                 }
             }
-            // O (16 queries × 128 dimensions) += P · V over the block's tokens.
-            for kk in 0..4u32 {
-                if 16 * kk < kb {
+            // O (16 queries × 128 dimensions) += P · V over the block's tokens: with
+            // `kv64` the V panel's rows are B's rows, 16 tokens and 64 dimensions per
+            // `tile_mma_panel`.
+            if kv64 {
+                let vw = vbase / 2;
+                tile_set(ta, f0, ps, 2 * pb, 2 * pw);
+                tile_set(p1, f1, ps, 2 * pb + 16, 2 * pw);
+                tile_set(p2, f2, ps, 2 * pb + 32, 2 * pw);
+                tile_set(p3, f3, ps, 2 * pb + 48, 2 * pw);
+                tile_mma_panel(o0, o1, o2, o3, ta, kv, vw, 64, 0, 0, true);
+                tile_mma_panel(o4, o5, o6, o7, ta, kv, vw, 64, 0, 64, true);
+                tile_mma_panel(o0, o1, o2, o3, p1, kv, vw, 64, 16, 0, true);
+                tile_mma_panel(o4, o5, o6, o7, p1, kv, vw, 64, 16, 64, true);
+                tile_mma_panel(o0, o1, o2, o3, p2, kv, vw, 64, 32, 0, true);
+                tile_mma_panel(o4, o5, o6, o7, p2, kv, vw, 64, 32, 64, true);
+                tile_mma_panel(o0, o1, o2, o3, p3, kv, vw, 64, 48, 0, true);
+                tile_mma_panel(o4, o5, o6, o7, p3, kv, vw, 64, 48, 64, true);
+                tile_mma_wait();
+            }
+            for kk in 0..2u32 {
+                if !kv64 {
                     if kk == 0 {
                         tile_set(ta, f0, ps, 2 * pb, 2 * pw);
-                    } else if kk == 1 {
-                        tile_set(ta, f1, ps, 2 * pb + 16, 2 * pw);
-                    } else if kk == 2 {
-                        tile_set(ta, f2, ps, 2 * pb + 32, 2 * pw);
                     } else {
-                        tile_set(ta, f3, ps, 2 * pb + 48, 2 * pw);
+                        tile_set(ta, f1, ps, 2 * pb + 16, 2 * pw);
                     }
                     let vr = vbase + kk * 16 * 136;
                     tile_load(tb, kv, vr, 136, false);

@@ -9,7 +9,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 /// The statements that operate on tiles.
-const OPERATIONS: [&str; 11] = [
+const OPERATIONS: [&str; 13] = [
     "tile_fill",
     "tile_load",
     "tile_store",
@@ -21,6 +21,8 @@ const OPERATIONS: [&str; 11] = [
     "tile_row_max",
     "tile_row_sum",
     "tile_all_max",
+    "tile_mma_panel",
+    "tile_mma_wait",
 ];
 
 /// The reduction a statement's name calls for, if it is one.
@@ -96,6 +98,17 @@ impl Lowerer {
                 index: self.index_u32(index, &name)?,
                 stride: self.index_u32(stride, &name)?,
             },
+            ("tile_mma_panel", [c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows]) => TileOp::PanelMma {
+                accs: [self.tile(c0, &name)?, self.tile(c1, &name)?, self.tile(c2, &name)?, self.tile(c3, &name)?],
+                a: self.tile(a, &name)?,
+                panel: self.tile_panel(panel, &name)?,
+                base: self.index_u32(base, &name)?,
+                rows: self.index_u32(rows, &name)?,
+                row0: self.index_u32(row0, &name)?,
+                col0: self.index_u32(col0, &name)?,
+                by_rows: flag_literal(by_rows, &name, "by_rows")?,
+            },
+            ("tile_mma_wait", []) => TileOp::PanelWait,
             ("tile_coords", [rows, cols]) => TileOp::Coords { rows: self.slot_array(rows, &name)?, cols: self.slot_array(cols, &name)? },
             (n, [vals]) => match reduction(n) {
                 Some(op) => TileOp::Reduce { vals: self.slot_array(vals, &name)?, op },
@@ -123,6 +136,14 @@ impl Lowerer {
         match self.place(e)? {
             Place::Local(_) => Err(err(e.span(), format!("`{op}` moves tiles between registers and a shared array or a buffer, not a local array"))),
             p => Ok(p),
+        }
+    }
+
+    /// The shared array a `tile_mma_panel` reads its panel from.
+    fn tile_panel(&mut self, e: &syn::Expr, op: &str) -> syn::Result<Place> {
+        match self.place(e)? {
+            p @ Place::Shared(_) => Ok(p),
+            _ => Err(err(e.span(), format!("`{op}` reads its panel from a shared array"))),
         }
     }
 
@@ -154,9 +175,14 @@ impl Lowerer {
 }
 
 fn bool_literal(e: &syn::Expr, op: &str) -> syn::Result<bool> {
+    flag_literal(e, op, "col_major")
+}
+
+/// A flag argument, which selects the instruction: `true` or `false` as written.
+fn flag_literal(e: &syn::Expr, op: &str, flag: &str) -> syn::Result<bool> {
     match e {
         syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(v), .. }) => Ok(v.value),
-        _ => Err(err(e.span(), format!("`{op}`'s `col_major` is `true` or `false`"))),
+        _ => Err(err(e.span(), format!("`{op}`'s `{flag}` is `true` or `false`"))),
     }
 }
 
@@ -170,6 +196,8 @@ fn usage(op: &str) -> String {
         "tile_store" => "`tile_store(acc, dst, index, stride, col_major)` stores a `tile_acc()` into a shared array or a writable buffer of f32".into(),
         "tile_get" => "`tile_get(vals, acc, scratch, index, stride)` copies this invocation's 8 values of a `tile_acc()` into a local f32 array (through a shared f32 scratch where a backend must)".into(),
         "tile_set" => "`tile_set(tile, vals, scratch, index, stride)` sets this invocation's 8 values of a `tile_acc()` or `tile_a()` from a local f32 array (through a shared scratch where a backend must)".into(),
+        "tile_mma_panel" => "`tile_mma_panel(c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows)` adds a `tile_a()` times 64 columns of a shared panel to four `tile_acc()`s".into(),
+        "tile_mma_wait" => "`tile_mma_wait()` completes the `tile_mma_panel`s before it; it takes no arguments".into(),
         "tile_coords" => "`tile_coords(rows, cols)` gives the row and column of each of this invocation's 8 slots, into two local u32 arrays".into(),
         _ => format!("`{op}(vals)` combines a local f32 array of 8 slots over the group's invocations, in place"),
     }

@@ -22,7 +22,7 @@ use super::{Binding, Frame, Machine, R};
 use crate::cpu::error::Fault;
 use crate::cpu::shared::GROUP;
 use onekernel_dsl::half::{f16_to_f32, f32_to_f16};
-use onekernel_dsl::ir::{Place, SlotLayout, SpanId, TileId, TileOp, TileReduce, TileRole, TILE_DIM, TILE_SLOTS};
+use onekernel_dsl::ir::{panel_word, Place, SlotLayout, SpanId, TileId, TileOp, TileReduce, TileRole, TILE_DIM, TILE_SLOTS};
 
 /// Values of one tile.
 const VALUES: usize = (TILE_DIM * TILE_DIM) as usize;
@@ -37,6 +37,17 @@ const LAYOUT: SlotLayout = SlotLayout::Fragments;
 impl<'k> Machine<'k> {
     /// Runs one tile operation for every group of 32 among `lanes`.
     pub(super) fn exec_tile(&mut self, frame: &mut Frame<'k>, t: &TileOp, span: SpanId, lanes: &[u16]) -> R<()> {
+        let first = lanes.first().copied().unwrap_or(0);
+        match t {
+            TileOp::PanelWait => return self.panel_wait(span, first),
+            TileOp::PanelMma { .. } => {}
+            _ => {
+                if let Some(&tile) = t.tiles().iter().find(|id| self.panels.tiles.contains(id)) {
+                    let fault = Fault::TilePending { op: t.name(), tile: self.kernel.tiles[tile.0 as usize].name.clone() };
+                    return Err(self.fault(span, first, fault));
+                }
+            }
+        }
         let mut vals: Vec<Vec<u32>> = Vec::new();
         let mut result = Ok(());
         for e in t.exprs() {
@@ -48,7 +59,10 @@ impl<'k> Machine<'k> {
             }
         }
         if result.is_ok() {
-            result = self.tile_groups(frame, t, span, lanes, &vals);
+            result = match t {
+                TileOp::PanelMma { .. } => self.panel_mma(t, span, lanes, &vals),
+                _ => self.tile_groups(frame, t, span, lanes, &vals),
+            };
         }
         for v in vals {
             self.give(v);
@@ -174,6 +188,8 @@ impl<'k> Machine<'k> {
                     frame.vars[cols.0 as usize][at] = c;
                 }
             }
+            // Run by `exec_tile` for the whole workgroup.
+            TileOp::PanelMma { .. } | TileOp::PanelWait => {}
             TileOp::Reduce { vals, op: how } => {
                 let var = &mut frame.vars[vals.0 as usize];
                 let v = slots_as_tile(var, group);
@@ -192,6 +208,106 @@ impl<'k> Machine<'k> {
                     var[at] = rows[r as usize].to_bits();
                 }
                 self.ops += VALUES as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// `tile_mma_panel` for every group: the whole workgroup with one set of operands
+    /// (`ops`: base, rows, row0, col0), each group's accumulators plus its A times the
+    /// same 16 × 64 B, read from the panel as each group and kept to be compared at the
+    /// wait. The sums follow `tile_mma`'s rule.
+    fn panel_mma(&mut self, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
+        let &TileOp::PanelMma { accs, a, panel, by_rows, .. } = t else { return Ok(()) };
+        let op = t.name();
+        let first = lanes.first().copied().unwrap_or(0);
+        if lanes.len() != self.n {
+            return Err(self.fault(span, first, Fault::NonUniform { what: op, active: lanes.len(), expected: self.n }));
+        }
+        const NAMES: [&str; 4] = ["base", "rows", "row0", "col0"];
+        let mut ops = [0u32; 4];
+        for (o, v) in vals.iter().enumerate() {
+            ops[o] = v[first as usize];
+            if let Some(&l) = lanes.iter().find(|&&l| v[l as usize] != ops[o]) {
+                let fault = Fault::TileOperandsDiffer { op, group: l as usize / 32, operand: NAMES[o], first: ops[o], other: v[l as usize] };
+                return Err(self.fault(span, l, fault));
+            }
+        }
+        let [base, rows, row0, col0] = ops;
+        let (span_rows, span_cols) = if by_rows { (16, 64) } else { (64, 16) };
+        let rules: [(&'static str, u32, bool, &'static str); 4] = [
+            ("base", base, base % 256 == 0, "a panel starts at a multiple of 256 words (1024 bytes)"),
+            ("rows", rows, rows % 8 == 0 && rows > 0, "a panel's rows are a positive multiple of 8"),
+            (
+                "row0",
+                row0,
+                row0 % 8 == 0 && u64::from(row0) + span_rows <= u64::from(rows),
+                "the rows read start at a multiple of 8, within the panel",
+            ),
+            (
+                "col0",
+                col0,
+                col0 % span_cols as u32 == 0 && u64::from(col0) + span_cols <= 128,
+                if by_rows { "the 64 columns read start at 0 or 64" } else { "the 16 columns read start at a multiple of 16 below 128" },
+            ),
+        ];
+        if let Some(&(operand, value, _, rule)) = rules.iter().find(|r| !r.2) {
+            return Err(self.fault(span, first, Fault::PanelOperand { operand, value, rule }));
+        }
+        let n = TILE_DIM as usize;
+        for group in 0..self.n / 32 {
+            let lane = (group * 32) as u16;
+            let owner = GROUP | group as u16;
+            let av = match &self.tiles[a.0 as usize][group] {
+                Some(v) => v.clone(),
+                None => return Err(self.undefined(a, op, span, lane, group)),
+            };
+            for (j, acc) in accs.iter().enumerate() {
+                // B_j (k, n): panel (row0 + 16j + n, col0 + k), or by rows (row0 + k, col0 + 16j + n).
+                let mut bv = vec![0f32; VALUES];
+                for k in 0..n as u32 {
+                    for c in 0..n as u32 {
+                        let (r, col) = if by_rows { (row0 + k, col0 + 16 * j as u32 + c) } else { (row0 + 16 * j as u32 + c, col0 + k) };
+                        let word = u64::from(base) + u64::from(panel_word(r, col / 8, rows)) + u64::from(col % 8 / 2);
+                        let bits = self.tile_read(panel, word, owner, span, lane)?;
+                        self.panels.reads.push((panel, word, bits));
+                        bv[k as usize * n + c as usize] = f16_to_f32((bits >> (16 * (col % 2))) as u16);
+                    }
+                }
+                let mut c = self.tile_values(*acc, op, span, lane, group)?;
+                for i in 0..n {
+                    for jj in 0..n {
+                        let mut s = f64::from(c[i * n + jj]);
+                        for k in 0..n {
+                            s += f64::from(av[i * n + k]) * f64::from(bv[k * n + jj]);
+                        }
+                        c[i * n + jj] = s as f32;
+                    }
+                }
+                self.ops += (n * n * n) as u64;
+                self.tiles[acc.0 as usize][group] = Some(c);
+            }
+        }
+        for id in accs.iter().chain([&a]) {
+            if !self.panels.tiles.contains(id) {
+                self.panels.tiles.push(*id);
+            }
+        }
+        Ok(())
+    }
+
+    /// `tile_mma_wait`: the pending products complete; a panel word they read that has
+    /// changed since is a fault (the hardware may have read either value).
+    fn panel_wait(&mut self, span: SpanId, lane: u16) -> R<()> {
+        let reads = std::mem::take(&mut self.panels.reads);
+        self.panels.tiles.clear();
+        for (place, word, bits) in reads {
+            if let Place::Shared(s) = place {
+                let now = self.shared[s.0 as usize].peek(word as usize);
+                if now != Some(bits) {
+                    let fault = Fault::PanelWrittenBeforeWait { panel: self.kernel.shared[s.0 as usize].name.clone(), index: word as usize };
+                    return Err(self.fault(span, lane, fault));
+                }
             }
         }
         Ok(())
@@ -307,6 +423,15 @@ impl<'k> Machine<'k> {
         }
         Ok(at as usize)
     }
+}
+
+/// The `tile_mma_panel`s of a workgroup not yet waited for.
+#[derive(Default)]
+pub(super) struct Pending {
+    /// The tiles they name.
+    tiles: Vec<TileId>,
+    /// The panel words they read, with the bits read.
+    reads: Vec<(Place, u64, u32)>,
 }
 
 /// Each slot of the invocations of `group`: its index in a local slot array (lane-major,

@@ -1,0 +1,356 @@
+//! Panels: `tile_mma_panel` (a group's A tile times 64 columns of B read straight from a
+//! shared-memory panel, into four accumulators) and `tile_mma_wait`, with `panel_word`
+//! placing the values (docs/DSL.md, "Panels").
+//!
+//! `panel_ops` multiplies a 64 × 128 A by the transpose of 64 of a 96-row K panel's rows
+//! (the panel's rows are B's columns, as for `Q · Kᵀ`; the first row 0 or 32) and a
+//! 64 × 64 P by a 64-row V panel (its rows are B's rows, as for `P · V`), each group of 32
+//! invocations 16 rows of A. The interpreter is checked bitwise against plain Rust from
+//! the documented rule (per `tile_mma_panel`, each accumulator plus its 16 exact products
+//! summed in f64, rounded once to f32); every other backend present — msl-emu, CUDA
+//! (`wgmma` on Hopper, `ldmatrix` and `mma.sync` with `ONEKERNEL_CUDA_WGMMA=0` or before
+//! it), NVIDIA's Vulkan — against the interpreter within NMSE 1e-12 and 2^-19 · Σ|a·b|
+//! per element. Negative controls: K read as rows (the other major) fails the bound; a
+//! backend's bits with one element perturbed fail it. Misuse is a fault in the
+//! interpreter: a tile read before the wait, a panel overwritten before it, a misaligned
+//! panel, a workgroup that does not reach the operation together.
+
+use onekernel_codegen::Builder;
+use onekernel_dsl::half::f16_to_f32;
+use onekernel_dsl::manifest::Manifest;
+use onekernel_dsl::types::StorageType;
+use onekernel_runtime::cpu::{self, Fault, InterpError};
+use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
+use onekernel_tests::harness::{gpu_backends, msl_emu_or_skip};
+use onekernel_tests::Rng;
+
+mod k {
+    use onekernel_macros::kernel;
+
+    /// `s` (64 × 64) = A (64 × 128, rows 128 f16 apart in `a`) · the transpose of K
+    /// panel rows `krow …` + 63 (`k`: 96 rows of 128 f16); `o` (64 × 128) = P (64 × 64
+    /// in `p`) · V (`v`: 64 rows of 128). With `by_rows_k` the K panel is read as B's
+    /// rows instead (the negative control's layout: its first 64 rows, columns 0 … 63).
+    #[kernel(workgroup = 128, fast)]
+    pub fn panel_ops(
+        #[len(4096)] a: &[u32],
+        #[len(6144)] k: &[u32],
+        #[len(2048)] p: &[u32],
+        #[len(4096)] v: &[u32],
+        #[len(4096)] s: &mut [f32],
+        #[len(8192)] o: &mut [f32],
+        #[push] krow: u32,
+    ) {
+        // Panels of 96 and 64 rows of at most 68 words, each at a multiple of 256 words
+        // (42.5 KiB in all: within NVIDIA Vulkan's 48).
+        let kp = shared::<u32, 6528>();
+        let vp = shared::<u32, 4352>();
+        let q0 = tile_a();
+        let q1 = tile_a();
+        let q2 = tile_a();
+        let q3 = tile_a();
+        let q4 = tile_a();
+        let q5 = tile_a();
+        let q6 = tile_a();
+        let q7 = tile_a();
+        let p0 = tile_a();
+        let p1 = tile_a();
+        let p2 = tile_a();
+        let p3 = tile_a();
+        let s0 = tile_acc();
+        let s1 = tile_acc();
+        let s2 = tile_acc();
+        let s3 = tile_acc();
+        let o0 = tile_acc();
+        let o1 = tile_acc();
+        let o2 = tile_acc();
+        let o3 = tile_acc();
+        let o4 = tile_acc();
+        let o5 = tile_acc();
+        let o6 = tile_acc();
+        let o7 = tile_acc();
+        let t = local_id().x;
+        let g = t / 32;
+        // Each row's 16 chunks of 8 f16 values (4 words) where `panel_word` puts them.
+        for i in (t..1536u32).step_by(128) {
+            let r = i / 16;
+            let c = i % 16;
+            for w in 0..4u32 {
+                kp[panel_word(r, c, 96) + w] = k[r * 64 + c * 4 + w];
+            }
+            if r < 64 {
+                for w in 0..4u32 {
+                    vp[panel_word(r, c, 64) + w] = v[r * 64 + c * 4 + w];
+                }
+            }
+        }
+        barrier();
+        let ar = g * 16 * 128;
+        tile_load(q0, a, ar, 128, false);
+        tile_load(q1, a, ar + 16, 128, false);
+        tile_load(q2, a, ar + 32, 128, false);
+        tile_load(q3, a, ar + 48, 128, false);
+        tile_load(q4, a, ar + 64, 128, false);
+        tile_load(q5, a, ar + 80, 128, false);
+        tile_load(q6, a, ar + 96, 128, false);
+        tile_load(q7, a, ar + 112, 128, false);
+        let pr = g * 16 * 64;
+        tile_load(p0, p, pr, 64, false);
+        tile_load(p1, p, pr + 16, 64, false);
+        tile_load(p2, p, pr + 32, 64, false);
+        tile_load(p3, p, pr + 48, 64, false);
+        tile_fill(s0, 0.0);
+        tile_fill(s1, 0.0);
+        tile_fill(s2, 0.0);
+        tile_fill(s3, 0.0);
+        tile_fill(o0, 0.0);
+        tile_fill(o1, 0.0);
+        tile_fill(o2, 0.0);
+        tile_fill(o3, 0.0);
+        tile_fill(o4, 0.0);
+        tile_fill(o5, 0.0);
+        tile_fill(o6, 0.0);
+        tile_fill(o7, 0.0);
+        tile_mma_panel(s0, s1, s2, s3, q0, kp, 0, 96, krow, 0, false);
+        tile_mma_panel(s0, s1, s2, s3, q1, kp, 0, 96, krow, 16, false);
+        tile_mma_panel(s0, s1, s2, s3, q2, kp, 0, 96, krow, 32, false);
+        tile_mma_panel(s0, s1, s2, s3, q3, kp, 0, 96, krow, 48, false);
+        tile_mma_panel(s0, s1, s2, s3, q4, kp, 0, 96, krow, 64, false);
+        tile_mma_panel(s0, s1, s2, s3, q5, kp, 0, 96, krow, 80, false);
+        tile_mma_panel(s0, s1, s2, s3, q6, kp, 0, 96, krow, 96, false);
+        tile_mma_panel(s0, s1, s2, s3, q7, kp, 0, 96, krow, 112, false);
+        tile_mma_panel(o0, o1, o2, o3, p0, vp, 0, 64, 0, 0, true);
+        tile_mma_panel(o4, o5, o6, o7, p0, vp, 0, 64, 0, 64, true);
+        tile_mma_panel(o0, o1, o2, o3, p1, vp, 0, 64, 16, 0, true);
+        tile_mma_panel(o4, o5, o6, o7, p1, vp, 0, 64, 16, 64, true);
+        tile_mma_panel(o0, o1, o2, o3, p2, vp, 0, 64, 32, 0, true);
+        tile_mma_panel(o4, o5, o6, o7, p2, vp, 0, 64, 32, 64, true);
+        tile_mma_panel(o0, o1, o2, o3, p3, vp, 0, 64, 48, 0, true);
+        tile_mma_panel(o4, o5, o6, o7, p3, vp, 0, 64, 48, 64, true);
+        tile_mma_wait();
+        let sr = g * 16 * 64;
+        tile_store(s0, s, sr, 64, false);
+        tile_store(s1, s, sr + 16, 64, false);
+        tile_store(s2, s, sr + 32, 64, false);
+        tile_store(s3, s, sr + 48, 64, false);
+        let or = g * 16 * 128;
+        tile_store(o0, o, or, 128, false);
+        tile_store(o1, o, or + 16, 128, false);
+        tile_store(o2, o, or + 32, 128, false);
+        tile_store(o3, o, or + 48, 128, false);
+        tile_store(o4, o, or + 64, 128, false);
+        tile_store(o5, o, or + 80, 128, false);
+        tile_store(o6, o, or + 96, 128, false);
+        tile_store(o7, o, or + 112, 128, false);
+    }
+
+    /// Each `mode` a misuse the interpreter reports (0: none): 1 a tile read before the
+    /// wait, 2 the panel overwritten before it, 3 a panel at word 64, 4 half the workgroup.
+    #[kernel(workgroup = 128, fast)]
+    pub fn panel_faults(#[len(2048)] k: &[u32], #[len(4096)] out: &mut [f32], #[push] mode: u32) {
+        let kp = shared::<u32, 4608>();
+        let qa = tile_a();
+        let s0 = tile_acc();
+        let s1 = tile_acc();
+        let s2 = tile_acc();
+        let s3 = tile_acc();
+        let t = local_id().x;
+        let g = t / 32;
+        for i in (t..4608u32).step_by(128) {
+            kp[i] = k[i % 2048];
+        }
+        barrier();
+        tile_load(qa, k, g * 256, 16, false);
+        tile_fill(s0, 0.0);
+        tile_fill(s1, 0.0);
+        tile_fill(s2, 0.0);
+        tile_fill(s3, 0.0);
+        if mode == 3 {
+            tile_mma_panel(s0, s1, s2, s3, qa, kp, 64, 64, 0, 0, false);
+        } else if mode == 4 {
+            if g < 2 {
+                tile_mma_panel(s0, s1, s2, s3, qa, kp, 0, 64, 0, 0, false);
+            }
+        } else {
+            tile_mma_panel(s0, s1, s2, s3, qa, kp, 0, 64, 0, 0, false);
+        }
+        if mode == 1 {
+            tile_scale(s0, 2.0);
+        }
+        if mode == 2 {
+            barrier();
+            kp[t] = kp[t] + 1;
+            barrier();
+        }
+        tile_mma_wait();
+        tile_store(s0, out, g * 1024, 64, false);
+        tile_store(s1, out, g * 1024 + 16, 64, false);
+        tile_store(s2, out, g * 1024 + 32, 64, false);
+        tile_store(s3, out, g * 1024 + 48, 64, false);
+    }
+}
+
+struct Inputs {
+    a: Vec<u16>,
+    k: Vec<u16>,
+    p: Vec<u16>,
+    v: Vec<u16>,
+}
+
+fn inputs(seed: u64) -> Inputs {
+    let mut r = Rng::new(seed);
+    // Normal f16 values in ±[1/8, 2): exact products, sums that round in f32.
+    let mut half = |n: usize| (0..n).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect::<Vec<u16>>();
+    Inputs { a: half(64 * 128), k: half(96 * 128), p: half(64 * 64), v: half(64 * 128) }
+}
+
+fn words(h: &[u16]) -> Vec<u32> {
+    h.chunks(2).map(|p| p[0] as u32 | (p[1] as u32) << 16).collect()
+}
+
+/// `rows × cols` = A (rows × depth) · B, with `b(k, n)` giving B; the sum of each run
+/// of 16 products in f64 added to the f32 value and rounded once (one `tile_mma_panel`),
+/// and each element's Σ|a·b|.
+fn product(a: &[u16], rows: usize, depth: usize, cols: usize, b: &dyn Fn(usize, usize) -> u16) -> (Vec<f32>, Vec<f64>) {
+    let (mut out, mut mag) = (vec![0f32; rows * cols], vec![0f64; rows * cols]);
+    for i in 0..rows {
+        for n in 0..cols {
+            let mut s = 0f32;
+            for k0 in (0..depth).step_by(16) {
+                let mut sum = f64::from(s);
+                for k in k0..k0 + 16 {
+                    let prod = f64::from(f16_to_f32(a[i * depth + k])) * f64::from(f16_to_f32(b(k, n)));
+                    sum += prod;
+                    mag[i * cols + n] += prod.abs();
+                }
+                s = sum as f32;
+            }
+            out[i * cols + n] = s;
+        }
+    }
+    (out, mag)
+}
+
+/// What `panel_ops` writes (s then o) from the rule, with each element's Σ|a·b|; with
+/// `k_by_rows`, K read as B's rows (the negative control).
+fn expected(x: &Inputs, krow: usize, k_by_rows: bool) -> (Vec<f32>, Vec<f64>) {
+    let kb = |k: usize, n: usize| if k_by_rows { x.k[(k % 96) * 128 + n] } else { x.k[(krow + n) * 128 + k] };
+    let (mut s, mut sm) = product(&x.a, 64, 128, 64, &kb);
+    let (o, om) = product(&x.p, 64, 64, 128, &|k, n| x.v[k * 128 + n]);
+    s.extend(o);
+    sm.extend(om);
+    (s, sm)
+}
+
+/// `panel_ops` and `panel_faults`, generated into a temporary directory.
+struct Built {
+    kernels: Vec<onekernel_dsl::ir::Kernel>,
+    manifest: Manifest,
+    dir: std::path::PathBuf,
+}
+
+fn build(tag: &str) -> Built {
+    let kernels = vec![k::panel_ops().unwrap(), k::panel_faults().unwrap()];
+    let dir = std::env::temp_dir().join(format!("onekernel-panels-{tag}-{}", std::process::id()));
+    let g = kernels.iter().fold(Builder::new(), |b, k| b.kernel(k.clone())).out_dir(&dir).write().unwrap();
+    let manifest: Manifest = serde_json::from_slice(&g.files["manifest.json"]).unwrap();
+    Built { kernels, manifest, dir }
+}
+
+fn run(built: &Built, be: &mut dyn Backend, x: &Inputs, krow: u32) -> Result<Vec<f32>, BackendError> {
+    let km = built.manifest.kernel("panel_ops").unwrap();
+    let mut args = Args::new()
+        .buffer("a", HostBuffer::from_u32(&words(&x.a)))
+        .buffer("k", HostBuffer::from_u32(&words(&x.k)))
+        .buffer("p", HostBuffer::from_u32(&words(&x.p)))
+        .buffer("v", HostBuffer::from_u32(&words(&x.v)))
+        .buffer("s", HostBuffer::zeros(StorageType::F32, 4096))
+        .buffer("o", HostBuffer::zeros(StorageType::F32, 8192))
+        .scalar("krow", krow);
+    let l = Launch { kernel: km, artifacts: &built.dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
+    be.launch(&l, &mut args)?;
+    let mut out = args.get_buffer("s").unwrap().to_f32();
+    out.extend(args.get_buffer("o").unwrap().to_f32());
+    Ok(out)
+}
+
+/// NMSE of `got` against `want` and the elements outside `2^-19 · mag`.
+fn error(got: &[f32], want: &[f32], mag: &[f64]) -> (f64, usize) {
+    let (mut num, mut den, mut outside) = (0.0f64, 0.0f64, 0usize);
+    for i in 0..want.len() {
+        let d = f64::from(got[i]) - f64::from(want[i]);
+        num += d * d;
+        den += f64::from(want[i]) * f64::from(want[i]);
+        if d.abs() > mag[i] * 2f64.powi(-19) || got[i].is_nan() {
+            outside += 1;
+        }
+    }
+    (num / den, outside)
+}
+
+const NMSE_BOUND: f64 = 1e-12;
+
+#[test]
+fn panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
+    let built = build("ops");
+    let mut reference = onekernel_runtime::cpu::CpuBackend::new(built.kernels.clone());
+    let mut others: Vec<Box<dyn Backend>> = gpu_backends();
+    if let Some(e) = msl_emu_or_skip() {
+        others.push(Box::new(e));
+    }
+    for krow in [0u32, 32] {
+        let x = inputs(7 + u64::from(krow));
+        let want = run(&built, &mut reference, &x, krow).unwrap();
+        let (rule, mag) = expected(&x, krow as usize, false);
+        assert_eq!(want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), rule.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "krow {krow}");
+        // Negative control: K read as B's rows is far outside the bound.
+        let (wrong, _) = expected(&x, krow as usize, true);
+        let (nmse, outside) = error(&wrong, &want, &mag);
+        assert!(nmse > NMSE_BOUND && outside > 0, "krow {krow}: K read by rows passes (NMSE {nmse:.1e})");
+        for be in others.iter_mut() {
+            let name = be.name().to_string();
+            let got = match run(&built, be.as_mut(), &x, krow) {
+                Ok(v) => v,
+                Err(BackendError::Unsupported { reason, .. }) => {
+                    assert!(reason.contains("register tiles"), "{name}: {reason}");
+                    println!("SKIPPED on {name}: {reason}");
+                    continue;
+                }
+                Err(e) => panic!("{name}, krow {krow}: {e}"),
+            };
+            let (nmse, outside) = error(&got, &want, &mag);
+            assert!(nmse <= NMSE_BOUND && outside == 0, "{name}, krow {krow}: NMSE {nmse:.2e}, {outside} elements outside the bound");
+            // Negative control: one element of each product off by 2^-16 of its magnitude fails.
+            for at in [5 * 64 + 3, 4096 + 9 * 128 + 77] {
+                let mut bad = got.clone();
+                bad[at] += (mag[at] * 2f64.powi(-16)) as f32;
+                assert!(error(&bad, &want, &mag).1 > 0, "{name}: a perturbed element stays within the bound");
+            }
+            println!(
+                "{name} ({}), krow {krow}: within NMSE {NMSE_BOUND:e} (NMSE {nmse:.2e}) and 2^-19 · Σ|a·b| of the interpreter",
+                be.info().driver
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&built.dir);
+}
+
+#[test]
+fn panel_misuse_is_a_fault_not_undefined_behaviour() {
+    let k = k::panel_faults().unwrap();
+    let halves: Vec<u16> = (0..4096).map(|i| 0x3c00 + (i % 512) as u16).collect();
+    let args = |mode: u32| {
+        Args::new().buffer("k", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 4096)).scalar("mode", mode)
+    };
+    cpu::run(&k, &mut args(0), [1, 1, 1]).expect("mode 0 is correct");
+    let fault = |mode: u32| match cpu::run(&k, &mut args(mode), [1, 1, 1]) {
+        Err(InterpError::Fault { fault, .. }) => fault,
+        other => panic!("mode {mode}: expected a fault, got {other:?}"),
+    };
+    assert!(matches!(&fault(1), Fault::TilePending { op: "tile_scale", tile } if tile == "s0"), "{:?}", fault(1));
+    assert!(matches!(&fault(2), Fault::PanelWrittenBeforeWait { panel, .. } if panel == "kp"), "{:?}", fault(2));
+    assert!(matches!(fault(3), Fault::PanelOperand { operand: "base", value: 64, .. }), "{:?}", fault(3));
+    assert!(matches!(fault(4), Fault::NonUniform { what: "tile_mma_panel", active: 64, expected: 128 }), "{:?}", fault(4));
+    let msg = fault(1).to_string();
+    assert!(msg.contains("tile_mma_wait"), "{msg}");
+}
