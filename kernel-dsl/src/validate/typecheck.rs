@@ -433,10 +433,17 @@ fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
                 role(*acc, Some(TileRole::Acc), "as each of its four accumulators", d);
             }
             role(*a, Some(TileRole::A), "as its A operand", d);
-            if !matches!(panel, Place::Shared(_)) {
-                d.error(span, ErrorKind::Type, "`tile_mma_panel` reads its panel from a shared array of u32 words");
-            } else {
-                check_tile_memory(sc, *panel, TileRole::B, false, op, span, d);
+            match panel {
+                Place::Shared(id) => match sc.kernel.shared.get(id.0 as usize) {
+                    Some(sh) if sh.elem != Scalar::U32 => d.error(
+                        span,
+                        ErrorKind::Type,
+                        format!("`tile_mma_panel` reads its panel from a shared array of u32 words (f16 pairs); `{}` holds {}", sh.name, sh.elem),
+                    ),
+                    Some(_) => {}
+                    None => d.error(span, ErrorKind::Undeclared, format!("reference to undeclared shared array #{}", id.0)),
+                },
+                _ => d.error(span, ErrorKind::Type, "`tile_mma_panel` reads its panel from a shared array of u32 words"),
             }
             if !sc.kernel.workgroup_invocations().is_multiple_of(128) {
                 let n = sc.kernel.workgroup_invocations();

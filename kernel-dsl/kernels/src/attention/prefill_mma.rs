@@ -28,7 +28,10 @@ use onekernel_macros::kernel;
 /// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
 /// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
 /// (`kv64`: CUDA, 85.5 KiB of shared memory in use there), or of 32 tokens through one
-/// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). Per block, each group computes its
+/// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). With `kv64` the blocks are panels
+/// and the products `tile_mma_panel`s (`wgmma` on Hopper, docs/DSL.md "Panels"), the Q
+/// rows held in eight A tiles, and S runs while the next block's copies are issued. Per
+/// block, each group computes its
 /// 16 × block scores as register tiles and works on their slots (`tile_get`): CUDA in
 /// its registers, GLSL and MSL through the `sc` scratch. Tokens past a query's position
 /// are dropped (in the blocks that reach past the workgroup's first query) and the mask
@@ -211,10 +214,35 @@ pub fn attn_prefill_mma(
     // have then also finished block st − 2, whose buffer block st takes: one barrier per
     // block, and block st travels while block st − 1 is used. With one buffer, the block
     // is copied, waited for and used, and a barrier closes the step.
+    //
+    // With `kv64` the products run while other work is issued: the step first completes
+    // the previous block's `P · V` (whose V buffer this step's copies refill), starts
+    // `S = Q · Kᵀ` of its block, issues the next block's copies, and only then waits for
+    // S; its own `P · V` completes at the next step's start.
     for st in 0..nblk + nb - 1 {
         if kv64 && st >= 1 {
             async_wait(0);
             barrier();
+        }
+        if kv64 {
+            tile_mma_wait();
+            if st >= 1 {
+                // The K panel's 64 rows are B's columns: one `tile_mma_panel` per 16
+                // dimensions (a `wgmma` of the workgroup on Hopper).
+                let kw = ((st - 1) % 2) * 2 * 4352;
+                tile_fill(s0, 0.0);
+                tile_fill(s1, 0.0);
+                tile_fill(s2, 0.0);
+                tile_fill(s3, 0.0);
+                tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
+                tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
+                tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
+                tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
+                tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
+                tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
+                tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
+                tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+            }
         }
         if st < nblk {
             let buf = (st % nb) * 2 * kb * 68;
@@ -254,24 +282,12 @@ pub fn attn_prefill_mma(
             let kbase = (u % nb) * 2 * kb * 136;
             let vbase = kbase + kb * 136;
             // S (16 queries × kb tokens) = Q · Kᵀ, Kᵀ read from K's rows.
-            tile_fill(s0, 0.0);
-            tile_fill(s1, 0.0);
             if kv64 {
-                // The K panel's 64 rows are B's columns: one `tile_mma_panel` per 16
-                // dimensions (a `wgmma` of the workgroup on Hopper).
-                let kw = kbase / 2;
-                tile_fill(s2, 0.0);
-                tile_fill(s3, 0.0);
-                tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
-                tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
-                tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
-                tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
-                tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
-                tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
-                tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
-                tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+                // S, started before this step's copies.
                 tile_mma_wait();
             } else {
+                tile_fill(s0, 0.0);
+                tile_fill(s1, 0.0);
                 for kk in 0..8u32 {
                     tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
                     tile_load(tb, kv, kbase + kk * 16, 136, true);
@@ -419,7 +435,6 @@ pub fn attn_prefill_mma(
                 tile_mma_panel(o4, o5, o6, o7, p2, kv, vw, 64, 32, 64, true);
                 tile_mma_panel(o0, o1, o2, o3, p3, kv, vw, 64, 48, 0, true);
                 tile_mma_panel(o4, o5, o6, o7, p3, kv, vw, 64, 48, 64, true);
-                tile_mma_wait();
             }
             for kk in 0..2u32 {
                 if !kv64 {
@@ -452,6 +467,8 @@ pub fn attn_prefill_mma(
             }
         }
     }
+    // The last block's `P · V`.
+    tile_mma_wait();
     // Each row's sum (its 16 slots' parts, then the sink, as the decode combine adds
     // it) and the output rows, each O tile's slots through the scratch where a backend
     // must.
