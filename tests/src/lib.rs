@@ -4,6 +4,7 @@
 
 pub mod clang;
 pub mod harness;
+pub mod tiles;
 
 /// SplitMix64: tiny, fast, and fixed forever, so a seed names the same inputs on
 /// every machine and in every future version.

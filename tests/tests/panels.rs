@@ -13,15 +13,14 @@
 //! per element. Negative controls: K read as rows (the other major) fails the bound; a
 //! backend's bits with one element perturbed fail it. Misuse is a fault in the
 //! interpreter: a tile read before the wait, a panel overwritten before it, a misaligned
-//! panel, a workgroup that does not reach the operation together.
+//! panel, a workgroup that does not reach the product or the wait together.
 
-use onekernel_codegen::Builder;
 use onekernel_dsl::half::f16_to_f32;
-use onekernel_dsl::manifest::Manifest;
 use onekernel_dsl::types::StorageType;
 use onekernel_runtime::cpu::{self, Fault, InterpError};
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{gpu_backends, msl_emu_or_skip};
+use onekernel_tests::tiles::{error, f16_words, Generated, NMSE_BOUND};
 use onekernel_tests::Rng;
 
 mod k {
@@ -145,7 +144,8 @@ mod k {
     }
 
     /// Each `mode` a misuse the interpreter reports (0: none): 1 a tile read before the
-    /// wait, 2 the panel overwritten before it, 3 a panel at word 64, 4 half the workgroup.
+    /// wait, 2 the panel overwritten before it, 3 a panel at word 64, 4 half the workgroup
+    /// multiplying, 5 half of it waiting.
     #[kernel(workgroup = 128, fast)]
     pub fn panel_faults(#[len(2048)] k: &[u32], #[len(4096)] out: &mut [f32], #[push] mode: u32) {
         let kp = shared::<u32, 4608>();
@@ -182,7 +182,13 @@ mod k {
             kp[t] = kp[t] + 1;
             barrier();
         }
-        tile_mma_wait();
+        if mode == 5 {
+            if g < 2 {
+                tile_mma_wait();
+            }
+        } else {
+            tile_mma_wait();
+        }
         tile_store(s0, out, g * 1024, 64, false);
         tile_store(s1, out, g * 1024 + 16, 64, false);
         tile_store(s2, out, g * 1024 + 32, 64, false);
@@ -202,10 +208,6 @@ fn inputs(seed: u64) -> Inputs {
     // Normal f16 values in ±[1/8, 2): exact products, sums that round in f32.
     let mut half = |n: usize| (0..n).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect::<Vec<u16>>();
     Inputs { a: half(64 * 128), k: half(96 * 128), p: half(64 * 64), v: half(64 * 128) }
-}
-
-fn words(h: &[u16]) -> Vec<u32> {
-    h.chunks(2).map(|p| p[0] as u32 | (p[1] as u32) << 16).collect()
 }
 
 /// `rows × cols` = A (rows × depth) · B, with `b(k, n)` giving B; the sum of each run
@@ -242,28 +244,13 @@ fn expected(x: &Inputs, krow: usize, k_by_rows: bool) -> (Vec<f32>, Vec<f64>) {
     (s, sm)
 }
 
-/// `panel_ops` and `panel_faults`, generated into a temporary directory.
-struct Built {
-    kernels: Vec<onekernel_dsl::ir::Kernel>,
-    manifest: Manifest,
-    dir: std::path::PathBuf,
-}
-
-fn build(tag: &str) -> Built {
-    let kernels = vec![k::panel_ops().unwrap(), k::panel_faults().unwrap()];
-    let dir = std::env::temp_dir().join(format!("onekernel-panels-{tag}-{}", std::process::id()));
-    let g = kernels.iter().fold(Builder::new(), |b, k| b.kernel(k.clone())).out_dir(&dir).write().unwrap();
-    let manifest: Manifest = serde_json::from_slice(&g.files["manifest.json"]).unwrap();
-    Built { kernels, manifest, dir }
-}
-
-fn run(built: &Built, be: &mut dyn Backend, x: &Inputs, krow: u32) -> Result<Vec<f32>, BackendError> {
+fn run(built: &Generated, be: &mut dyn Backend, x: &Inputs, krow: u32) -> Result<Vec<f32>, BackendError> {
     let km = built.manifest.kernel("panel_ops").unwrap();
     let mut args = Args::new()
-        .buffer("a", HostBuffer::from_u32(&words(&x.a)))
-        .buffer("k", HostBuffer::from_u32(&words(&x.k)))
-        .buffer("p", HostBuffer::from_u32(&words(&x.p)))
-        .buffer("v", HostBuffer::from_u32(&words(&x.v)))
+        .buffer("a", HostBuffer::from_u32(&f16_words(&x.a)))
+        .buffer("k", HostBuffer::from_u32(&f16_words(&x.k)))
+        .buffer("p", HostBuffer::from_u32(&f16_words(&x.p)))
+        .buffer("v", HostBuffer::from_u32(&f16_words(&x.v)))
         .buffer("s", HostBuffer::zeros(StorageType::F32, 4096))
         .buffer("o", HostBuffer::zeros(StorageType::F32, 8192))
         .scalar("krow", krow);
@@ -274,25 +261,9 @@ fn run(built: &Built, be: &mut dyn Backend, x: &Inputs, krow: u32) -> Result<Vec
     Ok(out)
 }
 
-/// NMSE of `got` against `want` and the elements outside `2^-19 · mag`.
-fn error(got: &[f32], want: &[f32], mag: &[f64]) -> (f64, usize) {
-    let (mut num, mut den, mut outside) = (0.0f64, 0.0f64, 0usize);
-    for i in 0..want.len() {
-        let d = f64::from(got[i]) - f64::from(want[i]);
-        num += d * d;
-        den += f64::from(want[i]) * f64::from(want[i]);
-        if d.abs() > mag[i] * 2f64.powi(-19) || got[i].is_nan() {
-            outside += 1;
-        }
-    }
-    (num / den, outside)
-}
-
-const NMSE_BOUND: f64 = 1e-12;
-
 #[test]
 fn panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
-    let built = build("ops");
+    let built = Generated::new(vec![k::panel_ops().unwrap(), k::panel_faults().unwrap()], "panels-ops");
     let mut reference = onekernel_runtime::cpu::CpuBackend::new(built.kernels.clone());
     let mut others: Vec<Box<dyn Backend>> = gpu_backends();
     if let Some(e) = msl_emu_or_skip() {
@@ -332,7 +303,6 @@ fn panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&built.dir);
 }
 
 #[test]
@@ -340,7 +310,10 @@ fn panel_misuse_is_a_fault_not_undefined_behaviour() {
     let k = k::panel_faults().unwrap();
     let halves: Vec<u16> = (0..4096).map(|i| 0x3c00 + (i % 512) as u16).collect();
     let args = |mode: u32| {
-        Args::new().buffer("k", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 4096)).scalar("mode", mode)
+        Args::new()
+            .buffer("k", HostBuffer::from_u32(&f16_words(&halves)))
+            .buffer("out", HostBuffer::zeros(StorageType::F32, 4096))
+            .scalar("mode", mode)
     };
     cpu::run(&k, &mut args(0), [1, 1, 1]).expect("mode 0 is correct");
     let fault = |mode: u32| match cpu::run(&k, &mut args(mode), [1, 1, 1]) {
@@ -351,6 +324,7 @@ fn panel_misuse_is_a_fault_not_undefined_behaviour() {
     assert!(matches!(&fault(2), Fault::PanelWrittenBeforeWait { panel, .. } if panel == "kp"), "{:?}", fault(2));
     assert!(matches!(fault(3), Fault::PanelOperand { operand: "base", value: 64, .. }), "{:?}", fault(3));
     assert!(matches!(fault(4), Fault::NonUniform { what: "tile_mma_panel", active: 64, expected: 128 }), "{:?}", fault(4));
+    assert!(matches!(fault(5), Fault::NonUniform { what: "tile_mma_wait", active: 64, expected: 128 }), "{:?}", fault(5));
     let msg = fault(1).to_string();
     assert!(msg.contains("tile_mma_wait"), "{msg}");
 }

@@ -18,13 +18,12 @@
 //! own layout, so one that misplaced a slot fails. Negative controls: a transposed
 //! operand fails the bound; a backend's bits with one accumulator perturbed fail it.
 
-use onekernel_codegen::Builder;
 use onekernel_dsl::half::f16_to_f32;
-use onekernel_dsl::manifest::Manifest;
 use onekernel_dsl::types::StorageType;
 use onekernel_runtime::cpu::{self, Fault, InterpError};
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{cpu, gpu_backends, msl_emu_or_skip};
+use onekernel_tests::tiles::{error, f16_words, Generated, NMSE_BOUND};
 use onekernel_tests::Rng;
 
 mod k {
@@ -238,10 +237,6 @@ fn inputs(seed: u64) -> Inputs {
     }
 }
 
-fn words(h: &[u16]) -> Vec<u32> {
-    h.chunks(2).map(|p| p[0] as u32 | (p[1] as u32) << 16).collect()
-}
-
 /// Plain Rust from the documented rule, with each element's bound scale
 /// (|c| + Σ|a·b|) · |scale|: `out` after `tile_ops` with `layout`.
 fn expected(x: &Inputs, layout: u32) -> (Vec<f32>, Vec<f64>) {
@@ -273,26 +268,11 @@ fn expected(x: &Inputs, layout: u32) -> (Vec<f32>, Vec<f64>) {
     (out, mag)
 }
 
-/// `tile_ops` built once (codegen into a temporary directory).
-struct Built {
-    kernels: Vec<onekernel_dsl::ir::Kernel>,
-    manifest: Manifest,
-    dir: std::path::PathBuf,
-}
-
-fn build(tag: &str) -> Built {
-    let kernels = vec![k::tile_ops().unwrap(), k::tile_faults().unwrap()];
-    let dir = std::env::temp_dir().join(format!("onekernel-tiles-{tag}-{}", std::process::id()));
-    let g = kernels.iter().fold(Builder::new(), |b, k| b.kernel(k.clone())).out_dir(&dir).write().unwrap();
-    let manifest: Manifest = serde_json::from_slice(&g.files["manifest.json"]).unwrap();
-    Built { kernels, manifest, dir }
-}
-
-fn run(built: &Built, be: &mut dyn Backend, x: &Inputs, layout: u32) -> Result<Vec<f32>, BackendError> {
+fn run(built: &Generated, be: &mut dyn Backend, x: &Inputs, layout: u32) -> Result<Vec<f32>, BackendError> {
     let km = built.manifest.kernel("tile_ops").unwrap();
     let mut args = Args::new()
-        .buffer("a", HostBuffer::from_u32(&words(&x.a)))
-        .buffer("b", HostBuffer::from_u32(&words(&x.b)))
+        .buffer("a", HostBuffer::from_u32(&f16_words(&x.a)))
+        .buffer("b", HostBuffer::from_u32(&f16_words(&x.b)))
         .buffer("c", HostBuffer::from_f32(&x.c))
         .buffer("out", HostBuffer::zeros(StorageType::F32, 640))
         .scalar("layout", layout)
@@ -302,25 +282,9 @@ fn run(built: &Built, be: &mut dyn Backend, x: &Inputs, layout: u32) -> Result<V
     Ok(args.get_buffer("out").unwrap().to_f32())
 }
 
-/// NMSE of `got` against `want` and the elements outside `2^-19 · mag`.
-fn error(got: &[f32], want: &[f32], mag: &[f64]) -> (f64, usize) {
-    let (mut num, mut den, mut outside) = (0.0f64, 0.0f64, 0usize);
-    for i in 0..want.len() {
-        let d = f64::from(got[i]) - f64::from(want[i]);
-        num += d * d;
-        den += f64::from(want[i]) * f64::from(want[i]);
-        if d.abs() > mag[i] * 2f64.powi(-19) || got[i].is_nan() {
-            outside += 1;
-        }
-    }
-    (num / den, outside)
-}
-
-const NMSE_BOUND: f64 = 1e-12;
-
 #[test]
 fn every_tile_operation_in_every_layout_matches_the_rule_and_every_backend_matches_the_interpreter() {
-    let built = build("ops");
+    let built = Generated::new(vec![k::tile_ops().unwrap(), k::tile_faults().unwrap()], "tiles-ops");
     let mut reference = onekernel_runtime::cpu::CpuBackend::new(built.kernels.clone());
     let mut others: Vec<Box<dyn Backend>> = gpu_backends();
     if let Some(e) = msl_emu_or_skip() {
@@ -365,7 +329,6 @@ fn every_tile_operation_in_every_layout_matches_the_rule_and_every_backend_match
     for (be, n) in others.iter().zip(&checked) {
         assert!(*n == 0 || *n == 64, "{}: {n} of 64 layouts ran", be.name());
     }
-    let _ = std::fs::remove_dir_all(&built.dir);
 }
 
 /// What `tile_elements` writes, from plain Rust: per group the mapped tile, the row
@@ -411,11 +374,8 @@ fn elements_outside(got: &[f32], want: &[f32], c: &[f32]) -> usize {
 
 #[test]
 fn element_access_reads_and_writes_slots_at_their_coordinates_on_every_backend() {
-    let kernels = vec![k::tile_elements().unwrap()];
-    let dir = std::env::temp_dir().join(format!("onekernel-tile-elements-{}", std::process::id()));
-    let gen = kernels.iter().fold(Builder::new(), |b, k| b.kernel(k.clone())).out_dir(&dir).write().unwrap();
-    let manifest: Manifest = serde_json::from_slice(&gen.files["manifest.json"]).unwrap();
-    let km = manifest.kernel("tile_elements").unwrap();
+    let built = Generated::new(vec![k::tile_elements().unwrap()], "tile-elements");
+    let km = built.manifest.kernel("tile_elements").unwrap();
     // Values in ±4 with f16 rounding cases (ties, subnormals after rounding) among them.
     let mut r = Rng::new(7);
     let mut c = r.f32_vec(512, -4.0, 4.0);
@@ -426,14 +386,14 @@ fn element_access_reads_and_writes_slots_at_their_coordinates_on_every_backend()
     let run = |be: &mut dyn Backend| -> Result<Vec<f32>, BackendError> {
         let mut args = Args::new()
             .buffer("c", HostBuffer::from_f32(&c))
-            .buffer("eye", HostBuffer::from_u32(&words(&eye)))
+            .buffer("eye", HostBuffer::from_u32(&f16_words(&eye)))
             .buffer("out", HostBuffer::zeros(StorageType::F32, 2560));
-        let l = Launch { kernel: km, artifacts: &dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
+        let l = Launch { kernel: km, artifacts: &built.dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
         be.launch(&l, &mut args)?;
         Ok(args.get_buffer("out").unwrap().to_f32())
     };
     let want = elements_expected(&c, false);
-    let mut reference = onekernel_runtime::cpu::CpuBackend::new(kernels.clone());
+    let mut reference = onekernel_runtime::cpu::CpuBackend::new(built.kernels.clone());
     let interp = run(&mut reference).unwrap();
     assert_eq!(interp.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "the interpreter");
     // Negative control: swapped coordinates and column maxima are far outside.
@@ -458,13 +418,12 @@ fn element_access_reads_and_writes_slots_at_their_coordinates_on_every_backend()
             Err(e) => panic!("{name}: {e}"),
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn lavapipe_reports_tiles_unsupported_instead_of_running_them() {
     let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
-    let built = build("lavapipe");
+    let built = Generated::new(vec![k::tile_ops().unwrap(), k::tile_faults().unwrap()], "tiles-lavapipe");
     let x = inputs(1);
     match run(&built, &mut vk, &x, 0) {
         Err(BackendError::Unsupported { reason, .. }) => {
@@ -474,7 +433,6 @@ fn lavapipe_reports_tiles_unsupported_instead_of_running_them() {
         Ok(_) if !vk.info().device.contains("llvmpipe") => println!("{} runs tiles", vk.info().device),
         other => panic!("lavapipe: expected Unsupported, got {other:?}"),
     }
-    let _ = std::fs::remove_dir_all(&built.dir);
 }
 
 #[test]
@@ -483,7 +441,7 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
     let halves: Vec<u16> = (0..256).map(|i| 0x3c00 + i as u16).collect();
     let fault = |mode: u32| {
         let mut args = Args::new()
-            .buffer("a", HostBuffer::from_u32(&words(&halves)))
+            .buffer("a", HostBuffer::from_u32(&f16_words(&halves)))
             .buffer("out", HostBuffer::zeros(StorageType::F32, 256))
             .scalar("mode", mode);
         match cpu::run(&k, &mut args, [1, 1, 1]) {
@@ -491,8 +449,10 @@ fn misuse_is_a_fault_not_undefined_behaviour() {
             other => panic!("mode {mode}: expected a fault, got {other:?}"),
         }
     };
-    let mut ok =
-        Args::new().buffer("a", HostBuffer::from_u32(&words(&halves))).buffer("out", HostBuffer::zeros(StorageType::F32, 256)).scalar("mode", 0u32);
+    let mut ok = Args::new()
+        .buffer("a", HostBuffer::from_u32(&f16_words(&halves)))
+        .buffer("out", HostBuffer::zeros(StorageType::F32, 256))
+        .scalar("mode", 0u32);
     cpu::run(&k, &mut ok, [1, 1, 1]).expect("mode 0 is correct");
     assert!(
         matches!(fault(1), Fault::TileOperandsDiffer { op: "tile_fill", group: 0, operand: "value", first: 0x3f80_0000, other: 0x4000_0000 }),

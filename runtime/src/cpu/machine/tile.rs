@@ -39,7 +39,12 @@ impl<'k> Machine<'k> {
     pub(super) fn exec_tile(&mut self, frame: &mut Frame<'k>, t: &TileOp, span: SpanId, lanes: &[u16]) -> R<()> {
         let first = lanes.first().copied().unwrap_or(0);
         match t {
-            TileOp::PanelWait => return self.panel_wait(span, first),
+            TileOp::PanelWait => {
+                if lanes.len() != self.n {
+                    return Err(self.fault(span, first, Fault::NonUniform { what: t.name(), active: lanes.len(), expected: self.n }));
+                }
+                return self.panel_wait(span, first);
+            }
             TileOp::PanelMma { .. } => {}
             _ => {
                 if let Some(&tile) = t.tiles().iter().find(|id| self.panels.tiles.contains(id)) {
@@ -122,17 +127,8 @@ impl<'k> Machine<'k> {
                     (None, _) => return Err(self.undefined(a, op, span, lane, group)),
                     (_, None) => return Err(self.undefined(b, op, span, lane, group)),
                 };
-                let n = TILE_DIM as usize;
-                for i in 0..n {
-                    for j in 0..n {
-                        let mut s = f64::from(c[i * n + j]);
-                        for k in 0..n {
-                            s += f64::from(av[i * n + k]) * f64::from(bv[k * n + j]);
-                        }
-                        c[i * n + j] = s as f32;
-                    }
-                }
-                self.ops += (n * n * n) as u64;
+                accumulate(&mut c, av, bv);
+                self.ops += (VALUES * TILE_DIM as usize) as u64;
                 self.tiles[acc.0 as usize][group] = Some(c);
             }
             TileOp::Load { tile, src, col_major, .. } => {
@@ -275,16 +271,8 @@ impl<'k> Machine<'k> {
                     }
                 }
                 let mut c = self.tile_values(*acc, op, span, lane, group)?;
-                for i in 0..n {
-                    for jj in 0..n {
-                        let mut s = f64::from(c[i * n + jj]);
-                        for k in 0..n {
-                            s += f64::from(av[i * n + k]) * f64::from(bv[k * n + jj]);
-                        }
-                        c[i * n + jj] = s as f32;
-                    }
-                }
-                self.ops += (n * n * n) as u64;
+                accumulate(&mut c, &av, &bv);
+                self.ops += (VALUES * n) as u64;
                 self.tiles[acc.0 as usize][group] = Some(c);
             }
         }
@@ -422,6 +410,22 @@ impl<'k> Machine<'k> {
             return Err(self.fault(span, lane, Fault::OutOfBounds { target, index: at as i64, len }));
         }
         Ok(at as usize)
+    }
+}
+
+/// `tile_mma`'s rule: each accumulator of `c` plus its 16 products of `a` and `b`
+/// (row-major 16 × 16 tiles), summed in f64 in order of the inner index (every product
+/// of two f16 values is exact in f64) and rounded once to f32.
+fn accumulate(c: &mut [f32], a: &[f32], b: &[f32]) {
+    let n = TILE_DIM as usize;
+    for i in 0..n {
+        for j in 0..n {
+            let mut s = f64::from(c[i * n + j]);
+            for k in 0..n {
+                s += f64::from(a[i * n + k]) * f64::from(b[k * n + j]);
+            }
+            c[i * n + j] = s as f32;
+        }
     }
 }
 
