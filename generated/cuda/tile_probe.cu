@@ -54,6 +54,19 @@ static __device__ __forceinline__ void ok_tile_mma(float* c, const unsigned int*
     }
 }
 
+// One ldmatrix.x4 into `f` from the shared-memory address each lane gives (`.trans`:
+// each 8 × 8 matrix transposed).
+template <bool TRANS>
+static __device__ __forceinline__ void ok_ldmatrix_x4(unsigned int* f, unsigned int addr) {
+    if (TRANS) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
+    } else {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
+    }
+}
+
 // An operand tile from shared memory with one ldmatrix.x4: lane 8m + r gives the address
 // of row r of 8 × 8 matrix m. A's matrices are (rows 0–7, k 0–7), (rows 8–15, k 0–7),
 // (rows 0–7, k 8–15), (rows 8–15, k 8–15); B's are (k 0–7, n 0–7), (k 8–15, n 0–7),
@@ -65,7 +78,7 @@ static __device__ __forceinline__ void ok_tile_ldmatrix(unsigned int* f, const u
     // The block's (row, column) in the tile, then the half index of memory row r.
     const unsigned int bi = B ? 8u * (m & 1u) : 8u * (m & 1u), bj = 8u * (m >> 1);
     // A: bi rows, bj k. B: bi k, bj n.
-    const bool trans = B ? !COL : COL;
+    constexpr bool trans = B ? !COL : COL;
     unsigned int h;
     if (!trans) {
         // Memory rows are the fragment's rows: A by rows (row bi + r), B by columns (n bj + r).
@@ -74,14 +87,7 @@ static __device__ __forceinline__ void ok_tile_ldmatrix(unsigned int* f, const u
         // Memory rows are the fragment's columns: A by columns (k bj + r), B by rows (k bi + r).
         h = B ? index + (bi + r) * stride + bj : index + (bj + r) * stride + bi;
     }
-    const unsigned int addr = (unsigned int)__cvta_generic_to_shared(arr) + 2u * h;
-    if (trans) {
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
-                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
-    } else {
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
-                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3]) : "r"(addr) : "memory");
-    }
+    ok_ldmatrix_x4<trans>(f, (unsigned int)__cvta_generic_to_shared(arr) + 2u * h);
 }
 
 // f16 value h of an array of f16 pairs.
@@ -252,14 +258,7 @@ static __device__ __forceinline__ void ok_tile_mma_panel(float* c0, float* c1, f
             row = r0 + 16u * j + bn + r;
             col = col0 + bk;
         }
-        const unsigned int addr = (unsigned int)__cvta_generic_to_shared(arr) + 4u * (base + ok_panel_word_u32(row, col >> 3, rows));
-        if (TRANS) {
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0, %1, %2, %3}, [%4];"
-                         : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(addr) : "memory");
-        } else {
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0, %1, %2, %3}, [%4];"
-                         : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(addr) : "memory");
-        }
+        ok_ldmatrix_x4<TRANS>(b, (unsigned int)__cvta_generic_to_shared(arr) + 4u * (base + ok_panel_word_u32(row, col >> 3, rows)));
         ok_tile_mma(cs[j], a, b);
     }
 #endif
@@ -276,8 +275,8 @@ static __device__ __forceinline__ void ok_panel_barrier() {
 }
 
 // Completes every `ok_tile_mma_panel` of this warpgroup (on sm_90a: waits for its
-// wgmma groups). The accumulators and A tiles those read are operands here, so that no
-// access to them moves above the wait.
+// wgmma groups). The printer follows it with `ok_tile_fence_acc` / `ok_tile_fence_a` on
+// every tile, so that no access to one moves above the wait.
 static __device__ __forceinline__ void ok_tile_mma_wait() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");

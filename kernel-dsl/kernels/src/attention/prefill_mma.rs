@@ -229,7 +229,8 @@ pub fn attn_prefill_mma(
             if st >= 1 {
                 // The K panel's 64 rows are B's columns: one `tile_mma_panel` per 16
                 // dimensions (a `wgmma` of the workgroup on Hopper).
-                let kw = ((st - 1) % 2) * 2 * 4352;
+                // Block st − 1's K panel: its buffer, as the copies placed it.
+                let kw = ((st - 1) % nb) * 2 * kb * 68;
                 tile_fill(s0, 0.0);
                 tile_fill(s1, 0.0);
                 tile_fill(s2, 0.0);
@@ -258,9 +259,9 @@ pub fn attn_prefill_mma(
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    // With `kv64` K and V are panels of 64 rows at `buf` and `buf + 4352`.
+                    // With `kv64` K and V are panels of 64 rows at `buf` and `buf + kb · 68`.
                     let kd = select(kv64, buf + panel_word(r, quad, 64), buf + r * 68 + quad * 4);
-                    let vd = select(kv64, buf + 4352 + panel_word(r, quad, 64), buf + (kb + r) * 68 + quad * 4);
+                    let vd = select(kv64, buf + kb * 68 + panel_word(r, quad, 64), buf + (kb + r) * 68 + quad * 4);
                     async_copy(kv, kd, k, srcs[j], 4);
                     async_copy(kv, vd, v, srcs[j], 4);
                 }

@@ -266,7 +266,10 @@ impl<'k> Machine<'k> {
                         let (r, col) = if by_rows { (row0 + k, col0 + 16 * j as u32 + c) } else { (row0 + 16 * j as u32 + c, col0 + k) };
                         let word = u64::from(base) + u64::from(panel_word(r, col / 8, rows)) + u64::from(col % 8 / 2);
                         let bits = self.tile_read(panel, word, owner, span, lane)?;
-                        self.panels.reads.push((panel, word, bits));
+                        // Every group reads the same words: kept once for the wait.
+                        if group == 0 {
+                            self.panels.reads.push((panel, word, bits));
+                        }
                         bv[k as usize * n + c as usize] = f16_to_f32((bits >> (16 * (col % 2))) as u16);
                     }
                 }
