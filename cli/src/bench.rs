@@ -20,6 +20,7 @@ use onekernel_cli::harness::{
 use onekernel_dsl::manifest::Manifest;
 use onekernel_ops::attention::batch::SeqRng;
 use onekernel_ops::attention::grid::{fast_chunk, tensor_core_chunk};
+use onekernel_ops::attention::problem::merges_in_chunk_kernel;
 use onekernel_ops::attention::problem::TENSOR_CORE_DETERMINISTIC_CHUNK;
 use onekernel_ops::attention::{AttentionError, DecodeProblem, KvFormat, Split};
 use onekernel_ops::{Device, Timing};
@@ -98,25 +99,27 @@ fn time_configuration<'a>(
     dev: &mut Device<'a>,
     p: &DecodeProblem,
     split: Split,
+    merge: Option<bool>,
     runs: u32,
     flush: &'a Prelude<'a>,
     what: &str,
 ) -> Result<Option<[f64; 3]>> {
     let timing = |apart| Some(Timing { runs: runs + WARMUP as u32, layers: 1, apart, prelude: Some(flush) });
     dev.set_timing(timing(true));
-    let apart = p.run(split, dev);
+    let merge = merge.unwrap_or_else(|| merges_in_chunk_kernel(dev.backend().info()));
+    let apart = p.run_merging(split, dev, merge);
     if let (Split::TensorCores { .. }, Err(AttentionError::Backend(BackendError::Unsupported { reason, .. }))) = (split, &apart) {
         eprintln!("{what} tensor cores SKIPPED: {reason}");
         dev.set_timing(None);
         return Ok(None);
     }
     apart.with_context(|| what.to_string())?;
-    // A tensor-core launch of one chunk per sequence is one kernel (the chunk kernel
-    // normalizes itself): no combine time.
+    // A tensor-core launch of few chunks per sequence is one kernel (the chunk kernel
+    // merges and normalizes itself): no combine time.
     let chunk = median(after_warmup(&dev.last_times()[0]));
     let combine = dev.last_times().get(1).map_or(0.0, |t| median(after_warmup(t)));
     dev.set_timing(timing(false));
-    let step = p.run(split, dev).with_context(|| format!("{what}: decode step"));
+    let step = p.run_merging(split, dev, merge).with_context(|| format!("{what}: decode step"));
     dev.set_timing(None);
     step?;
     Ok(Some([chunk, combine, median(after_warmup(&dev.last_times()[0]))]))
@@ -204,7 +207,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
                     let split = split.unwrap_or_else(|| Split::Fast { chunk_tokens: o.fast_chunk.unwrap_or_else(|| fast_chunk(&p, async_copies)) });
                     let what = format!("{} B {bsz:>3} L {l:>5}", b.name());
                     let mut dev = Device::new(b.as_mut(), &manifest, &out);
-                    let Some([tc, tm, ts]) = time_configuration(&mut dev, &p, split, o.runs, &flush, &what)? else { continue };
+                    let Some([tc, tm, ts]) = time_configuration(&mut dev, &p, split, o.merge, o.runs, &flush, &what)? else { continue };
                     // Every sequence of a shape has length l, so one sequence's chunking is
                     // the launch's.
                     let plan = p.plan(split, async_copies)?;

@@ -265,6 +265,10 @@ pub struct BenchOptions {
     /// `--tensor-cores-only`: time only the `--tensor-cores` modes (no exact modes, no
     /// contiguous cache), for quick comparisons of tensor-core kernels at large shapes.
     pub tensor_cores_only: bool,
+    /// `--merge` / `--no-merge`: tensor-core steps of several chunks per sequence merge
+    /// in the chunk kernel, or launch the combine, on every backend (`None`: the
+    /// runtime's choice per backend, `merges_in_chunk_kernel`).
+    pub merge: Option<bool>,
 }
 
 impl BenchOptions {
@@ -278,9 +282,10 @@ impl BenchOptions {
             || self.det_long_after.is_some()
             || !self.tensor_cores.is_empty()
             || self.tensor_cores_only
+            || self.merge.is_some()
             || !self.shapes.is_empty()
         {
-            bail!("--shape, --fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench` (decode attention)");
+            bail!("--shape, --fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores, --tensor-cores-only, --merge and --no-merge are options of `onekernel bench` (decode attention)");
         }
         Ok(())
     }
@@ -340,6 +345,8 @@ impl BenchOptions {
                 switch("smoke"),
                 list("tensor-cores"),
                 switch("tensor-cores-only"),
+                switch("merge"),
+                switch("no-merge"),
                 list("shape"),
                 one("fast-chunk"),
                 one("tc-chunk"),
@@ -364,6 +371,12 @@ impl BenchOptions {
             det_long_after: None,
             tensor_cores: Vec::new(),
             tensor_cores_only: p.has("tensor-cores-only"),
+            merge: match (p.has("merge"), p.has("no-merge")) {
+                (true, true) => bail!("--merge and --no-merge exclude each other"),
+                (true, false) => Some(true),
+                (false, true) => Some(false),
+                (false, false) => None,
+            },
         };
         let modes = p.list("tensor-cores");
         for s in &modes {

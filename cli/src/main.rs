@@ -89,7 +89,10 @@ pub(crate) const USAGE: &str =
          --det-long-after N: 256-token deterministic chunks past N tokens instead of 2048;
          --tensor-cores 1|2|3|det,…: also the paged step on tensor cores, class fast: the
          scheduler's chunks with 1, 2 or 3 pipeline stages, or fixed chunks (det);
-         --tensor-cores-only: those modes alone, no exact modes or contiguous cache)
+         --tensor-cores-only: those modes alone, no exact modes or contiguous cache;
+         --merge / --no-merge: tensor-core steps of several chunks per sequence merge in
+         the chunk kernel / launch the combine on every backend, not as the runtime
+         chooses per backend)
   bench-kvquant  effective bandwidth of the KV-quant score kernels (8 KV heads of
          L = 16384 and 65536 rows, 8 or 32 query heads) against the copy bandwidth
          measured in the same run and a bare read of the same bytes (the bound on any

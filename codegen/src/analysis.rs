@@ -3,8 +3,8 @@
 //! the manifest, so no backend derives a fact about the kernel on its own.
 
 use crate::dialect::{Cuda, Dialect};
-use crate::print::{has_pair_reduction, reduction_types};
-use onekernel_dsl::ir::{Kernel, ParamId, ParamKind};
+use crate::print::{has_arrivals, has_pair_reduction, reduction_types};
+use onekernel_dsl::ir::{Kernel, ParamId, ParamKind, StmtKind};
 use onekernel_dsl::types::{Literal, Scalar};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -34,6 +34,12 @@ pub struct KernelInfo {
     /// Whether a reduction carries indices (`workgroup_argmax` / `argmin`): one more u32
     /// scratch array, `ok_red_index`.
     pub pair_reductions: bool,
+    /// Whether the kernel has a `last_arrival`: a one-word shared flag, `ok_arrival`.
+    pub arrivals: bool,
+    /// With arrivals, the read-write buffers the kernel also reads: what one workgroup
+    /// may read of another's writes, declared coherent (GLSL `coherent`, MSL
+    /// `coherent(device)`). Buffers only written need not be.
+    pub coherent_buffers: BTreeSet<ParamId>,
     /// Shared arrays (indices into `Kernel::shared`) CUDA keeps in dynamic shared memory.
     pub cuda_dynamic_shared: Vec<usize>,
     /// Bytes of shared memory beyond the kernel's own arrays: reduction scratch.
@@ -52,7 +58,8 @@ impl KernelInfo {
         let reduction_types = reduction_types(k);
         let pair_reductions = has_pair_reduction(k);
         let scratch_arrays = reduction_types.len() as u32 + pair_reductions as u32;
-        let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32;
+        let arrivals = has_arrivals(k);
+        let scratch_bytes = scratch_arrays * 4 * k.workgroup_invocations() as u32 + if arrivals { 4 * crate::print::ARRIVAL_FLAG_WORDS } else { 0 };
         let (tile_operand_shared, tile_operand_buffers, panel_shared) = tile_operand_sources(k);
         KernelInfo {
             uses_fma: uses_fma(k),
@@ -64,6 +71,8 @@ impl KernelInfo {
             cuda_dynamic_shared: cuda_dynamic_shared(k, scratch_arrays),
             reduction_types,
             pair_reductions,
+            arrivals,
+            coherent_buffers: if arrivals { read_write_buffers_read(k) } else { BTreeSet::new() },
             scratch_bytes,
             instances: instances(k),
             has_specs: k.params.iter().any(|p| matches!(p.kind, ParamKind::Spec { .. })),
@@ -265,4 +274,32 @@ pub(crate) fn literal(d: &dyn Dialect, l: Literal) -> String {
         Literal::I32(v) => d.int_literal(v),
         Literal::Bool(b) => b.to_string(),
     }
+}
+
+/// The read-write buffers a kernel loads from (indexing, `load_words`, tile loads).
+fn read_write_buffers_read(k: &Kernel) -> BTreeSet<ParamId> {
+    let rw = |p: &ParamId| matches!(k.params[p.0 as usize].kind, ParamKind::Buffer { access: onekernel_dsl::ir::Access::ReadWrite, .. });
+    let mut read = BTreeSet::new();
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| {
+        match &s.kind {
+            StmtKind::LoadWords { src: onekernel_dsl::ir::Place::Buffer(p), .. } | StmtKind::AsyncCopy { src: p, .. } => {
+                read.insert(*p);
+            }
+            StmtKind::Tile(t) => {
+                if let onekernel_dsl::ir::TileOp::Load { src: onekernel_dsl::ir::Place::Buffer(p), .. } = t.as_ref() {
+                    read.insert(*p);
+                }
+            }
+            _ => {}
+        }
+        for e in onekernel_dsl::visit::stmt_exprs(s) {
+            onekernel_dsl::visit::walk_expr(e, &mut |e| {
+                if let onekernel_dsl::ir::ExprKind::Index { place: onekernel_dsl::ir::Place::Buffer(p), .. } = &e.kind {
+                    read.insert(*p);
+                }
+            });
+        }
+    });
+    read.retain(rw);
+    read
 }

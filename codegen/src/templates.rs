@@ -6,7 +6,7 @@
 use crate::analysis::{literal, KernelInfo, F16_SPEC_ID, FMA_SPEC_ID, MIN_RESIDENT_INVOCATIONS};
 use crate::dialect::{Cuda, Dialect, Glsl, Msl, SignatureBuffer};
 use crate::error::CodegenError;
-use crate::print::{ident, scratch_name, shared_name, Printer, PAIR_INDEX_SCRATCH};
+use crate::print::{ident, scratch_name, shared_name, Printer, ARRIVAL_FLAG, ARRIVAL_FLAG_WORDS, PAIR_INDEX_SCRATCH};
 use onekernel_dsl::ir::{Access, Kernel, ParamKind};
 use onekernel_dsl::types::{Scalar, StorageType};
 use serde::Serialize;
@@ -64,6 +64,9 @@ struct BufferCtx {
     name: String,
     ty: &'static str,
     read_only: bool,
+    /// GLSL: declared `coherent` (a kernel with `last_arrival` reads what other
+    /// workgroups wrote).
+    coherent: bool,
     /// GLSL: the vector-typed views of this binding that `load_words` reads through
     /// (another block on the same binding, so neither block is `restrict`).
     views: Vec<ViewCtx>,
@@ -121,7 +124,9 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
                     views.push(ViewCtx { name: d.halves_view(name), ty: ty.to_string() });
                 }
             }
-            BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only: *access == Access::ReadOnly, views }
+            let read_only = *access == Access::ReadOnly;
+            let coherent = coherent_buffer(k, info, name);
+            BufferCtx { binding: i as u32, name: name.clone(), ty: d.storage_type(*elem), read_only, coherent, views }
         })
         .collect();
     ctx.insert("needs_8bit", &buffers.iter().any(|(_, e, _)| e.size_bytes() == 1));
@@ -136,7 +141,10 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     let functions: Vec<String> = k.functions.iter().map(|f| Printer::function(d, k, f)).collect();
     ctx.insert("functions", &functions);
     ctx.insert("body", &Printer::new(d, k, info, 1).body());
-    let signature: Vec<SignatureBuffer> = buffers.iter().map(|(name, elem, access)| SignatureBuffer { name, elem: *elem, access: *access }).collect();
+    let signature: Vec<SignatureBuffer> = buffers
+        .iter()
+        .map(|(name, elem, access)| SignatureBuffer { name, elem: *elem, access: *access, coherent: coherent_buffer(k, info, name) })
+        .collect();
     let (params, args) = d.kernel_signature(&k.name, &signature, !push.is_empty());
     ctx.insert("params", &params.join(", "));
     ctx.insert("args", &args.join(", "));
@@ -230,10 +238,18 @@ fn shared_declarations(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> (Vec<S
     if info.pair_reductions {
         shared.push(d.shared_decl(Scalar::U32, PAIR_INDEX_SCRATCH, &k.workgroup_invocations().to_string()));
     }
+    if info.arrivals {
+        shared.push(d.shared_decl(Scalar::U32, ARRIVAL_FLAG, &ARRIVAL_FLAG_WORDS.to_string()));
+    }
     if dynamic_panels {
         offset = format!("{offset} + 1008u");
     }
     (shared, (!dynamic.is_empty()).then_some(offset))
+}
+
+/// Whether the buffer printed as `name` is declared coherent ([`KernelInfo::coherent_buffers`]).
+fn coherent_buffer(k: &Kernel, info: &KernelInfo, name: &str) -> bool {
+    info.coherent_buffers.iter().any(|p| ident(&k.params[p.0 as usize].name) == name)
 }
 
 /// CUDA C++ source of a kernel.

@@ -443,6 +443,25 @@ pub enum StmtKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arg: Option<Box<ReduceArg>>,
     },
+    /// `let last = last_arrival(counters, index, count);`: the workgroup arrives, once, at
+    /// counter `index` of the `&mut [u32]` buffer `counters`, which `count` workgroups of
+    /// the launch reach; `var` is true in every invocation of the one that arrives last
+    /// (docs/DSL.md, "Arrivals"). It is also a `barrier()`. Every buffer write the
+    /// arriving workgroups made before it is visible to the last one's reads after it,
+    /// and the last one sets the counter back to 0, so the buffer serves the next launch
+    /// as it is.
+    Arrive {
+        /// Receives whether this workgroup arrived last (bool local, the same in every
+        /// invocation).
+        var: VarId,
+        /// The counters (a `&mut [u32]` buffer used only by arrivals).
+        counters: ParamId,
+        /// The counter (u32, the same in every invocation).
+        index: Expr,
+        /// How many workgroups arrive at it in the launch (u32 ≥ 1, the same in every
+        /// invocation and in every workgroup that arrives).
+        count: Expr,
+    },
 }
 
 /// The index half of a pair reduction ([`StmtKind::Reduce`]).

@@ -34,6 +34,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             Some(a) => vec![value, &a.index],
             None => vec![value],
         },
+        StmtKind::Arrive { index, count, .. } => vec![index, count],
         StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
         StmtKind::Tile(t) => t.exprs(),
         StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => vec![],

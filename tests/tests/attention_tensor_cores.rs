@@ -244,3 +244,62 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_other_chunks_are_not() {
         }
     }
 }
+
+/// With two to four chunks per sequence the chunk kernel's last workgroup of each
+/// sequence and KV head can merge them (`last_arrival`, one launch; `run` does where it
+/// is faster); the bits are the combine's, on every backend. Sequences of one chunk (one token, too) and of several share a launch; with and
+/// without sinks; the arrival counters are reused by the second run. Negative control:
+/// another chunk length changes the bits, so the comparison can fail.
+#[test]
+fn merging_in_the_chunk_kernel_gives_the_combines_bits() {
+    let manifest = manifest();
+    let generated = root().join("generated");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut backends = all_backends_and_msl_emu();
+    for (seed, lens, chunk_tokens, sinks) in
+        [(1u64, vec![130u32, 40, 256], 64u32, false), (2, vec![1, 190, 64], 64, true), (3, vec![700, 5], 256, true), (4, vec![1000], 256, false)]
+    {
+        let mut r = SeqRng::new(0x3e4_0000 + seed);
+        let (hq, hkv) = (8u32, 2u32);
+        let shape = BatchShape {
+            head_dim: 128,
+            n_heads: hq,
+            n_kv_heads: hkv,
+            k_format: KvFormat::F16,
+            v_format: KvFormat::F16,
+            scale: 1.0 / 128f32.sqrt(),
+            softcap: 0.0,
+            max_bias: 0.0,
+            mask: false,
+            sinks: sinks.then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
+            v_head_dim: None,
+        };
+        let seqs: Vec<Sequence> = lens.iter().enumerate().map(|(i, &l)| Sequence::random(&shape, seed * 10 + i as u64, l)).collect();
+        let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), 16, Some(seed));
+        let chunks = lens.iter().map(|l| l.div_ceil(chunk_tokens)).max().unwrap_or(1);
+        assert!((2..=onekernel_ops::attention::problem::TENSOR_CORE_MERGE_CHUNKS).contains(&chunks), "seed {seed}: {chunks} chunks");
+        let split = Split::TensorCores { chunk_tokens, stages: 2 };
+        for backend in backends.iter_mut() {
+            let name = backend.name();
+            let mut dev = onekernel_ops::Device::new(backend.as_mut(), &manifest, &generated);
+            let merged = match problem.run_merging(split, &mut dev, true) {
+                Ok(out) => out,
+                Err(AttentionError::Backend(BackendError::Unsupported { reason, .. })) => {
+                    println!("SKIPPED on {name}: {reason}");
+                    continue;
+                }
+                Err(e) => panic!("seed {seed} on {name}: {e}"),
+            };
+            let combined = problem.run_merging(split, &mut dev, false).unwrap_or_else(|e| panic!("seed {seed} on {name}: {e}"));
+            assert_eq!(bits(&merged), bits(&combined), "seed {seed} on {name}: the merge's bits are not the combine's");
+            assert_eq!(
+                bits(&problem.run_merging(split, &mut dev, true).unwrap()),
+                bits(&merged),
+                "seed {seed} on {name}: a second merged run differs"
+            );
+            let other = problem.run_merging(Split::TensorCores { chunk_tokens: chunk_tokens + 32, stages: 2 }, &mut dev, true).unwrap();
+            assert_ne!(bits(&other), bits(&merged), "seed {seed} on {name}: another chunk length should change the bits");
+            println!("seed {seed} on {name}: lengths {lens:?}, {chunks} chunks of {chunk_tokens}, sinks {sinks}: merged in the chunk kernel = chunk + combine, bit for bit");
+        }
+    }
+}

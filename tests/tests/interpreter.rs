@@ -383,7 +383,7 @@ fn runaway(out: &mut [u32]) {
 #[test]
 fn runaway_while_loops_hit_the_iteration_limit() {
     let mut args = Args::new().buffer("out", HostBuffer::zeros(StorageType::U32, 1));
-    let err = cpu::run_with(&runaway().unwrap(), &mut args, [1, 1, 1], cpu::RunOptions { loop_limit: 1000 }).unwrap_err();
+    let err = cpu::run_with(&runaway().unwrap(), &mut args, [1, 1, 1], cpu::RunOptions { loop_limit: 1000, ..Default::default() }).unwrap_err();
     assert!(matches!(err, InterpError::Fault { fault: Fault::LoopLimit { limit: 1000 }, .. }), "{err}");
 }
 

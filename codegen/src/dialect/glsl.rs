@@ -146,6 +146,22 @@ impl Dialect for Glsl {
         format!("{}.data[({index}) / {words}u]", self.word_view(buffer, words))
     }
 
+    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
+        // The buffers the workgroups write are `coherent` in such a kernel.
+        vec![
+            "memoryBarrierBuffer();".into(),
+            "barrier();".into(),
+            "if (ok_lindex == 0u) {".into(),
+            format!("    uint ok_last = atomicAdd({counter}, 1u) + 1u == ({count}) ? 1u : 0u;"),
+            format!("    if (ok_last != 0u) {{ atomicExchange({counter}, 0u); }}"),
+            "    ok_arrival[0] = ok_last;".into(),
+            "}".into(),
+            "barrier();".into(),
+            format!("{name} = ok_arrival[0] != 0u;"),
+            format!("if ({name}) {{ memoryBarrierBuffer(); }}"),
+        ]
+    }
+
     fn barrier(&self) -> &'static str {
         "barrier()"
     }

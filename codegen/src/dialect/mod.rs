@@ -24,6 +24,8 @@ pub struct SignatureBuffer<'a> {
     pub elem: StorageType,
     /// Read-only or read-write.
     pub access: Access,
+    /// Read by other workgroups after a `last_arrival` (MSL: `coherent(device)`).
+    pub coherent: bool,
 }
 
 /// Memory a tile is loaded from or stored to, as printed.
@@ -215,6 +217,13 @@ pub trait Dialect {
 
     /// `barrier()`: workgroup execution barrier ordering shared memory.
     fn barrier(&self) -> &'static str;
+
+    /// `name = last_arrival(…)` at the buffer element `counter` with `count` (printed
+    /// expressions): every invocation's buffer writes released at device scope, a
+    /// barrier, one atomic increment by invocation 0 (the last sets the counter back to
+    /// 0), the result through the shared flag [`crate::print::ARRIVAL_FLAG`], and in the
+    /// last workgroup an acquire before its reads.
+    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String>;
 
     /// The vector type of `words` (2 or 4) elements of type `elem` (`uint4`, `uvec4` …).
     fn word_vector(&self, elem: Scalar, words: u32) -> String;

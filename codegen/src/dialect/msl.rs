@@ -29,7 +29,8 @@ impl Dialect for Msl {
         let mut params: Vec<String> = Vec::new();
         for (i, b) in buffers.iter().enumerate() {
             let c = if b.access == Access::ReadOnly { "const " } else { "" };
-            params.push(format!("device {c}{}* {} [[buffer({i})]]", self.storage_type(b.elem), b.name));
+            let coherent = if b.coherent { "coherent(device) " } else { "" };
+            params.push(format!("{coherent}device {c}{}* {} [[buffer({i})]]", self.storage_type(b.elem), b.name));
         }
         if push {
             params.push(format!("constant ok_push_{kernel}& pc [[buffer({})]]", buffers.len()));
@@ -118,6 +119,25 @@ impl Dialect for Msl {
 
     fn word_load(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> String {
         format!("*((device const {}*)(&{buffer}[{index}]))", self.word_vector(elem, words))
+    }
+
+    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
+        // Device-scope fences are MSL 3.2's; the buffers the workgroups write are
+        // `coherent(device)` in such a kernel.
+        let fence = "atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);";
+        let atomic = format!("(device atomic_uint*)&{counter}");
+        vec![
+            fence.into(),
+            "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);".into(),
+            "if (ok_lindex == 0u) {".into(),
+            format!("    uint ok_last = atomic_fetch_add_explicit({atomic}, 1u, memory_order_relaxed) + 1u == ({count}) ? 1u : 0u;"),
+            format!("    if (ok_last != 0u) {{ atomic_store_explicit({atomic}, 0u, memory_order_relaxed); }}"),
+            "    ok_arrival[0] = ok_last;".into(),
+            "}".into(),
+            "threadgroup_barrier(mem_flags::mem_threadgroup);".into(),
+            format!("{name} = ok_arrival[0] != 0u;"),
+            format!("if ({name}) {{ {fence} }}"),
+        ]
     }
 
     fn barrier(&self) -> &'static str {

@@ -207,6 +207,17 @@ impl<'a> Printer<'a> {
                 let barrier = if self.panels { self.d.panel_barrier() } else { self.d.barrier() };
                 self.line(&format!("{barrier};"))
             }
+            StmtKind::Arrive { var, counters, index, count } => {
+                let buf = ident(&self.k.params[counters.0 as usize].name);
+                let counter = self.d.buffer_element(&buf, &self.expr(index));
+                let count = self.expr(count);
+                let name = self.local(*var);
+                self.line("// last_arrival: the workgroup's buffer writes released, one arrival per workgroup");
+                for l in self.d.arrive(&counter, &count, &name) {
+                    self.line(&l);
+                }
+                self.dirty.clear();
+            }
             StmtKind::Reduce { var, op, value, arg: None } => {
                 self.reduce(*var, *op, value);
                 self.dirty.clear();
@@ -714,7 +725,23 @@ pub fn shared_name(name: &str) -> String {
     format!("sh_{name}")
 }
 
-/// The scratch array a reduction of type `ty` uses.
+/// The shared flag through which `last_arrival` tells the workgroup whether it arrived
+/// last (its first word).
+pub const ARRIVAL_FLAG: &str = "ok_arrival";
+
+/// Words of [`ARRIVAL_FLAG`]: four, so that the workgroup's shared memory stays a
+/// multiple of 16 bytes. With one word (45,828 bytes in all), NVIDIA's Vulkan driver
+/// (580.159.04) ran `attn_decode_chunk_mma`'s cooperative-matrix loads wrong in every
+/// variant, the ones that never arrive too; with four it runs them right.
+pub const ARRIVAL_FLAG_WORDS: u32 = 4;
+
+/// Whether the kernel has a `last_arrival`.
+pub fn has_arrivals(k: &Kernel) -> bool {
+    let mut found = false;
+    onekernel_dsl::visit::walk_stmts(&k.body, &mut |s| found |= matches!(s.kind, StmtKind::Arrive { .. }));
+    found
+}
+
 /// The u32 scratch array of the indices a pair reduction carries.
 pub const PAIR_INDEX_SCRATCH: &str = "ok_red_index";
 
@@ -729,6 +756,7 @@ pub fn has_pair_reduction(k: &Kernel) -> bool {
     found
 }
 
+/// The scratch array a reduction of type `ty` uses.
 pub fn scratch_name(ty: Scalar) -> String {
     format!("ok_red_{}", ty.name())
 }

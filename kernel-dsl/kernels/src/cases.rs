@@ -291,6 +291,7 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
     attention_chunk_inputs(label, hq, hkv, n_chunks, chunk_tokens, kv_len, [f16.clone(), f16], has_mask)
         .buffer("sinks", hq as usize, Fill::Uniform { lo: -2.0, hi: 2.0 })
         .buffer("out", (2 * hq * 128) as usize, Fill::Zeros)
+        .buffer("arrivals", (2 * hkv) as usize, Fill::Zeros)
         .scalar("has_mask", Literal::U32(has_mask as u32))
         .scalar("has_sinks", Literal::U32(has_mask as u32))
 }

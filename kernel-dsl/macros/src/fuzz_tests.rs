@@ -52,6 +52,7 @@ const WORDS: &[&str] = &[
     "fn",
     "shared",
     "barrier",
+    "last_arrival",
     "global_id",
     "local_id",
     "group_id",

@@ -65,6 +65,7 @@ fn stmt(locals: &[LocalDecl], s: &Stmt, st: State, d: &mut Diagnostics) -> State
     match &s.kind {
         StmtKind::Let { var, init } => a[var.0 as usize] = init.is_some(),
         StmtKind::Assign { var, .. } => a[var.0 as usize] = true,
+        StmtKind::Arrive { var, .. } => a[var.0 as usize] = true,
         StmtKind::Reduce { var, arg, .. } => {
             a[var.0 as usize] = true;
             if let Some(x) = arg {

@@ -85,7 +85,7 @@ fn block(k: &Kernel, stmts: &[Stmt], own: &mut Vec<VarId>, diag: &mut Diagnostic
                 block(k, body, own, diag);
                 written.clear();
             }
-            StmtKind::Barrier | StmtKind::Reduce { .. } | StmtKind::AsyncWait { .. } | StmtKind::Tile(_) => written.clear(),
+            StmtKind::Barrier | StmtKind::Arrive { .. } | StmtKind::Reduce { .. } | StmtKind::AsyncWait { .. } | StmtKind::Tile(_) => written.clear(),
             _ => {}
         }
     }

@@ -41,6 +41,7 @@ pub(super) fn check(k: &Kernel, d: &mut Diagnostics) -> bool {
     }
     let scope = Scope { kernel: k, locals: &k.locals, callable: &k.functions, in_function: None };
     check_tile_kernel(k, d);
+    check_counters_only_arrive(k, d);
     check_block(&scope, &k.body, 0, d);
     d.errors.len() == before
 }
@@ -195,6 +196,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
                 d.error(s.span, ErrorKind::Unsupported, format!("`async_wait({pending})`: at most {MAX_ASYNC_PENDING} groups can stay in flight"));
             }
         }
+        StmtKind::Arrive { var, counters, index, count } => check_arrive(sc, s.span, *var, *counters, index, count, d),
         StmtKind::Reduce { var, op, value, arg } => {
             let vt = check_expr(sc, value, d);
             if let Some(a) = arg {
@@ -353,6 +355,61 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
 /// A kernel with tiles (reported once, at its first tile): `fast`, since tensor cores do
 /// not round their sums as the interpreter does, and whole groups of 32 invocations, the
 /// unit that holds a tile.
+/// `last_arrival`'s operands: a `&mut [u32]` buffer of counters, u32 index and count, a
+/// bool result.
+fn check_arrive(sc: &Scope, span: SpanId, var: VarId, counters: ParamId, index: &Expr, count: &Expr, d: &mut Diagnostics) {
+    match sc.kernel.params.get(counters.0 as usize).map(|p| (&p.name, &p.kind)) {
+        Some((_, ParamKind::Buffer { elem: StorageType::U32, access: Access::ReadWrite, .. })) => {}
+        Some((name, _)) => d.error(span, ErrorKind::Type, format!("`last_arrival` counts in a `&mut [u32]` buffer; `{name}` is not one")),
+        None => d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", counters.0)),
+    }
+    let it = check_expr(sc, index, d);
+    expect(d, index.span, it, Scalar::U32, "the counter index of `last_arrival`");
+    let ct = check_expr(sc, count, d);
+    expect(d, count.span, ct, Scalar::U32, "the count of `last_arrival`");
+    if let Some(decl) = local(sc, var, span, d) {
+        if decl.ty != VarType::Scalar(Scalar::Bool) {
+            d.error(span, ErrorKind::Type, format!("`last_arrival` yields bool but `{}` is {}", decl.name, decl.ty));
+        }
+    }
+}
+
+/// A buffer that `last_arrival` counts in is touched by arrivals only: a kernel that
+/// also read or wrote it would see counts that other workgroups are changing.
+fn check_counters_only_arrive(k: &Kernel, d: &mut Diagnostics) {
+    let mut counters = Vec::new();
+    crate::visit::walk_stmts(&k.body, &mut |s| {
+        if let StmtKind::Arrive { counters: c, .. } = &s.kind {
+            counters.push(*c);
+        }
+    });
+    if counters.is_empty() {
+        return;
+    }
+    let name = |p: ParamId| k.params.get(p.0 as usize).map(|p| p.name.clone()).unwrap_or_default();
+    let message = |p: ParamId| format!("buffer `{}` holds `last_arrival`'s counters, which only arrivals may touch", name(p));
+    crate::visit::walk_stmts(&k.body, &mut |s| {
+        let place = match &s.kind {
+            StmtKind::Store { place: Place::Buffer(p), .. } => Some(*p),
+            StmtKind::AsyncCopy { src, .. } => Some(*src),
+            StmtKind::LoadWords { src: Place::Buffer(p), .. } => Some(*p),
+            _ => None,
+        };
+        if let Some(p) = place.filter(|p| counters.contains(p)) {
+            d.error(s.span, ErrorKind::Type, message(p));
+        }
+        for e in crate::visit::stmt_exprs(s) {
+            crate::visit::walk_expr(e, &mut |e| {
+                if let ExprKind::Index { place: Place::Buffer(p), .. } = &e.kind {
+                    if counters.contains(p) {
+                        d.error(e.span, ErrorKind::Type, message(*p));
+                    }
+                }
+            });
+        }
+    });
+}
+
 fn check_tile_kernel(k: &Kernel, d: &mut Diagnostics) {
     let Some(t) = k.tiles.first() else { return };
     if k.class == crate::ir::Determinism::Exact {

@@ -172,6 +172,31 @@ impl Analysis<'_> {
                 }
                 true
             }
+            StmtKind::Arrive { var, index, count, .. } => {
+                if self.report {
+                    if !uniform {
+                        d.error(
+                            s.span,
+                            ErrorKind::NonUniform,
+                            "`last_arrival` in non-uniform control flow: every invocation of the workgroup \
+                             must reach it (it is also a barrier)",
+                        );
+                    }
+                    for (what, e) in [("counter index", index), ("count", count)] {
+                        if !self.uniform(e) {
+                            d.error(
+                                e.span,
+                                ErrorKind::NonUniform,
+                                format!("the {what} of `last_arrival` differs between invocations: the workgroup arrives once, at one counter"),
+                            );
+                        }
+                    }
+                }
+                if !uniform {
+                    self.mark(*var);
+                }
+                true
+            }
             StmtKind::Reduce { var, op, arg, .. } => {
                 if !uniform {
                     if self.report {

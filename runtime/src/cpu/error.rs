@@ -199,6 +199,73 @@ pub enum Fault {
         /// The word.
         index: usize,
     },
+    /// `last_arrival`'s counter index or count differs between the invocations of one
+    /// workgroup.
+    #[error("the {what} of `last_arrival` differs between invocations ({first} and {other}): the workgroup arrives once, at one counter")]
+    ArrivalOperandsDiffer {
+        /// "counter index" or "count".
+        what: &'static str,
+        /// The first invocation's value.
+        first: u32,
+        /// A value another invocation holds.
+        other: u32,
+    },
+    /// `last_arrival` with a count of 0 (no workgroup could be the last of none).
+    #[error("`last_arrival` at counter {index} of `{counters}` with a count of 0")]
+    ArrivalCountZero {
+        /// The counters' buffer.
+        counters: String,
+        /// The counter.
+        index: u32,
+    },
+    /// Workgroups of one launch arriving at one counter with different counts.
+    #[error(
+        "`last_arrival` at counter {index} of `{counters}` with count {count}, but an earlier workgroup of the launch arrived there with {earlier}"
+    )]
+    ArrivalCountDiffers {
+        /// The counters' buffer.
+        counters: String,
+        /// The counter.
+        index: u32,
+        /// This workgroup's count.
+        count: u32,
+        /// The count the first arrival gave.
+        earlier: u32,
+    },
+    /// The first arrival of a launch at a counter found it not 0: a launch before left it
+    /// counting (fewer workgroups arrived than its count), or the buffer was not zeroed.
+    #[error("counter {index} of `{counters}` holds {value} at the launch's first arrival there (a counter starts at 0: zero the buffer once, and let every launch's arrivals complete)")]
+    ArrivalCounterNotZero {
+        /// The counters' buffer.
+        counters: String,
+        /// The counter.
+        index: u32,
+        /// What it held.
+        value: u32,
+    },
+    /// More workgroups arrived at a counter than its count: a workgroup after the last.
+    #[error("a workgroup arrived at counter {index} of `{counters}` after its last ({count} had arrived)")]
+    ArrivalOverflow {
+        /// The counters' buffer.
+        counters: String,
+        /// The counter.
+        index: u32,
+        /// The count.
+        count: u32,
+    },
+    /// At the end of the launch fewer workgroups had arrived at a counter than its count:
+    /// no workgroup was the last, and the counter is left for the next launch to trip on.
+    #[error("the launch ended with {arrived} of {count} workgroups arrived at counter {index} of `{counters}`: none was the last")]
+    ArrivalIncomplete {
+        /// The counters' buffer.
+        counters: String,
+        /// The counter.
+        index: u32,
+        /// Workgroups that arrived.
+        arrived: u32,
+        /// The count they gave.
+        count: u32,
+    },
     /// A barrier or reduction reached by only some invocations.
     #[error("`{what}` reached by {active} of {expected} invocations (it must be reached by all)")]
     NonUniform {

@@ -89,6 +89,19 @@ pub(crate) struct Machine<'k> {
     pub loop_limit: u64,
     /// Library functions being executed, innermost last, with their call sites.
     calls: Vec<(&'k str, SpanId)>,
+    /// `last_arrival` counters touched in this launch, by (buffer, index).
+    arrivals: std::collections::BTreeMap<(usize, u32), Arrival>,
+}
+
+/// One counter's arrivals in a launch.
+struct Arrival {
+    /// The count the first arrival gave.
+    count: u32,
+    /// Workgroups arrived so far.
+    arrived: u32,
+    /// The statement and workgroup of the latest arrival, for the end-of-launch report.
+    span: SpanId,
+    group: [u32; 3],
 }
 
 type R<T> = Result<T, InterpError>;
@@ -122,6 +135,7 @@ impl<'k> Machine<'k> {
             ops: 0,
             loop_limit,
             calls: Vec::new(),
+            arrivals: Default::default(),
         }
     }
 
@@ -323,6 +337,7 @@ impl<'k> Machine<'k> {
                 }
                 Ok(())
             }
+            StmtKind::Arrive { var, counters, index, count } => self.arrive(frame, s.span, lanes, var.0 as usize, *counters, index, count),
             StmtKind::Reduce { var, op, value, arg } => {
                 self.check_all_present(s.span, lanes, op.dsl_name())?;
                 let mut v = self.tmp();
@@ -346,6 +361,79 @@ impl<'k> Machine<'k> {
                 Ok(())
             }
         }
+    }
+
+    /// `last_arrival`: the whole workgroup, one counter, one count; the counter moves by
+    /// one and goes back to 0 at the last arrival, which alone gets true. Workgroups run
+    /// one after another, so the writes of every workgroup before the last are in the
+    /// buffers when it reads them.
+    #[allow(clippy::too_many_arguments)]
+    fn arrive(&mut self, frame: &mut Frame<'k>, span: SpanId, lanes: &[u16], var: usize, counters: ParamId, index: &Expr, count: &Expr) -> R<()> {
+        self.check_all_present(span, lanes, "last_arrival")?;
+        let mut idx = self.tmp();
+        let mut cnt = self.tmp();
+        self.eval(frame, index, lanes, &mut idx)?;
+        self.eval(frame, count, lanes, &mut cnt)?;
+        let uniform = |what: &'static str, v: &[u32]| match v[..self.n].iter().find(|&&x| x != v[0]) {
+            Some(&other) => Err(self.fault(span, 0, Fault::ArrivalOperandsDiffer { what, first: v[0], other })),
+            None => Ok(v[0]),
+        };
+        let (i, n) = (uniform("counter index", &idx)?, uniform("count", &cnt)?);
+        self.give(idx);
+        self.give(cnt);
+        let Binding::Buffer(b) = self.bindings[counters.0 as usize] else {
+            return Err(self.fault(
+                span,
+                0,
+                Fault::OutOfBounds { target: self.kernel.params[counters.0 as usize].name.clone(), index: i as i64, len: 0 },
+            ));
+        };
+        let name = self.buffers[b].name.clone();
+        let len = self.buffers[b].vals.len();
+        if i as usize >= len {
+            return Err(self.fault(span, 0, Fault::OutOfBounds { target: name, index: i as i64, len }));
+        }
+        if n == 0 {
+            return Err(self.fault(span, 0, Fault::ArrivalCountZero { counters: name, index: i }));
+        }
+        let value = self.buffers[b].vals[i as usize];
+        let group = self.group;
+        let state = match self.arrivals.get_mut(&(b, i)) {
+            None => {
+                if value != 0 {
+                    return Err(self.fault(span, 0, Fault::ArrivalCounterNotZero { counters: name, index: i, value }));
+                }
+                self.arrivals.entry((b, i)).or_insert(Arrival { count: n, arrived: 0, span, group })
+            }
+            Some(a) => a,
+        };
+        if state.count != n {
+            let earlier = state.count;
+            return Err(self.fault(span, 0, Fault::ArrivalCountDiffers { counters: name, index: i, count: n, earlier }));
+        }
+        if state.arrived == n {
+            return Err(self.fault(span, 0, Fault::ArrivalOverflow { counters: name, index: i, count: n }));
+        }
+        state.arrived += 1;
+        state.span = span;
+        state.group = group;
+        let last = state.arrived == n;
+        self.buffers[b].vals[i as usize] = if last { 0 } else { state.arrived };
+        frame.vars[var][..self.n].fill(last as u32);
+        self.ops += self.n as u64;
+        // It synchronizes the workgroup like barrier().
+        self.epoch += 1;
+        Ok(())
+    }
+
+    /// At the end of a launch: every counter it arrived at was completed.
+    pub fn check_arrivals_complete(&mut self) -> R<()> {
+        if let Some((&(b, i), a)) = self.arrivals.iter().find(|(_, a)| a.arrived < a.count) {
+            let fault = Fault::ArrivalIncomplete { counters: self.buffers[b].name.clone(), index: i, arrived: a.arrived, count: a.count };
+            self.group = a.group;
+            return Err(self.fault(a.span, 0, fault));
+        }
+        Ok(())
     }
 
     /// After a loop body: `continue`d lanes run on, `break`/`return` lanes leave.

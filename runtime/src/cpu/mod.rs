@@ -10,7 +10,10 @@
 //! round-to-nearest-even, subnormals kept, `fma` as one rounding, integers wrapping —
 //! and every undefined-on-GPU operation (out-of-bounds access, division by zero,
 //! shifts ≥ 32, out-of-range float→int conversion, racing shared-memory accesses) is a
-//! reported [`InterpError`], never undefined behaviour or a panic.
+//! reported [`InterpError`], never undefined behaviour or a panic. So is a
+//! `last_arrival` protocol broken in a launch: operands that differ, a counter not at 0
+//! when the launch first arrives there, more arrivals than the count, or fewer by the
+//! end.
 
 mod async_copy;
 mod backend;
@@ -33,11 +36,14 @@ use onekernel_dsl::types::Scalar;
 pub struct RunOptions {
     /// Most iterations one `while` loop may run before it is reported as runaway.
     pub loop_limit: u64,
+    /// Workgroups in reverse linear order (x fastest, from the last): a kernel whose
+    /// results depend on which workgroup a `last_arrival` chose gives other results.
+    pub reversed: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { loop_limit: 1 << 24 }
+        RunOptions { loop_limit: 1 << 24, reversed: false }
     }
 }
 
@@ -64,15 +70,14 @@ pub fn run_with(kernel: &Kernel, args: &mut Args, groups: [u32; 3], opts: RunOpt
     check_lengths(kernel, &bindings, &buffers, groups)?;
     let mut m = Machine::new(kernel, bindings, buffers, groups, opts.loop_limit);
     let mut frame = m.new_frame();
-    let mut workgroups = 0u64;
-    for z in 0..groups[2] {
-        for y in 0..groups[1] {
-            for x in 0..groups[0] {
-                m.run_group(&mut frame, [x, y, z])?;
-                workgroups += 1;
-            }
-        }
+    let total = groups.iter().map(|&g| g as u64).product::<u64>();
+    let [gx, gy, _] = groups.map(|g| g as u64);
+    for i in 0..total {
+        let l = if opts.reversed { total - 1 - i } else { i };
+        m.run_group(&mut frame, [(l % gx) as u32, ((l / gx) % gy) as u32, (l / (gx * gy)) as u32])?;
     }
+    m.check_arrivals_complete()?;
+    let workgroups = total;
     for (p, b) in kernel.params.iter().zip(&m.bindings) {
         if let (ParamKind::Buffer { access: Access::ReadWrite, .. }, Binding::Buffer(i)) = (&p.kind, b) {
             if let Some(host) = args.get_buffer_mut(&p.name) {

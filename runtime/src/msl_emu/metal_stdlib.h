@@ -169,6 +169,26 @@ struct Ref {
 }  // namespace ok_emu
 
 inline void metal::threadgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_BARRIER); }
+
+// Atomics and device-scope fences (`last_arrival`). Threadgroups run one after another
+// and a group's fibers switch only at barriers, so a plain read-modify-write is atomic
+// and every write is visible to the next threadgroup: the fences have nothing to order.
+#define coherent(x)
+namespace metal {
+inline mem_flags operator|(mem_flags a, mem_flags) { return a; }
+enum memory_order { memory_order_relaxed, memory_order_seq_cst };
+enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
+struct atomic_uint {
+    uint v;
+};
+inline uint atomic_fetch_add_explicit(atomic_uint* a, uint x, memory_order) {
+    const uint old = a->v;
+    a->v = old + x;
+    return old;
+}
+inline void atomic_store_explicit(atomic_uint* a, uint x, memory_order) { a->v = x; }
+inline void atomic_thread_fence(mem_flags, memory_order, thread_scope) {}
+}  // namespace metal
 inline void metal::simdgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_SIMD_BARRIER); }
 
 namespace ok_emu {

@@ -396,7 +396,9 @@ impl Vulkan {
                 .and(layer_knows_cooperative_matrix);
         let mut e_coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
         if tiles.is_ok() {
-            e12 = e12.vulkan_memory_model(true).shader_float16(true);
+            // Device scope: the memory model's modules synchronize across workgroups at
+            // it (`last_arrival`: docs/CODEGEN.md, "Arrivals").
+            e12 = e12.vulkan_memory_model(true).vulkan_memory_model_device_scope(true).shader_float16(true);
         }
         let info = DeviceInfo {
             backend: "vulkan".into(),

@@ -31,8 +31,8 @@ pub(super) fn support(
     if coop.cooperative_matrix != vk::TRUE {
         return Err("the device does not enable the cooperativeMatrix feature".into());
     }
-    if f12.vulkan_memory_model != vk::TRUE || f12.shader_float16 != vk::TRUE {
-        return Err("the device lacks vulkanMemoryModel or shaderFloat16".into());
+    if f12.vulkan_memory_model != vk::TRUE || f12.vulkan_memory_model_device_scope != vk::TRUE || f12.shader_float16 != vk::TRUE {
+        return Err("the device lacks vulkanMemoryModel, vulkanMemoryModelDeviceScope or shaderFloat16".into());
     }
     if subgroup_size != want.group {
         return Err(format!("its subgroups have {subgroup_size} invocations; tiles are held by {}", want.group));

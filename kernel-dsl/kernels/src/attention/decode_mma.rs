@@ -33,11 +33,16 @@ use onekernel_macros::kernel;
 /// (heads' maxima are taken before it). The result does not depend on `stages`: every
 /// group follows the same tokens in the same steps.
 ///
-/// With `finish`, in a launch of one chunk per sequence (`n_chunks` 1), the kernel also
-/// does what `attn_decode_combine` does with one chunk, with the same operations in the
-/// same order (so the same bits): it weighs the chunk against the head's sink, normalizes
-/// and writes `out` (`[B][Hq][128]`), and the decode step is one launch; `part_*` are
-/// not written.
+/// With `finish` the decode step is this one launch: the kernel also does what
+/// `attn_decode_combine` does, with the same operations in the same order (so the same
+/// bits), and writes `out` (`[B][Hq][128]`). In a launch of one chunk per sequence
+/// (`n_chunks` 1) it weighs the chunk against the head's sink and normalizes, and
+/// `part_*` are not written. With two to four chunks per sequence, each chunk with tokens
+/// writes its partial results and arrives at the counter of its sequence and KV head in
+/// `arrivals` (zeros before the first launch; the last arrival leaves them zero), and
+/// the last of them merges the sequence's chunks for the KV head's query heads, as the
+/// combine would (one merge reads all of them, so more chunks are the combine's: beyond
+/// four, `finish` writes the partial results only and the runtime launches the combine).
 #[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], stages = [1u32, 2, 3], finish = [false, true]))]
 pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * 128)] q: &[f32],
@@ -51,6 +56,7 @@ pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * n_chunks * 128)] part_acc: &mut [f32],
     #[len(select(has_sinks != 0, n_heads, 1))] sinks: &[f32],
     #[len(select(finish, num_groups().z * n_heads * 128, 1))] out: &mut [f32],
+    #[len(select(finish, num_groups().z * n_kv_heads, 1))] arrivals: &mut [u32],
     #[push] n_heads: u32,
     #[push] n_kv_heads: u32,
     #[push] page_size: u32,
@@ -112,7 +118,10 @@ pub fn attn_decode_chunk_mma(
     // `finish` acts only where the launch has one chunk per sequence (as the runtime
     // launches it); otherwise the variant writes the partial results as the other does.
     let finishes = finish && n_chunks == 1;
-    if n == 0 && finishes {
+    // The sequence's chunks that have tokens, which arrive and are merged by the last.
+    let merges = finish && n_chunks > 1 && n_chunks <= 4;
+    let used = min((len + max(chunk_tokens, 1u32) - 1) / max(chunk_tokens, 1u32), n_chunks);
+    if n == 0 && (finishes || (merges && len == 0 && c == 0)) {
         // An empty sequence: the combine's result with no chunk (0 · 1/sink weight).
         for i in (t0..group * 128).step_by(WORKGROUP_X) {
             let mut total = 0.0;
@@ -122,6 +131,10 @@ pub fn attn_decode_chunk_mma(
             }
             out[(b * n_heads + head0) * 128 + i] = 0.0 * recip(total);
         }
+        return;
+    }
+    if n == 0 && merges {
+        // Not one of the sequence's chunks: the merge reads only those.
         return;
     }
     if n == 0 {
@@ -463,6 +476,62 @@ pub fn attn_decode_chunk_mma(
             if d == 0 {
                 part_m[row] = m;
                 part_l[row] = l;
+            }
+        }
+    }
+    if merges {
+        let last = last_arrival(arrivals, b * n_kv_heads + kvh, used);
+        if last {
+            // `attn_decode_combine` for the group's heads over the `used` chunks, its
+            // operations in its order: per head the largest maximum (and sink), each
+            // chunk's weight, the sum as one `fma` chain in chunk order; per dimension
+            // its four lanes of ⌈used / 4⌉ = 1 chunk, added in lane order. Weights at
+            // kv[4h + chunk], each head's 1 / total at kv[64 + h] (the blocks are done
+            // with).
+            if t0 < group {
+                let row = (b * n_heads + head0 + t0) * n_chunks;
+                let mut big = f32::NEG_INFINITY;
+                for c2 in 0..4u32 {
+                    if c2 < used {
+                        big = max(big, part_m[row + c2]);
+                    }
+                }
+                if has_sinks != 0 {
+                    big = max(big, sinks[head0 + t0]);
+                }
+                let mut total = 0.0;
+                for c2 in 0..4u32 {
+                    if c2 < used {
+                        let mc = part_m[row + c2];
+                        let w = select(mc == f32::NEG_INFINITY, 0.0, exp(mc - big));
+                        kv[4 * t0 + c2] = w.to_bits();
+                        total = fma(part_l[row + c2], w, total);
+                    }
+                }
+                if has_sinks != 0 {
+                    total += exp(sinks[head0 + t0] - big);
+                }
+                kv[64 + t0] = recip(total).to_bits();
+            }
+            barrier();
+            // Unrolled (16 × 128 covers 16 heads), so that every chunk's values are
+            // requested before any is added.
+            for j in 0..16u32 {
+                let i = t0 + j * WORKGROUP_X;
+                if i < group * 128 {
+                    let h = i / 128;
+                    let d = i % 128;
+                    let row = (b * n_heads + head0 + h) * n_chunks;
+                    let mut a = 0.0;
+                    for c2 in 0..4u32 {
+                        let mut acc = 0.0;
+                        if c2 < used {
+                            acc = fma(part_acc[(row + c2) * 128 + d], f32::from_bits(kv[4 * h + c2]), acc);
+                        }
+                        a = select(c2 == 0, acc, a + acc);
+                    }
+                    out[(b * n_heads + head0 + h) * 128 + d] = a * f32::from_bits(kv[64 + h]);
+                }
             }
         }
     }

@@ -376,6 +376,12 @@ impl Lowerer {
                 return Err(err(span, format!("`{name}` must be the whole right-hand side of a `let` or an assignment: `let s = {name}(value);`")))
             }
             "barrier" => return Err(err(span, "`barrier()` is a statement: `barrier();`")),
+            "last_arrival" => {
+                return Err(err(
+                    span,
+                    "`last_arrival` must be the whole right-hand side of a `let`: `let last = last_arrival(counters, index, count);`",
+                ))
+            }
             "shared" => return Err(err(span, "`shared::<T, N>()` only initializes a top-level `let`")),
             "select" => {
                 if c.args.len() != 3 {
@@ -422,7 +428,7 @@ impl Lowerer {
             c.func.span(),
             format!(
                 "`{name}` is not a DSL function. Available: local_id, group_id, global_id, num_groups, select, \
-                 barrier, workgroup_sum/max/min, {}, and the math library: {}. A kernel body sees no items \
+                 barrier, workgroup_sum/max/min, last_arrival, {}, and the math library: {}. A kernel body sees no items \
                  outside it: a helper `fn` is written as a closure at the top of the body, \
                  `let {name} = |x: f32| -> f32 {{ … }};` (docs/DSL.md, \"Kernel closures\")",
                 Intrinsic::ALL.iter().map(|i| i.dsl_name()).collect::<Vec<_>>().join(", "),

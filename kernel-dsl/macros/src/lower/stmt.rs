@@ -108,6 +108,9 @@ impl Lowerer {
         if let Some(role) = super::tile::constructor(value) {
             return self.tile_decl(&name, role, value, mutable, span);
         }
+        if is_call_to(value, "last_arrival") {
+            return self.last_arrival(&name, value, declared, mutable, out);
+        }
         if let Some((op, arg)) = reduce_op(value) {
             let hint = match declared {
                 Some(VarType::Scalar(t)) => Some(t),
@@ -496,6 +499,29 @@ impl Lowerer {
             }
             _ => Err(err(left.span(), "the left side of an assignment is a variable or `buffer[index]`")),
         }
+    }
+
+    /// `let last = last_arrival(counters, index, count);`: a buffer parameter and two u32
+    /// values; the result is a bool.
+    fn last_arrival(&mut self, name: &str, value: &syn::Expr, declared: Option<VarType>, mutable: bool, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let usage = "`let last = last_arrival(counters, index, count);` arrives at counter `index` of the `&mut [u32]` buffer `counters`, which `count` workgroups reach";
+        let syn::Expr::Call(c) = value else { return Err(err(value.span(), usage)) };
+        let [counters, index, count] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(c.span(), usage));
+        };
+        let Place::Buffer(counters_id) = self.place(counters)? else {
+            return Err(err(counters.span(), "the counters of `last_arrival` are a `&mut [u32]` buffer parameter"));
+        };
+        let index = self.index_u32(index, "last_arrival")?;
+        let count = self.index_u32(count, "last_arrival")?;
+        if let Some(t) = declared.filter(|t| *t != VarType::Scalar(Scalar::Bool)) {
+            return Err(err(value.span(), format!("`last_arrival` yields bool, but `{name}` is declared {t}")));
+        }
+        let var = self.declare_local(name, VarType::Scalar(Scalar::Bool), mutable);
+        let span = value.span();
+        self.push(out, StmtKind::Let { var, init: None }, span);
+        self.push(out, StmtKind::Arrive { var, counters: counters_id, index, count }, span);
+        Ok(())
     }
 
     /// `async_copy(dst, dst_index, src, src_index, words)`: a shared array, a buffer, and

@@ -262,6 +262,22 @@ pub struct DecodeProblem {
 /// slices; this bounds a query's registers-free staging and the checks' arithmetic).
 pub const WIDE_MAX_K_DIM: u32 = 1024;
 
+/// The most chunks per sequence that the tensor-core chunk kernel merges itself (its
+/// `finish` variant: the last of a sequence's chunks to finish reads all their partial
+/// results); beyond, the combine merges them. One workgroup reading many chunks' partial
+/// results takes longer than the combine's launch (docs/PERFORMANCE.md, "Decode
+/// attention").
+pub const TENSOR_CORE_MERGE_CHUNKS: u32 = 4;
+
+/// Whether [`DecodeProblem::run`] merges a tensor-core step's chunks in the chunk kernel
+/// on `backend` (up to [`TENSOR_CORE_MERGE_CHUNKS`] per sequence): everywhere but
+/// Vulkan, where the combine's dispatch, recorded in the same command buffer, cost less
+/// than the merge (H200: 16 × 4096 in 141.9–142.4 µs against 143.6–143.9 merged; on CUDA
+/// merging took 75.4–75.5 against 76.4–76.8: docs/PERFORMANCE.md, "Decode attention").
+pub fn merges_in_chunk_kernel(backend: &onekernel_runtime::DeviceInfo) -> bool {
+    backend.backend != "vulkan"
+}
+
 /// The largest V row of `attn_decode_wide`: each of its invocations holds 16 dimensions
 /// of four heads' sums, 32 invocations per head.
 pub const WIDE_MAX_V_DIM: u32 = 512;
@@ -501,9 +517,21 @@ impl DecodeProblem {
     /// `apart` times the two kernels each as a unit, the combine on the chunk kernel's
     /// last results; otherwise the decode step — both back to back with nothing between
     /// them, as an application runs them — is one unit). On tensor cores with one chunk
-    /// per sequence the chunk kernel normalizes and writes the output itself (its
-    /// `finish` variant) and the step is that one launch. Returns the `[B][Hq][D]` output.
+    /// per sequence the chunk kernel normalizes and writes the output itself, and on the
+    /// backends where [`merges_in_chunk_kernel`] says so, with up to
+    /// [`TENSOR_CORE_MERGE_CHUNKS`], the last chunk of each sequence and KV head to
+    /// finish merges them (its `finish` variant: the combine's operations, the same
+    /// bits); the step is then that one launch. Returns the `[B][Hq][D]` output.
     pub fn run(&self, split: Split, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
+        let merge = merges_in_chunk_kernel(dev.backend().info());
+        self.run_merging(split, dev, merge)
+    }
+
+    /// [`DecodeProblem::run`] with the merge chosen: with `merge`, a tensor-core step of
+    /// two to [`TENSOR_CORE_MERGE_CHUNKS`] chunks per sequence merges in the chunk kernel
+    /// on any backend; without, it launches the combine (for comparisons of the two:
+    /// the same bits).
+    pub fn run_merging(&self, split: Split, dev: &mut Device, merge: bool) -> Result<Vec<f32>, AttentionError> {
         self.check()?;
         if self.uses_wide() {
             return self.run_wide(split, dev);
@@ -531,14 +559,18 @@ impl DecodeProblem {
         });
         let (chunk_tokens, group_tokens) = (plan.chunk_tokens, plan.group_tokens);
         let mut a = self.chunk_args(n_chunks, group_tokens);
-        // One chunk per sequence on tensor cores: the chunk kernel normalizes and writes the
-        // output itself (`finish`, the combine's operations for one chunk), one launch.
-        let finish = tensor_cores && n_chunks == 1 && chunk.has_spec_constant("finish");
+        // Few chunks per sequence on tensor cores: the chunk kernel normalizes and writes
+        // the output itself (`finish`, the combine's operations), one launch.
+        let limit = if merge { TENSOR_CORE_MERGE_CHUNKS } else { 1 };
+        let finish = tensor_cores && n_chunks <= limit && chunk.has_spec_constant("finish");
         if tensor_cores {
             // The combine's `sinks` and `out` (a buffer is one across the step's launches).
+            // Arrival counters per (sequence, KV head), zero; each launch leaves them so.
+            let counters = if finish { (b * self.n_kv_heads) as usize } else { 1 };
             a = a
                 .buffer("sinks", HostBuffer::from_f32(self.sinks.as_deref().unwrap_or(&[0.0])))
                 .buffer("out", HostBuffer::zeros(StorageType::F32, (b * self.n_heads * self.v_dim()) as usize))
+                .buffer("arrivals", HostBuffer::zeros(StorageType::U32, counters))
                 .scalar("has_sinks", self.sinks.is_some() as u32);
         } else {
             a = a
