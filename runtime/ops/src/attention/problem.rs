@@ -264,9 +264,9 @@ pub const WIDE_MAX_K_DIM: u32 = 1024;
 
 /// The most chunks per sequence that the tensor-core chunk kernel merges itself (its
 /// `finish` variant: the last of a sequence's chunks to finish reads all their partial
-/// results); beyond, the combine merges them. One workgroup reading many chunks' partial
-/// results takes longer than the combine's launch (docs/PERFORMANCE.md, "Decode
-/// attention").
+/// results, four per dimension at most, all requested before any is added); beyond,
+/// the combine merges them, spreading a sequence's results over a workgroup per head
+/// where one workgroup would read them all (docs/PERFORMANCE.md, "Decode attention").
 pub const TENSOR_CORE_MERGE_CHUNKS: u32 = 4;
 
 /// Whether [`DecodeProblem::run`] merges a tensor-core step's chunks in the chunk kernel
