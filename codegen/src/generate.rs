@@ -110,6 +110,7 @@ pub fn generate_kernel(k: &Kernel) -> Result<KernelOutput, CodegenError> {
         spec_constants: specs,
         shared_bytes: declared + info.scratch_bytes,
         tiles: info.uses_tiles.then(manifest::TileFeatures::standard),
+        arrivals: info.arrivals,
         functions: k.functions.iter().map(|f| f.name.clone()).collect(),
         cuda: CudaEntry {
             source: artifact(paths.0.clone(), cuda.as_bytes()),

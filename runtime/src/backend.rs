@@ -150,6 +150,14 @@ pub trait Backend {
     /// Runs one launch; read-write buffers in `args` are updated in place.
     fn launch(&mut self, launch: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError>;
 
+    /// [`Backend::launch`] with the workgroups in the reverse of the order `launch` runs
+    /// them, where the backend chooses the order (the interpreter); `None` where it does
+    /// not (a GPU). The validator compares the two for kernels with `last_arrival`,
+    /// whose results must not depend on which workgroup arrives last.
+    fn launch_reversed(&mut self, _launch: &Launch, _args: &mut Args) -> Option<Result<LaunchStats, BackendError>> {
+        None
+    }
+
     /// The one timed primitive, which benchmark harnesses compose: `unit.work` run
     /// `unit.runs` times, each run after `unit.prelude` (untimed) where one is given.
     /// GPU backends upload the buffers of `args` (one argument set per launch) once,

@@ -123,6 +123,22 @@ pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String
     Ok(args)
 }
 
+/// The first element of a read-write buffer whose bits differ between `a` and `b`
+/// (NaN equals NaN), as `buffer[index]: x vs y`.
+fn first_difference(k: &KernelManifest, a: &Args, b: &Args) -> Option<String> {
+    for buf in k.buffers.iter().filter(|d| d.access == Access::ReadWrite) {
+        let (Some(x), Some(y)) = (a.get_buffer(&buf.name), b.get_buffer(&buf.name)) else { continue };
+        let float = buf.elem.value_type() == onekernel_dsl::types::Scalar::F32;
+        for i in 0..x.len() {
+            let (p, q) = (x.load_bits(i), y.load_bits(i));
+            if p != q && !(float && f32::from_bits(p).is_nan() && f32::from_bits(q).is_nan()) {
+                return Some(format!("`{}[{i}]` is {p:#010x} vs {q:#010x}", buf.name));
+            }
+        }
+    }
+    None
+}
+
 fn ulp_distance(a: u32, b: u32) -> f64 {
     let key = |x: u32| if x & 0x8000_0000 != 0 { -((x & 0x7fff_ffff) as i64) } else { x as i64 };
     (key(a) - key(b)).unsigned_abs() as f64
@@ -153,24 +169,41 @@ pub fn validate(
     let mut want = args.clone();
     // A fault of the reference is the kernel's own (its DSL source is wrong): that case
     // fails with the interpreter's message, and the caller goes on with the next one.
+    let faulted = |why: String| Verdict {
+        kernel: k.name.clone(),
+        variant: variant.label.clone(),
+        case: case.label.clone(),
+        backend: backend.name().to_string(),
+        seed,
+        groups: case.groups,
+        shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
+        class: k.class,
+        passed: false,
+        mismatches: 0,
+        first_mismatch: None,
+        max_ulp: 0.0,
+        nmse: 0.0,
+        device_ns: None,
+        reference_fault: Some(why),
+    };
     if let Err(e) = reference.launch(&launch, &mut want) {
-        return Ok(Verdict {
-            kernel: k.name.clone(),
-            variant: variant.label.clone(),
-            case: case.label.clone(),
-            backend: backend.name().to_string(),
-            seed,
-            groups: case.groups,
-            shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
-            class: k.class,
-            passed: false,
-            mismatches: 0,
-            first_mismatch: None,
-            max_ulp: 0.0,
-            nmse: 0.0,
-            device_ns: None,
-            reference_fault: Some(format!("the reference interpreter ({}) faulted: {e}", reference.name())),
-        });
+        return Ok(faulted(format!("the reference interpreter ({}) faulted: {e}", reference.name())));
+    }
+    // Workgroups that finish a result together (`last_arrival`) must give the same bits
+    // whichever arrives last: the reference again, its workgroups in reverse order.
+    if k.arrivals {
+        let mut reversed = args.clone();
+        match reference.launch_reversed(&launch, &mut reversed) {
+            Some(Err(e)) => return Ok(faulted(format!("the reference interpreter ({}), workgroups reversed, faulted: {e}", reference.name()))),
+            Some(Ok(_)) => {
+                if let Some(at) = first_difference(k, &want, &reversed) {
+                    return Ok(faulted(format!(
+                        "the results depend on the order the workgroups run in (which one arrives last): {at} in linear and reverse order"
+                    )));
+                }
+            }
+            None => {}
+        }
     }
     let mut got = args;
     if opts.perturb_input {

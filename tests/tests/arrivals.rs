@@ -156,3 +156,36 @@ fn broken_arrival_protocols_are_faults() {
     assert!(matches!(&f, Fault::ArrivalCounterNotZero { index: 1, value: 3, .. }), "{f:?}");
     assert!(f.to_string().contains("zero the buffer once"), "{f}");
 }
+
+/// `onekernel validate` runs the reference of a kernel with arrivals in both workgroup
+/// orders: a kernel whose result depends on which workgroup arrives last fails its case
+/// with that reason (the merge in order passes the same case).
+#[test]
+fn validation_fails_a_kernel_whose_result_depends_on_the_last_arrival() {
+    use onekernel_dsl::cases::{Case, Fill};
+    use onekernel_dsl::types::Literal;
+    use onekernel_runtime::validate::{validate, ValidateOptions};
+    let built = Generated::new(vec![k::split_sum().unwrap()], "arrivals-validate");
+    let km = built.manifest.kernel("split_sum").unwrap();
+    assert!(km.arrivals, "the manifest records the kernel's arrivals");
+    let case = |mode: u32| {
+        Case::new(format!("mode {mode}"), [6, 3, 1])
+            .buffer("x", 6 * 3 * 64, Fill::Uniform { lo: -1.0, hi: 1.0 })
+            .buffer("parts", 18, Fill::Zeros)
+            .buffer("counters", 3, Fill::Zeros)
+            .buffer("out", 3, Fill::Zeros)
+            .scalar("mode", Literal::U32(mode))
+    };
+    let mut device = cpu::CpuBackend::new(built.kernels.clone());
+    let mut reference = cpu::CpuBackend::new(built.kernels.clone());
+    let verdict = |mode: u32, device: &mut cpu::CpuBackend, reference: &mut cpu::CpuBackend| {
+        validate(device, reference, km, &built.dir, &km.variants[0], &case(mode), 7, ValidateOptions::default()).unwrap()
+    };
+    let good = verdict(0, &mut device, &mut reference);
+    assert!(good.passed && good.reference_fault.is_none(), "{good:?}");
+    let bad = verdict(1, &mut device, &mut reference);
+    assert!(!bad.passed, "{bad:?}");
+    let why = bad.reference_fault.unwrap_or_default();
+    assert!(why.contains("order the workgroups run in") && why.contains("out[0]"), "{why}");
+    println!("in order: passed; last arrival's own index: {why}");
+}

@@ -212,6 +212,11 @@ pub struct KernelManifest {
     /// kernels without tiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiles: Option<TileFeatures>,
+    /// The kernel has a `last_arrival`: its workgroups finish a result together, so the
+    /// validator also runs the reference with the workgroups in reverse order, which must
+    /// give the same bits (docs/DSL.md, "Arrivals").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub arrivals: bool,
     /// Library functions the kernel carries.
     pub functions: Vec<String>,
     /// CUDA.

@@ -52,6 +52,17 @@ impl Backend for CpuBackend {
     }
 
     fn launch(&mut self, l: &Launch, args: &mut Args) -> Result<LaunchStats, BackendError> {
+        self.launch_in_order(l, args, false)
+    }
+
+    fn launch_reversed(&mut self, l: &Launch, args: &mut Args) -> Option<Result<LaunchStats, BackendError>> {
+        Some(self.launch_in_order(l, args, true))
+    }
+}
+
+impl CpuBackend {
+    /// A launch with the workgroups in linear order or, `reversed`, the opposite.
+    fn launch_in_order(&mut self, l: &Launch, args: &mut Args, reversed: bool) -> Result<LaunchStats, BackendError> {
         check_args("cpu", l, args)?;
         let k = self.kernels.get(&l.kernel.name).ok_or_else(|| BackendError::Unavailable {
             backend: "cpu",
@@ -60,7 +71,7 @@ impl Backend for CpuBackend {
         for (name, v) in l.spec {
             args.set(name, crate::args::ArgValue::Scalar(*v));
         }
-        let r = super::run(k, args, l.groups);
+        let r = super::run_with(k, args, l.groups, super::RunOptions { reversed, ..Default::default() });
         for (name, _) in l.spec {
             args.remove(name);
         }
