@@ -164,7 +164,7 @@ fn bench_option_is_checked_and_attention_only(flag: &str, bad: &[&str], message:
     assert_eq!(code, 2, "bench-kvquant {flag} {good}");
     assert!(
         err.contains(
-            "--fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores and --tensor-cores-only are options of `onekernel bench`"
+            "--fast-chunk, --tc-chunk, --det-chunks, --det-long-after, --tensor-cores, --tensor-cores-only, --merge and --no-merge are options of `onekernel bench`"
         ),
         "{err}"
     );
@@ -177,7 +177,19 @@ fn cli_bench_times_tensor_cores_alone_only_where_modes_are_named_and_only_for_at
     assert!(err.contains("--tensor-cores-only times the --tensor-cores modes alone: name them"), "{err}");
     let (code, _, err) = onekernel(&["bench-kvquant", "--tensor-cores-only"]);
     assert_eq!(code, 2);
-    assert!(err.contains("--tensor-cores and --tensor-cores-only are options of `onekernel bench`"), "{err}");
+    assert!(err.contains("--tensor-cores, --tensor-cores-only, --merge and --no-merge are options of `onekernel bench`"), "{err}");
+}
+
+#[test]
+fn cli_bench_merges_or_not_as_asked_only_for_attention() {
+    let (code, _, err) = onekernel(&["bench", "--merge", "--no-merge"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--merge and --no-merge exclude each other"), "{err}");
+    for flag in ["--merge", "--no-merge"] {
+        let (code, _, err) = onekernel(&["bench-kvquant", flag]);
+        assert_eq!(code, 2, "{flag}");
+        assert!(err.contains("--merge and --no-merge are options of `onekernel bench`"), "{flag}: {err}");
+    }
 }
 
 #[test]

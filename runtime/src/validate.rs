@@ -169,11 +169,12 @@ pub fn validate(
     let mut want = args.clone();
     // A fault of the reference is the kernel's own (its DSL source is wrong): that case
     // fails with the interpreter's message, and the caller goes on with the next one.
+    let backend_name = backend.name().to_string();
     let faulted = |why: String| Verdict {
         kernel: k.name.clone(),
         variant: variant.label.clone(),
         case: case.label.clone(),
-        backend: backend.name().to_string(),
+        backend: backend_name.clone(),
         seed,
         groups: case.groups,
         shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
@@ -249,14 +250,6 @@ pub fn validate(
         Determinism::Fast => nmse <= FAST_NMSE,
     };
     Ok(Verdict {
-        kernel: k.name.clone(),
-        variant: variant.label.clone(),
-        case: case.label.clone(),
-        backend: backend.name().to_string(),
-        seed,
-        groups: case.groups,
-        shapes: case.buffers.iter().map(|b| (b.name.clone(), b.len)).collect(),
-        class: k.class,
         passed,
         mismatches,
         first_mismatch: first,
@@ -264,6 +257,7 @@ pub fn validate(
         nmse,
         device_ns: stats.device_ns,
         reference_fault: None,
+        ..faulted(String::new())
     })
 }
 

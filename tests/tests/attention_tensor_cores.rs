@@ -34,6 +34,24 @@ fn run_or_skip(problem: &DecodeProblem, split: Split, backend: &mut dyn Backend,
 }
 const MAX_ABS_BOUND: f64 = 4e-3;
 
+/// f16 K and V, D = 128, scale 1/√128, no softcap or ALiBi: the shapes the tensor-core
+/// kernel takes, with `hq` query heads over `hkv`, the mask and the sinks given.
+fn f16_shape(hq: u32, hkv: u32, mask: bool, sinks: Option<Vec<f32>>) -> BatchShape {
+    BatchShape {
+        head_dim: 128,
+        n_heads: hq,
+        n_kv_heads: hkv,
+        k_format: KvFormat::F16,
+        v_format: KvFormat::F16,
+        scale: 1.0 / 128f32.sqrt(),
+        softcap: 0.0,
+        max_bias: 0.0,
+        mask,
+        sinks,
+        v_head_dim: None,
+    }
+}
+
 /// Fills every cache cell past its sequence's length with f16 NaNs (bytes 0xff), as a
 /// serving engine's unwritten slots may hold: a kernel that lets one into a tile (a
 /// load past the chunk's end instead of its last token repeated) gives NaN.
@@ -66,19 +84,8 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
         let paged = r.below(2) == 1;
         let chunk_tokens = [64u32, 96, 256, 1024][r.below(4) as usize];
         let stages = [1u32, 3][(seed % 2) as usize];
-        let shape = BatchShape {
-            head_dim: 128,
-            n_heads: hq,
-            n_kv_heads: hkv,
-            k_format: KvFormat::F16,
-            v_format: KvFormat::F16,
-            scale: 1.0 / 128f32.sqrt(),
-            softcap: 0.0,
-            max_bias: 0.0,
-            mask: r.below(2) == 1,
-            sinks: (r.below(2) == 1).then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
-            v_head_dim: None,
-        };
+        let mask = r.below(2) == 1;
+        let shape = f16_shape(hq, hkv, mask, (r.below(2) == 1).then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()));
         let seqs: Vec<Sequence> = (0..b).map(|i| Sequence::random(&shape, seed * 100 + i as u64, 1 + r.below(900))).collect();
         let mut problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), p, paged.then_some(seed));
         poison_unused_cells(&mut problem);
@@ -131,19 +138,7 @@ fn tensor_core_decode_is_within_tolerance_of_the_f64_reference_and_repeats_its_b
 
 #[test]
 fn tensor_core_decode_rejects_what_its_kernel_cannot_take() {
-    let base = BatchShape {
-        head_dim: 128,
-        n_heads: 8,
-        n_kv_heads: 2,
-        k_format: KvFormat::F16,
-        v_format: KvFormat::F16,
-        scale: 0.1,
-        softcap: 0.0,
-        max_bias: 0.0,
-        mask: false,
-        sinks: None,
-        v_head_dim: None,
-    };
+    let base = BatchShape { scale: 0.1, ..f16_shape(8, 2, false, None) };
     let problem = |shape: &BatchShape| {
         let s = Sequence::random(shape, 1, 40);
         pack(shape, &[&s], 16, None)
@@ -182,19 +177,7 @@ fn fixed_tensor_core_chunks_are_batch_invariant_and_other_chunks_are_not() {
     let manifest = manifest();
     let generated = root().join("generated");
     let mut backends = all_backends_and_msl_emu();
-    let shape = BatchShape {
-        head_dim: 128,
-        n_heads: 8,
-        n_kv_heads: 2,
-        k_format: KvFormat::F16,
-        v_format: KvFormat::F16,
-        scale: 1.0 / 128f32.sqrt(),
-        softcap: 0.0,
-        max_bias: 0.0,
-        mask: false,
-        sinks: Some(vec![0.5, -1.0, 0.0, 1.5, -0.5, 2.0, -2.0, 1.0]),
-        v_head_dim: None,
-    };
+    let shape = f16_shape(8, 2, false, Some(vec![0.5, -1.0, 0.0, 1.5, -0.5, 2.0, -2.0, 1.0]));
     let others: Vec<Sequence> = (0..7u64).map(|i| Sequence::random(&shape, 100 + i, 50 + 130 * i as u32)).collect();
     let head = (shape.n_heads * shape.head_dim) as usize;
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -261,19 +244,7 @@ fn merging_in_the_chunk_kernel_gives_the_combines_bits() {
     {
         let mut r = SeqRng::new(0x3e4_0000 + seed);
         let (hq, hkv) = (8u32, 2u32);
-        let shape = BatchShape {
-            head_dim: 128,
-            n_heads: hq,
-            n_kv_heads: hkv,
-            k_format: KvFormat::F16,
-            v_format: KvFormat::F16,
-            scale: 1.0 / 128f32.sqrt(),
-            softcap: 0.0,
-            max_bias: 0.0,
-            mask: false,
-            sinks: sinks.then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()),
-            v_head_dim: None,
-        };
+        let shape = f16_shape(hq, hkv, false, sinks.then(|| (0..hq).map(|_| r.range(-2.0, 2.0) as f32).collect()));
         let seqs: Vec<Sequence> = lens.iter().enumerate().map(|(i, &l)| Sequence::random(&shape, seed * 10 + i as u64, l)).collect();
         let problem = pack(&shape, &seqs.iter().collect::<Vec<_>>(), 16, Some(seed));
         let chunks = lens.iter().map(|l| l.div_ceil(chunk_tokens)).max().unwrap_or(1);
