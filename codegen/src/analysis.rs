@@ -34,7 +34,8 @@ pub struct KernelInfo {
     /// Whether a reduction carries indices (`workgroup_argmax` / `argmin`): one more u32
     /// scratch array, `ok_red_index`.
     pub pair_reductions: bool,
-    /// Whether the kernel has a `last_arrival`: a one-word shared flag, `ok_arrival`.
+    /// Whether the kernel has a `last_arrival`: a shared flag, `ok_arrival`, of
+    /// `ARRIVAL_FLAG_WORDS` words.
     pub arrivals: bool,
     /// With arrivals, the read-write buffers the kernel also reads: what one workgroup
     /// may read of another's writes, declared coherent (GLSL `coherent`, MSL

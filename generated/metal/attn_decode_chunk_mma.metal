@@ -1042,9 +1042,9 @@ kernel void attn_decode_chunk_mma(device const float* q [[buffer(0)]], device co
         bool last_105;
         // last_arrival: the workgroup's buffer writes released, one arrival per workgroup
         atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);
-        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
         if (ok_lindex == 0u) {
-            uint ok_last = atomic_fetch_add_explicit((device atomic_uint*)&arrivals[((b_2 * pc.n_kv_heads) + kvh_1)], 1u, memory_order_relaxed) + 1u == (used_13) ? 1u : 0u;
+            const uint ok_last = atomic_fetch_add_explicit((device atomic_uint*)&arrivals[((b_2 * pc.n_kv_heads) + kvh_1)], 1u, memory_order_relaxed) + 1u == (used_13) ? 1u : 0u;
             if (ok_last != 0u) { atomic_store_explicit((device atomic_uint*)&arrivals[((b_2 * pc.n_kv_heads) + kvh_1)], 0u, memory_order_relaxed); }
             ok_arrival[0] = ok_last;
         }

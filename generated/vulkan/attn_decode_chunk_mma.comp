@@ -1062,7 +1062,7 @@ void main() {
         memoryBarrierBuffer();
         barrier();
         if (ok_lindex == 0u) {
-            uint ok_last = atomicAdd(arrivals.data[((b_2 * pc.n_kv_heads) + kvh_1)], 1u) + 1u == (used_13) ? 1u : 0u;
+            const uint ok_last = atomicAdd(arrivals.data[((b_2 * pc.n_kv_heads) + kvh_1)], 1u) + 1u == (used_13) ? 1u : 0u;
             if (ok_last != 0u) { atomicExchange(arrivals.data[((b_2 * pc.n_kv_heads) + kvh_1)], 0u); }
             ok_arrival[0] = ok_last;
         }

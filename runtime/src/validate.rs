@@ -123,20 +123,33 @@ pub fn inputs(k: &KernelManifest, case: &Case, seed: u64) -> Result<Args, String
     Ok(args)
 }
 
-/// The first element of a read-write buffer whose bits differ between `a` and `b`
-/// (NaN equals NaN), as `buffer[index]: x vs y`.
-fn first_difference(k: &KernelManifest, a: &Args, b: &Args) -> Option<String> {
+/// Every element of every read-write buffer of `k` in `a` and `b`: the buffer, the index,
+/// the two elements' bits and whether they are f32 values.
+fn each_output(k: &KernelManifest, a: &Args, b: &Args, mut f: impl FnMut(&str, usize, u32, u32, bool)) {
     for buf in k.buffers.iter().filter(|d| d.access == Access::ReadWrite) {
         let (Some(x), Some(y)) = (a.get_buffer(&buf.name), b.get_buffer(&buf.name)) else { continue };
         let float = buf.elem.value_type() == onekernel_dsl::types::Scalar::F32;
         for i in 0..x.len() {
-            let (p, q) = (x.load_bits(i), y.load_bits(i));
-            if p != q && !(float && f32::from_bits(p).is_nan() && f32::from_bits(q).is_nan()) {
-                return Some(format!("`{}[{i}]` is {p:#010x} vs {q:#010x}", buf.name));
-            }
+            f(&buf.name, i, x.load_bits(i), y.load_bits(i), float);
         }
     }
-    None
+}
+
+/// Both NaN (payloads are not part of the contract).
+fn both_nan(x: u32, y: u32, float: bool) -> bool {
+    float && f32::from_bits(x).is_nan() && f32::from_bits(y).is_nan()
+}
+
+/// The first output element whose bits differ between `a` and `b` (NaN equals NaN), as
+/// `` `buffer[index]` is x vs y``.
+fn first_difference(k: &KernelManifest, a: &Args, b: &Args) -> Option<String> {
+    let mut first = None;
+    each_output(k, a, b, |name, i, x, y, float| {
+        if first.is_none() && x != y && !both_nan(x, y, float) {
+            first = Some(format!("`{name}[{i}]` is {x:#010x} vs {y:#010x}"));
+        }
+    });
+    first
 }
 
 fn ulp_distance(a: u32, b: u32) -> f64 {
@@ -220,30 +233,25 @@ pub fn validate(
     }
     let stats = backend.launch(&launch, &mut got)?;
     let (mut mismatches, mut first, mut max_ulp, mut err2, mut ref2) = (0usize, None, 0f64, 0f64, 0f64);
-    for b in k.buffers.iter().filter(|b| b.access == Access::ReadWrite) {
-        let (Some(w), Some(g)) = (want.get_buffer(&b.name), got.get_buffer(&b.name)) else { continue };
-        let float = b.elem.value_type() == onekernel_dsl::types::Scalar::F32;
-        for i in 0..w.len() {
-            let (x, y) = (w.load_bits(i), g.load_bits(i));
-            let both_nan = float && f32::from_bits(x).is_nan() && f32::from_bits(y).is_nan();
-            if x != y && !both_nan {
-                mismatches += 1;
-                if first.is_none() {
-                    first = Some(format!("{}[{i}]: reference {x:#010x} vs {} {y:#010x}", b.name, backend.name()));
-                }
+    each_output(k, &want, &got, |name, i, x, y, float| {
+        let nan = both_nan(x, y, float);
+        if x != y && !nan {
+            mismatches += 1;
+            if first.is_none() {
+                first = Some(format!("{name}[{i}]: reference {x:#010x} vs {backend_name} {y:#010x}"));
             }
             // Equal bits add nothing (an infinity equal on both sides would add NaN).
-            if float && !both_nan && x != y {
+            if float {
                 max_ulp = max_ulp.max(ulp_distance(x, y));
                 let (xf, yf) = (f32::from_bits(x) as f64, f32::from_bits(y) as f64);
                 err2 += (xf - yf) * (xf - yf);
             }
-            if float && !both_nan && f32::from_bits(x).is_finite() {
-                let xf = f32::from_bits(x) as f64;
-                ref2 += xf * xf;
-            }
         }
-    }
+        if float && !nan && f32::from_bits(x).is_finite() {
+            let xf = f32::from_bits(x) as f64;
+            ref2 += xf * xf;
+        }
+    });
     let nmse = if ref2 > 0.0 { err2 / ref2 } else { err2 };
     let passed = match k.class {
         Determinism::Exact => mismatches == 0,

@@ -157,19 +157,12 @@ impl Dialect for Cuda {
         Some("#pragma unroll")
     }
 
-    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
-        vec![
-            "__threadfence();".into(),
-            "__syncthreads();".into(),
-            "if (ok_lindex == 0u) {".into(),
-            format!("    const unsigned int ok_last = atomicAdd(&{counter}, 1u) + 1u == ({count}) ? 1u : 0u;"),
-            format!("    if (ok_last != 0u) {{ atomicExch(&{counter}, 0u); }}"),
-            "    ok_arrival[0] = ok_last;".into(),
-            "}".into(),
-            "__syncthreads();".into(),
-            format!("{name} = ok_arrival[0] != 0u;"),
-            format!("if ({name}) {{ __threadfence(); }}"),
-        ]
+    fn device_fence(&self) -> &'static str {
+        "__threadfence();"
+    }
+
+    fn arrival_atomics(&self, counter: &str) -> (String, String) {
+        (format!("atomicAdd(&{counter}, 1u)"), format!("atomicExch(&{counter}, 0u)"))
     }
 
     fn barrier(&self) -> &'static str {

@@ -146,20 +146,13 @@ impl Dialect for Glsl {
         format!("{}.data[({index}) / {words}u]", self.word_view(buffer, words))
     }
 
-    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
-        // The buffers the workgroups write are `coherent` in such a kernel.
-        vec![
-            "memoryBarrierBuffer();".into(),
-            "barrier();".into(),
-            "if (ok_lindex == 0u) {".into(),
-            format!("    uint ok_last = atomicAdd({counter}, 1u) + 1u == ({count}) ? 1u : 0u;"),
-            format!("    if (ok_last != 0u) {{ atomicExchange({counter}, 0u); }}"),
-            "    ok_arrival[0] = ok_last;".into(),
-            "}".into(),
-            "barrier();".into(),
-            format!("{name} = ok_arrival[0] != 0u;"),
-            format!("if ({name}) {{ memoryBarrierBuffer(); }}"),
-        ]
+    fn device_fence(&self) -> &'static str {
+        // On the buffers a kernel with arrivals reads, which it declares `coherent`.
+        "memoryBarrierBuffer();"
+    }
+
+    fn arrival_atomics(&self, counter: &str) -> (String, String) {
+        (format!("atomicAdd({counter}, 1u)"), format!("atomicExchange({counter}, 0u)"))
     }
 
     fn barrier(&self) -> &'static str {

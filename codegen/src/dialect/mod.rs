@@ -222,8 +222,33 @@ pub trait Dialect {
     /// expressions): every invocation's buffer writes released at device scope, a
     /// barrier, one atomic increment by invocation 0 (the last sets the counter back to
     /// 0), the result through the shared flag [`crate::print::ARRIVAL_FLAG`], and in the
-    /// last workgroup an acquire before its reads.
-    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String>;
+    /// last workgroup an acquire before its reads. One protocol; the dialects supply its
+    /// pieces ([`Dialect::device_fence`], [`Dialect::arrival_atomics`]).
+    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
+        let (fence, u) = (self.device_fence(), self.scalar(Scalar::U32));
+        let (add, reset) = self.arrival_atomics(counter);
+        let flag = crate::print::ARRIVAL_FLAG;
+        vec![
+            fence.to_string(),
+            format!("{};", self.barrier()),
+            "if (ok_lindex == 0u) {".into(),
+            format!("    const {u} ok_last = {add} + 1u == ({count}) ? 1u : 0u;"),
+            format!("    if (ok_last != 0u) {{ {reset}; }}"),
+            format!("    {flag}[0] = ok_last;"),
+            "}".into(),
+            format!("{};", self.barrier()),
+            format!("{name} = {flag}[0] != 0u;"),
+            format!("if ({name}) {{ {fence} }}"),
+        ]
+    }
+
+    /// A statement ordering this invocation's buffer writes and reads at device scope
+    /// (a release before an arrival, an acquire after the last one).
+    fn device_fence(&self) -> &'static str;
+
+    /// At buffer element `counter`: an atomic increment that yields the old value, and an
+    /// atomic store of 0 (statement without `;`).
+    fn arrival_atomics(&self, counter: &str) -> (String, String);
 
     /// The vector type of `words` (2 or 4) elements of type `elem` (`uint4`, `uvec4` …).
     fn word_vector(&self, elem: Scalar, words: u32) -> String;

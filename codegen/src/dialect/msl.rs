@@ -121,23 +121,18 @@ impl Dialect for Msl {
         format!("*((device const {}*)(&{buffer}[{index}]))", self.word_vector(elem, words))
     }
 
-    fn arrive(&self, counter: &str, count: &str, name: &str) -> Vec<String> {
-        // Device-scope fences are MSL 3.2's; the buffers the workgroups write are
-        // `coherent(device)` in such a kernel.
-        let fence = "atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);";
+    fn device_fence(&self) -> &'static str {
+        // MSL 3.2's device-scope fence, on the buffers a kernel with arrivals reads,
+        // which it declares `coherent(device)`.
+        "atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);"
+    }
+
+    fn arrival_atomics(&self, counter: &str) -> (String, String) {
         let atomic = format!("(device atomic_uint*)&{counter}");
-        vec![
-            fence.into(),
-            "threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);".into(),
-            "if (ok_lindex == 0u) {".into(),
-            format!("    uint ok_last = atomic_fetch_add_explicit({atomic}, 1u, memory_order_relaxed) + 1u == ({count}) ? 1u : 0u;"),
-            format!("    if (ok_last != 0u) {{ atomic_store_explicit({atomic}, 0u, memory_order_relaxed); }}"),
-            "    ok_arrival[0] = ok_last;".into(),
-            "}".into(),
-            "threadgroup_barrier(mem_flags::mem_threadgroup);".into(),
-            format!("{name} = ok_arrival[0] != 0u;"),
-            format!("if ({name}) {{ {fence} }}"),
-        ]
+        (
+            format!("atomic_fetch_add_explicit({atomic}, 1u, memory_order_relaxed)"),
+            format!("atomic_store_explicit({atomic}, 0u, memory_order_relaxed)"),
+        )
     }
 
     fn barrier(&self) -> &'static str {

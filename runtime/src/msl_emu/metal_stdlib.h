@@ -175,7 +175,6 @@ inline void metal::threadgroup_barrier(mem_flags) { ok_emu::wait(ok_emu::AT_BARR
 // and every write is visible to the next threadgroup: the fences have nothing to order.
 #define coherent(x)
 namespace metal {
-inline mem_flags operator|(mem_flags a, mem_flags) { return a; }
 enum memory_order { memory_order_relaxed, memory_order_seq_cst };
 enum thread_scope { thread_scope_thread, thread_scope_simdgroup, thread_scope_threadgroup, thread_scope_device };
 struct atomic_uint {
