@@ -438,27 +438,26 @@ pub fn attn_decode_chunk_mma(
     barrier();
     // The chunk's partial results: the groups merged in order 0 … 3 against their
     // largest maximum (a group whose tokens all got no weight has −∞ and adds nothing).
-    for i in (t0..group * 128).step_by(WORKGROUP_X) {
-        let h = i / 128;
-        let d = i % 128;
+    // What a head's dimensions share is found once per head: the groups' weights at
+    // kv[8320 + 4h + g] and, finishing, the chunk's weight and 1 / total at kv[8384 + h]
+    // and kv[8400 + h] (past the groups' 4 × 2080 words).
+    if t0 < group {
+        let h = t0;
         let mut top = f32::NEG_INFINITY;
         for g in 0..4u32 {
             top = max(top, f32::from_bits(kv[g * 2080 + 2048 + h]));
         }
         let mut l = 0.0;
-        let mut acc = 0.0;
         for g in 0..4u32 {
             let mg = f32::from_bits(kv[g * 2080 + 2048 + h]);
             let w = select(mg == f32::NEG_INFINITY, 0.0, exp2(mg - top));
+            kv[8320 + 4 * h + g] = w.to_bits();
             l += f32::from_bits(kv[g * 2080 + 2064 + h]) * w;
-            acc += f32::from_bits(kv[g * 2080 + h * 128 + d]) * w;
         }
-        let row = (b * n_heads + head0 + h) * n_chunks + c;
         let m = top * 0.6931471806;
         if finishes {
             // `attn_decode_combine` with this one chunk: its maximum against the sink,
-            // the chunk's weight, the sum (`fma` with 0, as the combine accumulates), and
-            // its chunk lanes' sum, whose added zeros turn −0 into +0.
+            // the chunk's weight, the sum (`fma` with 0, as the combine accumulates).
             let mut sink = f32::NEG_INFINITY;
             if has_sinks != 0 {
                 sink = sinks[head0 + h];
@@ -469,14 +468,28 @@ pub fn attn_decode_chunk_mma(
             if has_sinks != 0 {
                 total += exp(sink - big);
             }
-            let a = fma(acc, w, 0.0) + 0.0;
-            out[(b * n_heads + head0 + h) * 128 + d] = a * recip(total);
+            kv[8384 + h] = w.to_bits();
+            kv[8400 + h] = recip(total).to_bits();
         } else {
-            part_acc[row * 128 + d] = acc;
-            if d == 0 {
-                part_m[row] = m;
-                part_l[row] = l;
-            }
+            let row = (b * n_heads + head0 + h) * n_chunks + c;
+            part_m[row] = m;
+            part_l[row] = l;
+        }
+    }
+    barrier();
+    for i in (t0..group * 128).step_by(WORKGROUP_X) {
+        let h = i / 128;
+        let d = i % 128;
+        let mut acc = 0.0;
+        for g in 0..4u32 {
+            acc += f32::from_bits(kv[g * 2080 + h * 128 + d]) * f32::from_bits(kv[8320 + 4 * h + g]);
+        }
+        if finishes {
+            // The chunk lanes' sum of the combine, whose added zeros turn −0 into +0.
+            let a = fma(acc, f32::from_bits(kv[8384 + h]), 0.0) + 0.0;
+            out[(b * n_heads + head0 + h) * 128 + d] = a * f32::from_bits(kv[8400 + h]);
+        } else {
+            part_acc[((b * n_heads + head0 + h) * n_chunks + c) * 128 + d] = acc;
         }
     }
     if merges {
