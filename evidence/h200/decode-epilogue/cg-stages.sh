@@ -1,6 +1,6 @@
 # Three buffers with copies that bypass L1 (cg.py edits a copy of generated/): with
-# three buffers two workgroups fill 225.5 KiB of shared memory, which leaves L1 28 KiB
-# for the `.ca` copies in flight. CUDA, alternated twice, one call (H200); the binary
+# three buffers two workgroups fill 225.5 KiB of shared memory, which leaves L1 at most
+# 30 KiB for the `.ca` copies in flight. CUDA, alternated twice, one call (H200); the binary
 # and generated/ of the working tree (.devbin/new). Lands in ev/ as a tarball.
 export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
 mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/onekernel
