@@ -153,15 +153,24 @@ pub fn attn_prefill_mma(
     // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
     let pos0 = len - tq;
     let nblk = (pos0 + min(first + 63, tq - 1)) / kb + 1;
-    for i in (t0..4352u32).step_by(WORKGROUP_X) {
+    // Every invocation's Q values are loaded before any is converted (loops of fixed trip
+    // count, unrolled): the conversion branches on each value, and NVIDIA's compiler
+    // issues no load past such a branch, so converting each pair as it arrived made it
+    // wait for the pair before: 18 µs per workgroup on the H200 (docs/PERFORMANCE.md,
+    // "Prefill"). Padding words (w ≥ 64) keep zeros.
+    let mut qv = [0.0; 68];
+    for j in 0..34u32 {
+        let i = t0 + WORKGROUP_X * j;
         let w = i % 68;
-        let mut bits = 0u32;
         if w < 64 {
             let t = min(first + i / 68, tq - 1);
             let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * w;
-            bits = to_f16(q[at]) | (to_f16(q[at + 1]) << 16);
+            qv[2 * j] = q[at];
+            qv[2 * j + 1] = q[at + 1];
         }
-        qs[i] = bits;
+    }
+    for j in 0..34u32 {
+        qs[t0 + WORKGROUP_X * j] = to_f16(qv[2 * j]) | (to_f16(qv[2 * j + 1]) << 16);
     }
     if t0 < kb {
         let c0 = cell_of(min(t0, len - 1), b, kvh);
