@@ -153,11 +153,10 @@ pub fn attn_prefill_mma(
     // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
     let pos0 = len - tq;
     let nblk = (pos0 + min(first + 63, tq - 1)) / kb + 1;
-    // Every invocation's Q values are loaded before any is converted (loops of fixed trip
-    // count, unrolled): the conversion branches on each value, and NVIDIA's compiler
-    // issues no load past such a branch, so converting each pair as it arrived made it
-    // wait for the pair before: 18 µs per workgroup on the H200 (docs/PERFORMANCE.md,
-    // "Prefill"). Padding words (w ≥ 64) keep zeros.
+    // Every invocation's Q values are loaded before any is converted: the conversion tests
+    // each value, and converting each pair as it arrived, NVIDIA's compiler issued no
+    // pair's loads before the pair before had its values (18–20 µs per workgroup on the
+    // H200; docs/PERFORMANCE.md, "Prefill attention"). Padding words (w ≥ 64) keep zeros.
     let mut qv = [0.0; 68];
     for j in 0..34u32 {
         let i = t0 + WORKGROUP_X * j;
