@@ -251,41 +251,41 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
     uint pos0_14 = (len_7 - tq_6);
     // line 155
     uint nblk_15 = (((pos0_14 + ok_min_u32((first_8 + 63u), (tq_6 - 1u))) / kb_10) + 1u);
-    // line 160
+    // line 161
     float qv_16[68];
     for (uint ok_i = 0u; ok_i < 68u; ok_i++) { qv_16[ok_i] = 0.0f; }
-    // line 161
+    // line 162
     {
         const uint ok_end_17 = 34u;
         for (uint j_17 = 0u; j_17 < ok_end_17; j_17++) {
-            // line 162
-            uint i_18 = (t0_3 + (128u * j_17));
             // line 163
-            uint w_19 = (i_18 % 68u);
+            uint i_18 = (t0_3 + (128u * j_17));
             // line 164
+            uint w_19 = (i_18 % 68u);
+            // line 165
             if ((w_19 < 64u)) {
-                // line 165
-                uint t_20 = ok_min_u32((first_8 + (i_18 / 68u)), (tq_6 - 1u));
                 // line 166
-                uint at_21 = ((((q_start[b_0] + t_20) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * w_19));
+                uint t_20 = ok_min_u32((first_8 + (i_18 / 68u)), (tq_6 - 1u));
                 // line 167
-                qv_16[(2u * j_17)] = q[at_21];
+                uint at_21 = ((((q_start[b_0] + t_20) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * w_19));
                 // line 168
+                qv_16[(2u * j_17)] = q[at_21];
+                // line 169
                 qv_16[((2u * j_17) + 1u)] = q[(at_21 + 1u)];
             }
         }
     }
-    // line 171
+    // line 172
     {
         const uint ok_end_22 = 34u;
         for (uint j_22 = 0u; j_22 < ok_end_22; j_22++) {
-            // line 172
+            // line 173
             sh_qs[(t0_3 + (128u * j_22))] = ((((as_type<uint>(qv_16[(2u * j_22)]) & 2147483647u) < 947912704u) ? ((as_type<uint>(qv_16[(2u * j_22)]) >> 16u) & 32768u) : (((as_type<uint>(qv_16[(2u * j_22)]) & 2147483647u) >= 1199566848u) ? (((as_type<uint>(qv_16[(2u * j_22)]) >> 16u) & 32768u) | 31744u) : (((as_type<uint>(qv_16[(2u * j_22)]) >> 16u) & 32768u) | (((((as_type<uint>(qv_16[(2u * j_22)]) & 2147483647u) + 4095u) + (((as_type<uint>(qv_16[(2u * j_22)]) & 2147483647u) >> 13u) & 1u)) >> 13u) - 114688u)))) | ((((as_type<uint>(qv_16[((2u * j_22) + 1u)]) & 2147483647u) < 947912704u) ? ((as_type<uint>(qv_16[((2u * j_22) + 1u)]) >> 16u) & 32768u) : (((as_type<uint>(qv_16[((2u * j_22) + 1u)]) & 2147483647u) >= 1199566848u) ? (((as_type<uint>(qv_16[((2u * j_22) + 1u)]) >> 16u) & 32768u) | 31744u) : (((as_type<uint>(qv_16[((2u * j_22) + 1u)]) >> 16u) & 32768u) | (((((as_type<uint>(qv_16[((2u * j_22) + 1u)]) & 2147483647u) + 4095u) + (((as_type<uint>(qv_16[((2u * j_22) + 1u)]) & 2147483647u) >> 13u) & 1u)) >> 13u) - 114688u)))) << 16u));
         }
     }
-    // line 174
+    // line 175
     if ((t0_3 < kb_10)) {
-        // line 175
+        // line 176
         uint cell_of_value_23;
         // line 128
         uint tok_24 = ok_min_u32(t0_3, (len_7 - 1u));
@@ -302,117 +302,117 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
         }
         // line 134
         cell_of_value_23 = ((((page_28 * pc.page_size) + (tok_24 % pc.page_size)) * pc.n_kv_heads) + kvh_26);
-        // line 175
-        uint c0_29 = cell_of_value_23;
         // line 176
+        uint c0_29 = cell_of_value_23;
+        // line 177
         sh_cells[t0_3] = c0_29;
     }
-    // line 178
-    threadgroup_barrier(mem_flags::mem_threadgroup);
     // line 179
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    // line 180
     if (kv64_v) {
-        // line 180
-        uint qr_30 = ((warp_4 * 16u) * 136u);
         // line 181
-        ok_tile_load(tl_q0, ok_tile_halves_tg(sh_qs), qr_30, 136u, false);
+        uint qr_30 = ((warp_4 * 16u) * 136u);
         // line 182
-        ok_tile_load(tl_q1, ok_tile_halves_tg(sh_qs), (qr_30 + 16u), 136u, false);
+        ok_tile_load(tl_q0, ok_tile_halves_tg(sh_qs), qr_30, 136u, false);
         // line 183
-        ok_tile_load(tl_q2, ok_tile_halves_tg(sh_qs), (qr_30 + 32u), 136u, false);
+        ok_tile_load(tl_q1, ok_tile_halves_tg(sh_qs), (qr_30 + 16u), 136u, false);
         // line 184
-        ok_tile_load(tl_q3, ok_tile_halves_tg(sh_qs), (qr_30 + 48u), 136u, false);
+        ok_tile_load(tl_q2, ok_tile_halves_tg(sh_qs), (qr_30 + 32u), 136u, false);
         // line 185
-        ok_tile_load(tl_q4, ok_tile_halves_tg(sh_qs), (qr_30 + 64u), 136u, false);
+        ok_tile_load(tl_q3, ok_tile_halves_tg(sh_qs), (qr_30 + 48u), 136u, false);
         // line 186
-        ok_tile_load(tl_q5, ok_tile_halves_tg(sh_qs), (qr_30 + 80u), 136u, false);
+        ok_tile_load(tl_q4, ok_tile_halves_tg(sh_qs), (qr_30 + 64u), 136u, false);
         // line 187
-        ok_tile_load(tl_q6, ok_tile_halves_tg(sh_qs), (qr_30 + 96u), 136u, false);
+        ok_tile_load(tl_q5, ok_tile_halves_tg(sh_qs), (qr_30 + 80u), 136u, false);
         // line 188
+        ok_tile_load(tl_q6, ok_tile_halves_tg(sh_qs), (qr_30 + 96u), 136u, false);
+        // line 189
         ok_tile_load(tl_q7, ok_tile_halves_tg(sh_qs), (qr_30 + 112u), 136u, false);
     }
-    // line 192
+    // line 193
     uint rows_31[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { rows_31[ok_i] = 0u; }
-    // line 193
+    // line 194
     uint cols_32[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { cols_32[ok_i] = 0u; }
-    // line 194
+    // line 195
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { rows_31[ok_e] = (ok_lindex & 31u) >> 1u; cols_32[ok_e] = 8u * ((ok_lindex & 31u) & 1u) + ok_e; }
-    // line 198
+    // line 199
     uint pos_33[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { pos_33[ok_i] = 0u; }
-    // line 199
+    // line 200
     {
         const uint ok_end_34 = 2u;
         for (uint i_34 = 0u; i_34 < ok_end_34; i_34++) {
-            // line 200
+            // line 201
             pos_33[i_34] = (pos0_14 + ok_min_u32(((first_8 + (warp_4 * 16u)) + rows_31[(2u * i_34)]), (tq_6 - 1u)));
         }
     }
-    // line 202
-    uint sb_35 = ((warp_4 * 16u) * scs_12);
     // line 203
+    uint sb_35 = ((warp_4 * 16u) * scs_12);
+    // line 204
     uint pb_36 = ((warp_4 * 16u) * pw_13);
-    // line 206
+    // line 207
     float m_row_37[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { m_row_37[ok_i] = as_type<float>(0xff800000u); }
-    // line 207
+    // line 208
     float m_use_38[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { m_use_38[ok_i] = 0.0f; }
-    // line 208
+    // line 209
     float l_part_39[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { l_part_39[ok_i] = 0.0f; }
-    // line 209
+    // line 210
     float fac_40[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { fac_40[ok_i] = 0.0f; }
-    // line 212
-    float scale2_41 = (pc.scale * 1.442695f);
     // line 213
-    float inv_scale_42 = ok_div(1.0f, pc.scale);
+    float scale2_41 = (pc.scale * 1.442695f);
     // line 214
+    float inv_scale_42 = ok_div(1.0f, pc.scale);
+    // line 215
     float f0_43[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f0_43[ok_i] = 0.0f; }
-    // line 215
+    // line 216
     float f1_44[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f1_44[ok_i] = 0.0f; }
-    // line 216
+    // line 217
     float f2_45[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f2_45[ok_i] = 0.0f; }
-    // line 217
+    // line 218
     float f3_46[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f3_46[ok_i] = 0.0f; }
-    // line 218
+    // line 219
     float mx_47[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { mx_47[ok_i] = 0.0f; }
-    // line 219
+    // line 220
     float ov_48[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { ov_48[ok_i] = 0.0f; }
-    // line 230
+    // line 231
     {
         const uint ok_end_49 = ((nblk_15 + nb_11) - 1u);
         for (uint st_49 = 0u; st_49 < ok_end_49; st_49++) {
-            // line 231
+            // line 232
             if ((kv64_v && (st_49 >= 1u))) {
-                // line 232
                 // line 233
+                // line 234
                 threadgroup_barrier(mem_flags::mem_threadgroup);
             }
-            // line 235
+            // line 236
             if (kv64_v) {
-                // line 236
                 // line 237
+                // line 238
                 if ((st_49 >= 1u)) {
-                    // line 241
-                    uint kw_50 = (((((st_49 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 242
-                    ok_tile_fill(tl_s0, 0.0f);
+                    uint kw_50 = (((((st_49 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 243
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 244
-                    ok_tile_fill(tl_s2, 0.0f);
+                    ok_tile_fill(tl_s1, 0.0f);
                     // line 245
-                    ok_tile_fill(tl_s3, 0.0f);
+                    ok_tile_fill(tl_s2, 0.0f);
                     // line 246
+                    ok_tile_fill(tl_s3, 0.0f);
+                    // line 247
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (0u), 136u, true);
@@ -424,7 +424,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (0u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q0, ok_pb);
                     }
-                    // line 247
+                    // line 248
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (16u), 136u, true);
@@ -436,7 +436,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (16u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q1, ok_pb);
                     }
-                    // line 248
+                    // line 249
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (32u), 136u, true);
@@ -448,7 +448,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (32u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q2, ok_pb);
                     }
-                    // line 249
+                    // line 250
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (48u), 136u, true);
@@ -460,7 +460,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (48u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q3, ok_pb);
                     }
-                    // line 250
+                    // line 251
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (64u), 136u, true);
@@ -472,7 +472,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (64u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q4, ok_pb);
                     }
-                    // line 251
+                    // line 252
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (80u), 136u, true);
@@ -484,7 +484,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (80u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q5, ok_pb);
                     }
-                    // line 252
+                    // line 253
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (96u), 136u, true);
@@ -496,7 +496,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 48u) * 136u + (96u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q6, ok_pb);
                     }
-                    // line 253
+                    // line 254
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_50) + ((0u) + 0u) * 136u + (112u), 136u, true);
@@ -510,45 +510,45 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                     }
                 }
             }
-            // line 256
+            // line 257
             if ((st_49 < nblk_15)) {
-                // line 257
+                // line 258
                 uint buf_51 = ((((st_49 % nb_11) * 2u) * kb_10) * 68u);
-                // line 262
+                // line 263
                 uint srcs_52[8];
                 for (uint ok_i = 0u; ok_i < 8u; ok_i++) { srcs_52[ok_i] = 0u; }
-                // line 263
+                // line 264
                 {
                     const uint ok_end_53 = 8u;
                     for (uint j_53 = 0u; j_53 < ok_end_53; j_53++) {
-                        // line 264
+                        // line 265
                         srcs_52[j_53] = ((sh_cells[(((st_49 % 2u) * kb_10) + ok_min_u32(((t0_3 / 16u) + (8u * j_53)), (kb_10 - 1u)))] * 64u) + ((t0_3 % 16u) * 4u));
                     }
                 }
-                // line 266
+                // line 267
                 {
                     const uint ok_end_54 = 8u;
                     for (uint j_54 = 0u; j_54 < ok_end_54; j_54++) {
-                        // line 267
-                        uint r_55 = ((t0_3 / 16u) + (8u * j_54));
                         // line 268
+                        uint r_55 = ((t0_3 / 16u) + (8u * j_54));
+                        // line 269
                         if ((r_55 < kb_10)) {
-                            // line 269
+                            // line 270
                             uint quad_56 = (t0_3 % 16u);
-                            // line 271
-                            uint kd_57 = (kv64_v ? (buf_51 + ok_panel_word_u32(r_55, quad_56, 64u)) : ((buf_51 + (r_55 * 68u)) + (quad_56 * 4u)));
                             // line 272
-                            uint vd_58 = (kv64_v ? ((buf_51 + (kb_10 * 68u)) + ok_panel_word_u32(r_55, quad_56, 64u)) : ((buf_51 + ((kb_10 + r_55) * 68u)) + (quad_56 * 4u)));
+                            uint kd_57 = (kv64_v ? (buf_51 + ok_panel_word_u32(r_55, quad_56, 64u)) : ((buf_51 + (r_55 * 68u)) + (quad_56 * 4u)));
                             // line 273
-                            { const uint4 ok_lw = *((device const uint4*)(&k[srcs_52[j_54]])); const uint ok_ld = kd_57; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
+                            uint vd_58 = (kv64_v ? ((buf_51 + (kb_10 * 68u)) + ok_panel_word_u32(r_55, quad_56, 64u)) : ((buf_51 + ((kb_10 + r_55) * 68u)) + (quad_56 * 4u)));
                             // line 274
+                            { const uint4 ok_lw = *((device const uint4*)(&k[srcs_52[j_54]])); const uint ok_ld = kd_57; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
+                            // line 275
                             { const uint4 ok_lw = *((device const uint4*)(&v[srcs_52[j_54]])); const uint ok_ld = vd_58; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
                         }
                     }
                 }
-                // line 278
+                // line 279
                 if ((((st_49 + 1u) < nblk_15) && (t0_3 < kb_10))) {
-                    // line 279
+                    // line 280
                     uint cell_of_value_59;
                     // line 128
                     uint tok_60 = ok_min_u32((((st_49 + 1u) * kb_10) + t0_3), (len_7 - 1u));
@@ -565,150 +565,150 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                     }
                     // line 134
                     cell_of_value_59 = ((((page_64 * pc.page_size) + (tok_60 % pc.page_size)) * pc.n_kv_heads) + kvh_62);
-                    // line 279
-                    uint cn_65 = cell_of_value_59;
                     // line 280
+                    uint cn_65 = cell_of_value_59;
+                    // line 281
                     sh_cells[((((st_49 + 1u) % 2u) * kb_10) + t0_3)] = cn_65;
                 }
             }
-            // line 283
             // line 284
+            // line 285
             if ((!kv64_v)) {
-                // line 285
                 // line 286
+                // line 287
                 threadgroup_barrier(mem_flags::mem_threadgroup);
             }
-            // line 288
+            // line 289
             if (((st_49 + 1u) >= nb_11)) {
-                // line 289
+                // line 290
                 uint u_66 = ((st_49 + 1u) - nb_11);
-                // line 291
-                uint kbase_67 = ((((u_66 % nb_11) * 2u) * kb_10) * 136u);
                 // line 292
+                uint kbase_67 = ((((u_66 % nb_11) * 2u) * kb_10) * 136u);
+                // line 293
                 uint vbase_68 = (kbase_67 + (kb_10 * 136u));
-                // line 294
+                // line 295
                 if (kv64_v) {
-                    // line 296
+                    // line 297
                 } else {
-                    // line 298
-                    ok_tile_fill(tl_s0, 0.0f);
                     // line 299
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 300
+                    ok_tile_fill(tl_s1, 0.0f);
+                    // line 301
                     {
                         const uint ok_end_69 = 8u;
                         for (uint kk_69 = 0u; kk_69 < ok_end_69; kk_69++) {
-                            // line 301
-                            ok_tile_load(tl_ta, ok_tile_halves_tg(sh_qs), (((warp_4 * 16u) * 136u) + (kk_69 * 16u)), 136u, false);
                             // line 302
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (kbase_67 + (kk_69 * 16u)), 136u, true);
+                            ok_tile_load(tl_ta, ok_tile_halves_tg(sh_qs), (((warp_4 * 16u) * 136u) + (kk_69 * 16u)), 136u, false);
                             // line 303
-                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (kbase_67 + (kk_69 * 16u)), 136u, true);
                             // line 304
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), ((kbase_67 + (16u * 136u)) + (kk_69 * 16u)), 136u, true);
+                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
                             // line 305
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), ((kbase_67 + (16u * 136u)) + (kk_69 * 16u)), 136u, true);
+                            // line 306
                             ok_tile_mma(tl_s1, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 311
+                // line 312
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_store(tl_s0, sh_sc, sb_35, scs_12, false);
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f0_43[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                // line 312
+                // line 313
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_store(tl_s1, sh_sc, (sb_35 + 16u), scs_12, false);
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f1_44[ok_e] = sh_sc[((sb_35 + 16u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                // line 313
+                // line 314
                 if (kv64_v) {
-                    // line 314
+                    // line 315
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_store(tl_s2, sh_sc, (sb_35 + 32u), scs_12, false);
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f2_45[ok_e] = sh_sc[((sb_35 + 32u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                    // line 315
+                    // line 316
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_store(tl_s3, sh_sc, (sb_35 + 48u), scs_12, false);
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f3_46[ok_e] = sh_sc[((sb_35 + 48u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
                 }
-                // line 318
+                // line 319
                 if (((((u_66 * kb_10) + kb_10) - 1u) > (pos0_14 + first_8))) {
-                    // line 319
+                    // line 320
                     {
                         const uint ok_end_70 = 8u;
                         for (uint e_70 = 0u; e_70 < ok_end_70; e_70++) {
-                            // line 320
-                            uint te_71 = ((u_66 * kb_10) + cols_32[e_70]);
                             // line 321
-                            f0_43[e_70] = ((te_71 > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f0_43[e_70]);
+                            uint te_71 = ((u_66 * kb_10) + cols_32[e_70]);
                             // line 322
-                            f1_44[e_70] = (((te_71 + 16u) > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f1_44[e_70]);
+                            f0_43[e_70] = ((te_71 > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f0_43[e_70]);
                             // line 323
+                            f1_44[e_70] = (((te_71 + 16u) > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f1_44[e_70]);
+                            // line 324
                             if (kv64_v) {
-                                // line 324
-                                f2_45[e_70] = (((te_71 + 32u) > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f2_45[e_70]);
                                 // line 325
+                                f2_45[e_70] = (((te_71 + 32u) > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f2_45[e_70]);
+                                // line 326
                                 f3_46[e_70] = (((te_71 + 48u) > pos_33[((e_70 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f3_46[e_70]);
                             }
                         }
                     }
                 }
-                // line 329
+                // line 330
                 if ((pc.has_mask != 0u)) {
-                    // line 330
-                    uint mrow_72 = ((b_0 * pc.pages_per_seq) * pc.page_size);
                     // line 331
+                    uint mrow_72 = ((b_0 * pc.pages_per_seq) * pc.page_size);
+                    // line 332
                     {
                         const uint ok_end_73 = 8u;
                         for (uint e_73 = 0u; e_73 < ok_end_73; e_73++) {
-                            // line 332
-                            uint te_74 = ((u_66 * kb_10) + cols_32[e_73]);
                             // line 333
-                            f0_43[e_73] = (f0_43[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32(te_74, (len_7 - 1u)))])) * inv_scale_42));
+                            uint te_74 = ((u_66 * kb_10) + cols_32[e_73]);
                             // line 334
-                            f1_44[e_73] = (f1_44[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32((te_74 + 16u), (len_7 - 1u)))])) * inv_scale_42));
+                            f0_43[e_73] = (f0_43[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32(te_74, (len_7 - 1u)))])) * inv_scale_42));
                             // line 335
+                            f1_44[e_73] = (f1_44[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32((te_74 + 16u), (len_7 - 1u)))])) * inv_scale_42));
+                            // line 336
                             if (kv64_v) {
-                                // line 336
-                                f2_45[e_73] = (f2_45[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32((te_74 + 32u), (len_7 - 1u)))])) * inv_scale_42));
                                 // line 337
+                                f2_45[e_73] = (f2_45[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32((te_74 + 32u), (len_7 - 1u)))])) * inv_scale_42));
+                                // line 338
                                 f3_46[e_73] = (f3_46[e_73] + (ok_f16_to_f32(uint(mask[(mrow_72 + ok_min_u32((te_74 + 48u), (len_7 - 1u)))])) * inv_scale_42));
                             }
                         }
                     }
                 }
-                // line 341
+                // line 342
                 {
                     const uint ok_end_75 = 8u;
                     for (uint e_75 = 0u; e_75 < ok_end_75; e_75++) {
-                        // line 342
-                        mx_47[e_75] = ok_max_f32(f0_43[e_75], f1_44[e_75]);
                         // line 343
+                        mx_47[e_75] = ok_max_f32(f0_43[e_75], f1_44[e_75]);
+                        // line 344
                         if (kv64_v) {
-                            // line 344
+                            // line 345
                             mx_47[e_75] = ok_max_f32(mx_47[e_75], ok_max_f32(f2_45[e_75], f3_46[e_75]));
                         }
                     }
                 }
-                // line 347
+                // line 348
                 { float ok_r = mx_47[0];
                 for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_max_f32(ok_r, mx_47[ok_e]); }
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)1));
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { mx_47[ok_e] = ok_r; } }
-                // line 350
+                // line 351
                 {
                     const uint ok_end_76 = 8u;
                     for (uint e_76 = 0u; e_76 < ok_end_76; e_76++) {
-                        // line 351
-                        mx_47[e_76] = (mx_47[e_76] * scale2_41);
                         // line 352
+                        mx_47[e_76] = (mx_47[e_76] * scale2_41);
+                        // line 353
                         ov_48[e_76] = (mx_47[e_76] - m_row_37[((e_76 / 2u) % 2u)]);
                     }
                 }
-                // line 354
+                // line 355
                 { float ok_r = ov_48[0];
                 for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_max_f32(ok_r, ov_48[ok_e]); }
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)1));
@@ -717,235 +717,235 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)8));
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)16));
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = ok_r; } }
-                // line 355
+                // line 356
                 if (((u_66 == 0u) || (ov_48[0u] > 8.0f))) {
-                    // line 356
+                    // line 357
                     {
                         const uint ok_end_77 = 2u;
                         for (uint i_77 = 0u; i_77 < ok_end_77; i_77++) {
-                            // line 357
+                            // line 358
                             float m_new_78 = ok_max_f32(m_row_37[i_77], mx_47[(2u * i_77)]);
-                            // line 359
-                            fac_40[i_77] = ((m_row_37[i_77] == as_type<float>(0xff800000u)) ? 0.0f : fast::exp2((m_row_37[i_77] - m_new_78)));
                             // line 360
-                            l_part_39[i_77] = (l_part_39[i_77] * fac_40[i_77]);
+                            fac_40[i_77] = ((m_row_37[i_77] == as_type<float>(0xff800000u)) ? 0.0f : fast::exp2((m_row_37[i_77] - m_new_78)));
                             // line 361
+                            l_part_39[i_77] = (l_part_39[i_77] * fac_40[i_77]);
+                            // line 362
                             m_row_37[i_77] = m_new_78;
-                            // line 363
+                            // line 364
                             m_use_38[i_77] = ((m_new_78 == as_type<float>(0xff800000u)) ? 0.0f : m_new_78);
                         }
                     }
-                    // line 365
+                    // line 366
                     if ((u_66 > 0u)) {
-                        // line 366
+                        // line 367
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o0, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 367
+                        // line 368
                         {
                             const uint ok_end_79 = 8u;
                             for (uint e_79 = 0u; e_79 < ok_end_79; e_79++) {
-                                // line 368
+                                // line 369
                                 ov_48[e_79] = (ov_48[e_79] * fac_40[((e_79 / 2u) % 2u)]);
                             }
                         }
-                        // line 370
+                        // line 371
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o0, sh_sc, sb_35, scs_12, false);
-                        // line 371
+                        // line 372
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o1, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 372
+                        // line 373
                         {
                             const uint ok_end_80 = 8u;
                             for (uint e_80 = 0u; e_80 < ok_end_80; e_80++) {
-                                // line 373
+                                // line 374
                                 ov_48[e_80] = (ov_48[e_80] * fac_40[((e_80 / 2u) % 2u)]);
                             }
                         }
-                        // line 375
+                        // line 376
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o1, sh_sc, sb_35, scs_12, false);
-                        // line 376
+                        // line 377
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o2, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 377
+                        // line 378
                         {
                             const uint ok_end_81 = 8u;
                             for (uint e_81 = 0u; e_81 < ok_end_81; e_81++) {
-                                // line 378
+                                // line 379
                                 ov_48[e_81] = (ov_48[e_81] * fac_40[((e_81 / 2u) % 2u)]);
                             }
                         }
-                        // line 380
+                        // line 381
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o2, sh_sc, sb_35, scs_12, false);
-                        // line 381
+                        // line 382
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o3, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 382
+                        // line 383
                         {
                             const uint ok_end_82 = 8u;
                             for (uint e_82 = 0u; e_82 < ok_end_82; e_82++) {
-                                // line 383
+                                // line 384
                                 ov_48[e_82] = (ov_48[e_82] * fac_40[((e_82 / 2u) % 2u)]);
                             }
                         }
-                        // line 385
+                        // line 386
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o3, sh_sc, sb_35, scs_12, false);
-                        // line 386
+                        // line 387
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o4, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 387
+                        // line 388
                         {
                             const uint ok_end_83 = 8u;
                             for (uint e_83 = 0u; e_83 < ok_end_83; e_83++) {
-                                // line 388
+                                // line 389
                                 ov_48[e_83] = (ov_48[e_83] * fac_40[((e_83 / 2u) % 2u)]);
                             }
                         }
-                        // line 390
+                        // line 391
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o4, sh_sc, sb_35, scs_12, false);
-                        // line 391
+                        // line 392
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o5, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 392
+                        // line 393
                         {
                             const uint ok_end_84 = 8u;
                             for (uint e_84 = 0u; e_84 < ok_end_84; e_84++) {
-                                // line 393
+                                // line 394
                                 ov_48[e_84] = (ov_48[e_84] * fac_40[((e_84 / 2u) % 2u)]);
                             }
                         }
-                        // line 395
+                        // line 396
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o5, sh_sc, sb_35, scs_12, false);
-                        // line 396
+                        // line 397
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o6, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 397
+                        // line 398
                         {
                             const uint ok_end_85 = 8u;
                             for (uint e_85 = 0u; e_85 < ok_end_85; e_85++) {
-                                // line 398
+                                // line 399
                                 ov_48[e_85] = (ov_48[e_85] * fac_40[((e_85 / 2u) % 2u)]);
                             }
                         }
-                        // line 400
+                        // line 401
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o6, sh_sc, sb_35, scs_12, false);
-                        // line 401
+                        // line 402
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o7, sh_sc, sb_35, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 402
+                        // line 403
                         {
                             const uint ok_end_86 = 8u;
                             for (uint e_86 = 0u; e_86 < ok_end_86; e_86++) {
-                                // line 403
+                                // line 404
                                 ov_48[e_86] = (ov_48[e_86] * fac_40[((e_86 / 2u) % 2u)]);
                             }
                         }
-                        // line 405
+                        // line 406
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_48[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o7, sh_sc, sb_35, scs_12, false);
                     } else {
-                        // line 407
-                        ok_tile_fill(tl_o0, 0.0f);
                         // line 408
-                        ok_tile_fill(tl_o1, 0.0f);
+                        ok_tile_fill(tl_o0, 0.0f);
                         // line 409
-                        ok_tile_fill(tl_o2, 0.0f);
+                        ok_tile_fill(tl_o1, 0.0f);
                         // line 410
-                        ok_tile_fill(tl_o3, 0.0f);
+                        ok_tile_fill(tl_o2, 0.0f);
                         // line 411
-                        ok_tile_fill(tl_o4, 0.0f);
+                        ok_tile_fill(tl_o3, 0.0f);
                         // line 412
-                        ok_tile_fill(tl_o5, 0.0f);
+                        ok_tile_fill(tl_o4, 0.0f);
                         // line 413
-                        ok_tile_fill(tl_o6, 0.0f);
+                        ok_tile_fill(tl_o5, 0.0f);
                         // line 414
+                        ok_tile_fill(tl_o6, 0.0f);
+                        // line 415
                         ok_tile_fill(tl_o7, 0.0f);
                     }
                 }
-                // line 420
+                // line 421
                 {
                     const uint ok_end_87 = 8u;
                     for (uint e_87 = 0u; e_87 < ok_end_87; e_87++) {
-                        // line 421
-                        f0_43[e_87] = fast::exp2(((f0_43[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
                         // line 422
-                        f1_44[e_87] = fast::exp2(((f1_44[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
+                        f0_43[e_87] = fast::exp2(((f0_43[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
                         // line 423
-                        l_part_39[((e_87 / 2u) % 2u)] = (l_part_39[((e_87 / 2u) % 2u)] + (f0_43[e_87] + f1_44[e_87]));
+                        f1_44[e_87] = fast::exp2(((f1_44[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
                         // line 424
+                        l_part_39[((e_87 / 2u) % 2u)] = (l_part_39[((e_87 / 2u) % 2u)] + (f0_43[e_87] + f1_44[e_87]));
+                        // line 425
                         if (kv64_v) {
-                            // line 425
-                            f2_45[e_87] = fast::exp2(((f2_45[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
                             // line 426
-                            f3_46[e_87] = fast::exp2(((f3_46[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
+                            f2_45[e_87] = fast::exp2(((f2_45[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
                             // line 427
+                            f3_46[e_87] = fast::exp2(((f3_46[e_87] * scale2_41) - m_use_38[((e_87 / 2u) % 2u)]));
+                            // line 428
                             l_part_39[((e_87 / 2u) % 2u)] = (l_part_39[((e_87 / 2u) % 2u)] + (f2_45[e_87] + f3_46[e_87]));
                         }
                     }
                 }
-                // line 433
+                // line 434
                 if (kv64_v) {
-                    // line 434
-                    uint vw_88 = (vbase_68 / 2u);
                     // line 435
+                    uint vw_88 = (vbase_68 / 2u);
+                    // line 436
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[((2u * pb_36)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f0_43[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), (2u * pb_36), (2u * pw_13), false);
-                    // line 436
+                    // line 437
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_36) + 16u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f1_44[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p1, ok_tile_halves_tg(sh_ps), ((2u * pb_36) + 16u), (2u * pw_13), false);
-                    // line 437
+                    // line 438
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_36) + 32u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f2_45[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p2, ok_tile_halves_tg(sh_ps), ((2u * pb_36) + 32u), (2u * pw_13), false);
-                    // line 438
+                    // line 439
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_36) + 48u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f3_46[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p3, ok_tile_halves_tg(sh_ps), ((2u * pb_36) + 48u), (2u * pw_13), false);
-                    // line 439
+                    // line 440
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (0u) * 136u + (0u) + 0u, 136u, false);
@@ -957,7 +957,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (0u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_ta, ok_pb);
                     }
-                    // line 440
+                    // line 441
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (0u) * 136u + (64u) + 0u, 136u, false);
@@ -969,7 +969,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (0u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_ta, ok_pb);
                     }
-                    // line 441
+                    // line 442
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (16u) * 136u + (0u) + 0u, 136u, false);
@@ -981,7 +981,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (16u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p1, ok_pb);
                     }
-                    // line 442
+                    // line 443
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (16u) * 136u + (64u) + 0u, 136u, false);
@@ -993,7 +993,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (16u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_p1, ok_pb);
                     }
-                    // line 443
+                    // line 444
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (32u) * 136u + (0u) + 0u, 136u, false);
@@ -1005,7 +1005,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (32u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p2, ok_pb);
                     }
-                    // line 444
+                    // line 445
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (32u) * 136u + (64u) + 0u, 136u, false);
@@ -1017,7 +1017,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (32u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_p2, ok_pb);
                     }
-                    // line 445
+                    // line 446
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (48u) * 136u + (0u) + 0u, 136u, false);
@@ -1029,7 +1029,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (48u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p3, ok_pb);
                     }
-                    // line 446
+                    // line 447
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_88) + (48u) * 136u + (64u) + 0u, 136u, false);
@@ -1042,234 +1042,234 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_mma(tl_o7, tl_p3, ok_pb);
                     }
                 }
-                // line 448
+                // line 449
                 {
                     const uint ok_end_89 = 2u;
                     for (uint kk_89 = 0u; kk_89 < ok_end_89; kk_89++) {
-                        // line 449
+                        // line 450
                         if ((!kv64_v)) {
-                            // line 450
+                            // line 451
                             if ((kk_89 == 0u)) {
-                                // line 451
+                                // line 452
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[((2u * pb_36)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f0_43[ok_e]); }
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), (2u * pb_36), (2u * pw_13), false);
                             } else {
-                                // line 453
+                                // line 454
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_36) + 16u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f1_44[ok_e]); }
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), ((2u * pb_36) + 16u), (2u * pw_13), false);
                             }
-                            // line 455
-                            uint vr_90 = (vbase_68 + ((kk_89 * 16u) * 136u));
                             // line 456
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), vr_90, 136u, false);
+                            uint vr_90 = (vbase_68 + ((kk_89 * 16u) * 136u));
                             // line 457
-                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), vr_90, 136u, false);
                             // line 458
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 16u), 136u, false);
+                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
                             // line 459
-                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 16u), 136u, false);
                             // line 460
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 32u), 136u, false);
+                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
                             // line 461
-                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 32u), 136u, false);
                             // line 462
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 48u), 136u, false);
+                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
                             // line 463
-                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 48u), 136u, false);
                             // line 464
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 64u), 136u, false);
+                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
                             // line 465
-                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 64u), 136u, false);
                             // line 466
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 80u), 136u, false);
+                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
                             // line 467
-                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 80u), 136u, false);
                             // line 468
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 96u), 136u, false);
+                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
                             // line 469
-                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 96u), 136u, false);
                             // line 470
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 112u), 136u, false);
+                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
                             // line 471
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_90 + 112u), 136u, false);
+                            // line 472
                             ok_tile_mma(tl_o7, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 474
+                // line 475
                 if ((!kv64_v)) {
-                    // line 475
+                    // line 476
                     threadgroup_barrier(mem_flags::mem_threadgroup);
                 }
             }
         }
     }
-    // line 480
-    // line 486
+    // line 481
+    // line 487
     float l_row_91[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { l_row_91[ok_i] = 0.0f; }
-    // line 487
-    l_row_91[0u] = l_part_39[0u];
     // line 488
-    l_row_91[2u] = l_part_39[1u];
+    l_row_91[0u] = l_part_39[0u];
     // line 489
+    l_row_91[2u] = l_part_39[1u];
+    // line 490
     { float ok_r = l_row_91[0];
     for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_r + l_row_91[ok_e]; }
     ok_r = ok_r + simd_shuffle_xor(ok_r, (ushort)1);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { l_row_91[ok_e] = ok_r; } }
-    // line 490
-    uint ob_92 = ((q_start[b_0] * pc.out_token_stride) + (h_1 * pc.out_head_stride));
     // line 491
+    uint ob_92 = ((q_start[b_0] * pc.out_token_stride) + (h_1 * pc.out_head_stride));
+    // line 492
     {
         const uint ok_end_93 = 8u;
         for (uint e_93 = 0u; e_93 < ok_end_93; e_93++) {
-            // line 492
-            float m_94 = m_row_37[((e_93 / 2u) % 2u)];
             // line 493
-            float top_95 = m_94;
+            float m_94 = m_row_37[((e_93 / 2u) % 2u)];
             // line 494
+            float top_95 = m_94;
+            // line 495
             if ((pc.has_sinks != 0u)) {
-                // line 495
+                // line 496
                 top_95 = ok_max_f32(m_94, (sinks[h_1] * 1.442695f));
             }
-            // line 497
-            float total_96 = (l_row_91[e_93] * ok_exp2((m_94 - top_95)));
             // line 498
+            float total_96 = (l_row_91[e_93] * ok_exp2((m_94 - top_95)));
+            // line 499
             if ((pc.has_sinks != 0u)) {
-                // line 499
+                // line 500
                 total_96 = (total_96 + ok_exp2(((sinks[h_1] * 1.442695f) - top_95)));
             }
-            // line 502
+            // line 503
             mx_47[e_93] = ok_div(ok_exp2((m_94 - top_95)), total_96);
         }
     }
-    // line 504
+    // line 505
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o0, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 505
+    // line 506
     {
         const uint ok_end_97 = 8u;
         for (uint e_97 = 0u; e_97 < ok_end_97; e_97++) {
-            // line 506
+            // line 507
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_97]) < tq_6)) {
-                // line 507
+                // line 508
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_97]) * pc.out_token_stride)) + 0u) + cols_32[e_97])] = (ov_48[e_97] * mx_47[e_97]);
             }
         }
     }
-    // line 510
+    // line 511
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o1, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 511
+    // line 512
     {
         const uint ok_end_98 = 8u;
         for (uint e_98 = 0u; e_98 < ok_end_98; e_98++) {
-            // line 512
+            // line 513
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_98]) < tq_6)) {
-                // line 513
+                // line 514
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_98]) * pc.out_token_stride)) + 16u) + cols_32[e_98])] = (ov_48[e_98] * mx_47[e_98]);
             }
         }
     }
-    // line 516
+    // line 517
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o2, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 517
+    // line 518
     {
         const uint ok_end_99 = 8u;
         for (uint e_99 = 0u; e_99 < ok_end_99; e_99++) {
-            // line 518
+            // line 519
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_99]) < tq_6)) {
-                // line 519
+                // line 520
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_99]) * pc.out_token_stride)) + 32u) + cols_32[e_99])] = (ov_48[e_99] * mx_47[e_99]);
             }
         }
     }
-    // line 522
+    // line 523
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o3, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 523
+    // line 524
     {
         const uint ok_end_100 = 8u;
         for (uint e_100 = 0u; e_100 < ok_end_100; e_100++) {
-            // line 524
+            // line 525
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_100]) < tq_6)) {
-                // line 525
+                // line 526
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_100]) * pc.out_token_stride)) + 48u) + cols_32[e_100])] = (ov_48[e_100] * mx_47[e_100]);
             }
         }
     }
-    // line 528
+    // line 529
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o4, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 529
+    // line 530
     {
         const uint ok_end_101 = 8u;
         for (uint e_101 = 0u; e_101 < ok_end_101; e_101++) {
-            // line 530
+            // line 531
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_101]) < tq_6)) {
-                // line 531
+                // line 532
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_101]) * pc.out_token_stride)) + 64u) + cols_32[e_101])] = (ov_48[e_101] * mx_47[e_101]);
             }
         }
     }
-    // line 534
+    // line 535
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o5, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 535
+    // line 536
     {
         const uint ok_end_102 = 8u;
         for (uint e_102 = 0u; e_102 < ok_end_102; e_102++) {
-            // line 536
+            // line 537
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_102]) < tq_6)) {
-                // line 537
+                // line 538
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_102]) * pc.out_token_stride)) + 80u) + cols_32[e_102])] = (ov_48[e_102] * mx_47[e_102]);
             }
         }
     }
-    // line 540
+    // line 541
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o6, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 541
+    // line 542
     {
         const uint ok_end_103 = 8u;
         for (uint e_103 = 0u; e_103 < ok_end_103; e_103++) {
-            // line 542
+            // line 543
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_103]) < tq_6)) {
-                // line 543
+                // line 544
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_103]) * pc.out_token_stride)) + 96u) + cols_32[e_103])] = (ov_48[e_103] * mx_47[e_103]);
             }
         }
     }
-    // line 546
+    // line 547
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o7, sh_sc, sb_35, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_48[ok_e] = sh_sc[(sb_35) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 547
+    // line 548
     {
         const uint ok_end_104 = 8u;
         for (uint e_104 = 0u; e_104 < ok_end_104; e_104++) {
-            // line 548
+            // line 549
             if ((((first_8 + (warp_4 * 16u)) + rows_31[e_104]) < tq_6)) {
-                // line 549
+                // line 550
                 out_[(((ob_92 + (((first_8 + (warp_4 * 16u)) + rows_31[e_104]) * pc.out_token_stride)) + 112u) + cols_32[e_104])] = (ov_48[e_104] * mx_47[e_104]);
             }
         }

@@ -157,6 +157,7 @@ pub fn attn_prefill_mma(
     // each value, and converting each pair as it arrived, NVIDIA's compiler issued no
     // pair's loads before the pair before had its values (18–20 µs per workgroup on the
     // H200; docs/PERFORMANCE.md, "Prefill attention"). Padding words (w ≥ 64) keep zeros.
+    // 34 steps of the 128 invocations cover the tile's 4352 words, two values each.
     let mut qv = [0.0; 68];
     for j in 0..34u32 {
         let i = t0 + WORKGROUP_X * j;
