@@ -976,6 +976,12 @@ pub enum Intrinsic {
     F16BitsToF32,
     /// `bf16_bits_to_f32(u)`: the bfloat16 in the low 16 bits of `u`, widened exactly.
     Bf16BitsToF32,
+    /// `f32_to_f16_bits(x)`: the binary16 nearest `x` (ties to even; subnormal halves
+    /// kept, ±inf past the largest, a NaN stays a NaN) in the low 16 bits of a u32, the
+    /// high 16 zero: the rounding of a store to an `f16` buffer, as a value. One
+    /// instruction on NVIDIA (`cvt.rn.f16.f32`) where a kernel's own rounding of the
+    /// bits takes a dozen.
+    F32ToF16Bits,
     /// `funnel_shr(lo, hi, s)`: the low 32 bits of the 64-bit `hi:lo` shifted right by
     /// `s & 31` (so `lo` itself when `s & 31 = 0`); u32. A 32-bit window of a bit stream
     /// at any offset in one instruction on NVIDIA (`SHF.R`).
@@ -998,7 +1004,7 @@ pub enum Intrinsic {
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 12] = [
+    pub const ALL: [Intrinsic; 13] = [
         Intrinsic::Min,
         Intrinsic::Max,
         Intrinsic::Abs,
@@ -1007,6 +1013,7 @@ impl Intrinsic {
         Intrinsic::CountOnes,
         Intrinsic::F16BitsToF32,
         Intrinsic::Bf16BitsToF32,
+        Intrinsic::F32ToF16Bits,
         Intrinsic::FunnelShr,
         Intrinsic::FastExp,
         Intrinsic::FastExp2,
@@ -1024,6 +1031,7 @@ impl Intrinsic {
             Intrinsic::CountOnes => "count_ones",
             Intrinsic::F16BitsToF32 => "f16_bits_to_f32",
             Intrinsic::Bf16BitsToF32 => "bf16_bits_to_f32",
+            Intrinsic::F32ToF16Bits => "f32_to_f16_bits",
             Intrinsic::FunnelShr => "funnel_shr",
             Intrinsic::FastExp => "fast_exp",
             Intrinsic::FastExp2 => "fast_exp2",
@@ -1034,9 +1042,13 @@ impl Intrinsic {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            Intrinsic::Abs | Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::FastExp | Intrinsic::FastExp2 => {
-                1
-            }
+            Intrinsic::Abs
+            | Intrinsic::CountOnes
+            | Intrinsic::F16BitsToF32
+            | Intrinsic::Bf16BitsToF32
+            | Intrinsic::F32ToF16Bits
+            | Intrinsic::FastExp
+            | Intrinsic::FastExp2 => 1,
             Intrinsic::Min | Intrinsic::Max => 2,
             Intrinsic::Clamp | Intrinsic::Fma | Intrinsic::FunnelShr | Intrinsic::PanelWord => 3,
         }

@@ -132,6 +132,7 @@ pub fn intrinsic_type(op: Intrinsic, args: &[Scalar]) -> Result<Scalar, String> 
         Intrinsic::Fma => same(&[Scalar::F32]),
         Intrinsic::CountOnes => same(&[Scalar::I32, Scalar::U32]).map(|_| Scalar::U32),
         Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => same(&[Scalar::U32]).map(|_| Scalar::F32),
+        Intrinsic::F32ToF16Bits => same(&[Scalar::F32]).map(|_| Scalar::U32),
         Intrinsic::FunnelShr | Intrinsic::PanelWord => same(&[Scalar::U32]),
         Intrinsic::FastExp | Intrinsic::FastExp2 => same(&[Scalar::F32]),
     }
@@ -170,6 +171,8 @@ mod tests {
         assert!(intrinsic_type(Intrinsic::FunnelShr, &[Scalar::I32; 3]).is_err());
         assert_eq!(intrinsic_type(Intrinsic::FastExp, &[Scalar::F32]), Ok(Scalar::F32));
         assert!(intrinsic_type(Intrinsic::FastExp, &[Scalar::U32]).is_err());
+        assert_eq!(intrinsic_type(Intrinsic::F32ToF16Bits, &[Scalar::F32]), Ok(Scalar::U32));
+        assert!(intrinsic_type(Intrinsic::F32ToF16Bits, &[Scalar::U32]).is_err());
     }
 
     #[test]

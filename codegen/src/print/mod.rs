@@ -652,12 +652,14 @@ impl<'a> Printer<'a> {
                 }
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 let suffix = match op {
-                    Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => String::new(),
+                    Intrinsic::CountOnes | Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 | Intrinsic::F32ToF16Bits => String::new(),
                     _ => format!("_{}", e.ty.name()),
                 };
                 let name = match op {
                     Intrinsic::F16BitsToF32 => "f16_to_f32",
                     Intrinsic::Bf16BitsToF32 => "bf16_to_f32",
+                    // The helper an f16 store rounds with (CUDA: `cvt.rn.f16.f32`).
+                    Intrinsic::F32ToF16Bits => "f32_to_f16",
                     Intrinsic::CountOnes => return d.count_ones(&args[0]),
                     Intrinsic::FastExp => return d.fast_exp(&args[0]),
                     Intrinsic::FastExp2 => return d.fast_exp2(&args[0]),

@@ -14,7 +14,7 @@
 //!   Integer → f32 rounds to nearest even. i32 ↔ u32 keeps the bits.
 
 use super::error::Fault;
-use onekernel_dsl::half::{bf16_to_f32, f16_to_f32};
+use onekernel_dsl::half::{bf16_to_f32, f16_to_f32, f32_to_f16};
 use onekernel_dsl::ir::{BinaryOp, Intrinsic, UnaryOp};
 use onekernel_dsl::types::Scalar;
 
@@ -203,6 +203,7 @@ pub(crate) fn intrinsic(op: Intrinsic, ty: Scalar, lanes: &[u16], args: &[&[u32]
         Intrinsic::CountOnes => map1(lanes, args[0], out, |x| x.count_ones()),
         Intrinsic::F16BitsToF32 => map1(lanes, args[0], out, |x| f16_to_f32(x as u16).to_bits()),
         Intrinsic::Bf16BitsToF32 => map1(lanes, args[0], out, |x| bf16_to_f32(x as u16).to_bits()),
+        Intrinsic::F32ToF16Bits => map1(lanes, args[0], out, |x| f32_to_f16(fl(x)) as u32),
         Intrinsic::FastExp => map1(lanes, args[0], out, |x| fast_exp(fl(x)).to_bits()),
         Intrinsic::FastExp2 => map1(lanes, args[0], out, |x| fast_exp2(fl(x)).to_bits()),
         Intrinsic::FunnelShr => {

@@ -13,8 +13,8 @@ use onekernel_macros::kernel;
 /// Partial attention of the (up to sixteen) query heads of one KV head over one chunk of
 /// tokens (any length), with f16 K and V rows of 128 dimensions.
 ///
-/// The query heads, rounded to f16 (to nearest even; magnitudes below 2^-14 become
-/// zero), are the rows of a 16-row A operand (rows past the group are zeros). K and V
+/// The query heads, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
+/// rounds), are the rows of a 16-row A operand (rows past the group are zeros). K and V
 /// move in blocks of 64 tokens through `stages` shared buffers of 34 KiB (1: 44.75 KiB in
 /// all, within the 48 KiB of NVIDIA's Vulkan; 2 or 3: CUDA, blocks travelling while one
 /// is used) with 16-byte `async_copy`s, the block table read once per token by one
@@ -91,19 +91,6 @@ pub fn attn_decode_chunk_mma(
     let o7 = tile_acc();
     let ta = tile_a();
     let tb = tile_b();
-    // f32 → f16 bits, to nearest even; magnitudes below 2^-14 give a signed zero, those
-    // from 65520 up infinity.
-    let to_f16 = |x: f32| -> u32 {
-        select(
-            (x.to_bits() & 2147483647) < 947912704,
-            (x.to_bits() >> 16) & 32768,
-            select(
-                (x.to_bits() & 2147483647) >= 1199566848,
-                ((x.to_bits() >> 16) & 32768) | 31744,
-                ((x.to_bits() >> 16) & 32768) | ((((x.to_bits() & 2147483647) + 4095 + (((x.to_bits() & 2147483647) >> 13) & 1)) >> 13) - 114688),
-            ),
-        )
-    };
     let c = group_id().x;
     let kvh = group_id().y;
     let b = group_id().z;
@@ -166,7 +153,7 @@ pub fn attn_decode_chunk_mma(
         let mut bits = 0u32;
         if h < group && w < 64 {
             let row = (b * n_heads + head0 + h) * 128 + 2 * w;
-            bits = to_f16(q[row]) | (to_f16(q[row + 1]) << 16);
+            bits = f32_to_f16_bits(q[row]) | (f32_to_f16_bits(q[row + 1]) << 16);
         }
         qs[i] = bits;
     }

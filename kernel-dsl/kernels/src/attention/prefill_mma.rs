@@ -24,8 +24,8 @@ use onekernel_macros::kernel;
 /// cumulative offsets of a varlen batch), its output row likewise in `out`. Query head h
 /// reads KV head `h / (n_heads / n_kv_heads)`; pages and the block table are decode's.
 ///
-/// The queries, rounded to f16 (to nearest even; magnitudes below 2^-14 become zero),
-/// are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
+/// The queries, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
+/// rounds), are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
 /// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
 /// (`kv64`: CUDA, 85.5 KiB of shared memory in use there), or of 32 tokens through one
 /// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). With `kv64` the blocks are panels
@@ -111,19 +111,6 @@ pub fn attn_prefill_mma(
     let p1 = tile_a();
     let p2 = tile_a();
     let p3 = tile_a();
-    // f32 → f16 bits, to nearest even; magnitudes below 2^-14 give a signed zero, those
-    // from 65520 up infinity.
-    let to_f16 = |x: f32| -> u32 {
-        select(
-            (x.to_bits() & 2147483647) < 947912704,
-            (x.to_bits() >> 16) & 32768,
-            select(
-                (x.to_bits() & 2147483647) >= 1199566848,
-                ((x.to_bits() >> 16) & 32768) | 31744,
-                ((x.to_bits() >> 16) & 32768) | ((((x.to_bits() & 2147483647) + 4095 + (((x.to_bits() & 2147483647) >> 13) & 1)) >> 13) - 114688),
-            ),
-        )
-    };
     // Token `tok`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
     let cell_of = |tok: u32, b: u32, kvh: u32| -> u32 {
         let logical = b * pages_per_seq + tok / page_size;
@@ -170,7 +157,7 @@ pub fn attn_prefill_mma(
         }
     }
     for j in 0..34u32 {
-        qs[t0 + WORKGROUP_X * j] = to_f16(qv[2 * j]) | (to_f16(qv[2 * j + 1]) << 16);
+        qs[t0 + WORKGROUP_X * j] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
     }
     if t0 < kb {
         let c0 = cell_of(min(t0, len - 1), b, kvh);
@@ -489,65 +476,68 @@ pub fn attn_prefill_mma(
     l_row[2] = l_part[1];
     tile_row_sum(l_row);
     let ob = q_start[b] * out_token_stride + h * out_head_stride;
-    for e in 0..8u32 {
-        let m = m_row[(e / 2) % 2];
+    // Each of the two rows this invocation holds has one output factor (row i's slots
+    // include slot 2i, whose sum `tile_row_sum` gave): two portable `exp2`s and a
+    // division per row rather than per slot.
+    let mut fr = [0.0; 2];
+    for i in 0..2u32 {
+        let m = m_row[i];
         let mut top = m;
         if has_sinks != 0 {
             top = max(m, sinks[h] * 1.442695041);
         }
-        let mut total = l_row[e] * exp2(m - top);
+        let mut total = l_row[2 * i] * exp2(m - top);
         if has_sinks != 0 {
             total += exp2(sinks[h] * 1.442695041 - top);
         }
-        // Reused as each slot's output factor.
-        mx[e] = exp2(m - top) / total;
+        fr[i] = exp2(m - top) / total;
     }
     tile_get(ov, o0, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 0 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 0 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o1, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 16 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 16 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o2, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 32 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 32 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o3, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 48 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 48 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o4, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 64 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 64 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o5, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 80 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 80 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o6, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 96 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 96 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
     tile_get(ov, o7, sc, sb, scs);
     for e in 0..8u32 {
         if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 112 + cols[e]] = ov[e] * mx[e];
+            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 112 + cols[e]] = ov[e] * fr[(e / 2) % 2];
         }
     }
 }

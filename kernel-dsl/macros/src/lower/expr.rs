@@ -405,7 +405,7 @@ impl Lowerer {
         }
         if let Some(op) = Intrinsic::parse(&name) {
             let hint = match op {
-                Intrinsic::Fma => Some(Scalar::F32),
+                Intrinsic::Fma | Intrinsic::F32ToF16Bits => Some(Scalar::F32),
                 Intrinsic::F16BitsToF32 | Intrinsic::Bf16BitsToF32 => Some(Scalar::U32),
                 _ => expected,
             };
