@@ -143,21 +143,19 @@ pub fn attn_prefill_mma(
     // Every invocation's Q values are loaded before any is converted: the conversion tests
     // each value, and converting each pair as it arrived, NVIDIA's compiler issued no
     // pair's loads before the pair before had its values (18–20 µs per workgroup on the
-    // H200; docs/PERFORMANCE.md, "Prefill attention"). Padding words (w ≥ 64) keep zeros.
-    // 34 steps of the 128 invocations cover the tile's 4352 words, two values each.
-    let mut qv = [0.0; 68];
-    for j in 0..34u32 {
-        let i = t0 + WORKGROUP_X * j;
-        let w = i % 68;
-        if w < 64 {
-            let t = min(first + i / 68, tq - 1);
-            let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * w;
-            qv[2 * j] = q[at];
-            qv[2 * j + 1] = q[at + 1];
-        }
+    // H200; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
+    // (two values) of a row in each of 32 steps, two rows per step; a row's padding words
+    // (64 … 67) are never read.
+    let qw = t0 % 64;
+    let mut qv = [0.0; 64];
+    for j in 0..32u32 {
+        let t = min(first + 2 * j + t0 / 64, tq - 1);
+        let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * qw;
+        qv[2 * j] = q[at];
+        qv[2 * j + 1] = q[at + 1];
     }
-    for j in 0..34u32 {
-        qs[t0 + WORKGROUP_X * j] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
+    for j in 0..32u32 {
+        qs[(2 * j + t0 / 64) * 68 + qw] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
     }
     if t0 < kb {
         let c0 = cell_of(min(t0, len - 1), b, kvh);
@@ -477,8 +475,9 @@ pub fn attn_prefill_mma(
     tile_row_sum(l_row);
     let ob = q_start[b] * out_token_stride + h * out_head_stride;
     // Each of the two rows this invocation holds has one output factor (row i's slots
-    // include slot 2i, whose sum `tile_row_sum` gave): two portable `exp2`s and a
-    // division per row rather than per slot.
+    // include slot 2i, whose sum `tile_row_sum` gave), its weights by the hardware's
+    // `fast_exp2` as the numerators': the portable `exp2` (about 160 instructions) once
+    // per slot was a share of each workgroup's time.
     let mut fr = [0.0; 2];
     for i in 0..2u32 {
         let m = m_row[i];
@@ -486,11 +485,12 @@ pub fn attn_prefill_mma(
         if has_sinks != 0 {
             top = max(m, sinks[h] * 1.442695041);
         }
-        let mut total = l_row[2 * i] * exp2(m - top);
+        let w = fast_exp2(m - top);
+        let mut total = l_row[2 * i] * w;
         if has_sinks != 0 {
-            total += exp2(sinks[h] * 1.442695041 - top);
+            total += fast_exp2(sinks[h] * 1.442695041 - top);
         }
-        fr[i] = exp2(m - top) / total;
+        fr[i] = w / total;
     }
     tile_get(ov, o0, sc, sb, scs);
     for e in 0..8u32 {
