@@ -68,6 +68,7 @@ const WORDS: &[&str] = &[
     "exp",
     "sqrt",
     "fma",
+    "f32_to_f16_bits",
     "select",
     "min",
     "max",
