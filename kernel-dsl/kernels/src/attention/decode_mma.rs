@@ -37,13 +37,12 @@ use onekernel_macros::kernel;
 /// `attn_decode_combine` does, with the same operations in the same order (so the same
 /// bits), and writes `out` (`[B][Hq][128]`). In a launch of one chunk per sequence
 /// (`n_chunks` 1) it weighs the chunk against the head's sink and normalizes, and
-/// `part_*` are not written. With two to 32 chunks per sequence, each chunk with tokens
+/// `part_*` are not written. With two to four chunks per sequence, each chunk with tokens
 /// writes its partial results and arrives at the counter of its sequence and KV head in
 /// `arrivals` (zeros before the first launch; the last arrival leaves them zero), and
 /// the last of them merges the sequence's chunks for the KV head's query heads, as the
-/// combine would (one workgroup reads all of them, so more chunks are the combine's:
-/// beyond 32, `finish` writes the partial results only and the runtime launches the
-/// combine).
+/// combine would (one merge reads all of them, so more chunks are the combine's: beyond
+/// four, `finish` writes the partial results only and the runtime launches the combine).
 #[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], stages = [1u32, 2, 3], finish = [false, true]))]
 pub fn attn_decode_chunk_mma(
     #[len(num_groups().z * n_heads * 128)] q: &[f32],
@@ -107,7 +106,7 @@ pub fn attn_decode_chunk_mma(
     // launches it); otherwise the variant writes the partial results as the other does.
     let finishes = finish && n_chunks == 1;
     // The sequence's chunks that have tokens, which arrive and are merged by the last.
-    let merges = finish && n_chunks > 1 && n_chunks <= 32;
+    let merges = finish && n_chunks > 1 && n_chunks <= 4;
     let used = min((len + max(chunk_tokens, 1u32) - 1) / max(chunk_tokens, 1u32), n_chunks);
     if n == 0 && (finishes || (merges && len == 0 && c == 0)) {
         // An empty sequence: the combine's result with no chunk (0 · 1/sink weight).
@@ -484,16 +483,15 @@ pub fn attn_decode_chunk_mma(
         let last = last_arrival(arrivals, b * n_kv_heads + kvh, used);
         if last {
             // `attn_decode_combine` for the group's heads over the `used` chunks, its
-            // operations in its order (the blocks are done with, so kv holds the
-            // weights at kv[32h + chunk], each head's maximum at kv[512 + h] and its
-            // 1 / total at kv[528 + h]): per head the largest maximum (and sink); each
-            // chunk's weight, one invocation per head and chunk; the sum as one `fma`
-            // chain in chunk order; per dimension four lanes of ⌈used / 4⌉ chunks each,
-            // in chunk order, added in lane order.
+            // operations in its order: per head the largest maximum (and sink), each
+            // chunk's weight, the sum as one `fma` chain in chunk order; per dimension
+            // its four lanes of ⌈used / 4⌉ = 1 chunk, added in lane order. Weights at
+            // kv[4h + chunk], each head's 1 / total at kv[64 + h] (the blocks are done
+            // with).
             if t0 < group {
                 let row = (b * n_heads + head0 + t0) * n_chunks;
                 let mut big = f32::NEG_INFINITY;
-                for c2 in 0..32u32 {
+                for c2 in 0..4u32 {
                     if c2 < used {
                         big = max(big, part_m[row + c2]);
                     }
@@ -501,50 +499,39 @@ pub fn attn_decode_chunk_mma(
                 if has_sinks != 0 {
                     big = max(big, sinks[head0 + t0]);
                 }
-                kv[512 + t0] = big.to_bits();
-            }
-            barrier();
-            for i in (t0..group * used).step_by(WORKGROUP_X) {
-                let h = i / used;
-                let c2 = i % used;
-                let mc = part_m[(b * n_heads + head0 + h) * n_chunks + c2];
-                let w = select(mc == f32::NEG_INFINITY, 0.0, exp(mc - f32::from_bits(kv[512 + h])));
-                kv[32 * h + c2] = w.to_bits();
-            }
-            barrier();
-            if t0 < group {
-                let row = (b * n_heads + head0 + t0) * n_chunks;
                 let mut total = 0.0;
-                for c2 in 0..32u32 {
+                for c2 in 0..4u32 {
                     if c2 < used {
-                        total = fma(part_l[row + c2], f32::from_bits(kv[32 * t0 + c2]), total);
+                        let mc = part_m[row + c2];
+                        let w = select(mc == f32::NEG_INFINITY, 0.0, exp(mc - big));
+                        kv[4 * t0 + c2] = w.to_bits();
+                        total = fma(part_l[row + c2], w, total);
                     }
                 }
                 if has_sinks != 0 {
-                    total += exp(sinks[head0 + t0] - f32::from_bits(kv[512 + t0]));
+                    total += exp(sinks[head0 + t0] - big);
                 }
-                kv[528 + t0] = recip(total).to_bits();
+                kv[64 + t0] = recip(total).to_bits();
             }
             barrier();
-            // Lane l takes chunks l·span … (l + 1)·span − 1 (span ≤ 8); the loops have
-            // fixed trip counts so that a lane's values are requested before any is added.
-            let span = (used + 3) / 4;
-            for i in (t0..group * 128).step_by(WORKGROUP_X) {
-                let h = i / 128;
-                let d = i % 128;
-                let row = (b * n_heads + head0 + h) * n_chunks;
-                let mut a = 0.0;
-                for l in 0..4u32 {
-                    let mut acc = 0.0;
-                    for e in 0..8u32 {
-                        let c2 = l * span + e;
-                        if e < span && c2 < used {
-                            acc = fma(part_acc[(row + c2) * 128 + d], f32::from_bits(kv[32 * h + c2]), acc);
+            // Unrolled (16 × 128 covers 16 heads), so that every chunk's values are
+            // requested before any is added.
+            for j in 0..16u32 {
+                let i = t0 + j * WORKGROUP_X;
+                if i < group * 128 {
+                    let h = i / 128;
+                    let d = i % 128;
+                    let row = (b * n_heads + head0 + h) * n_chunks;
+                    let mut a = 0.0;
+                    for c2 in 0..4u32 {
+                        let mut acc = 0.0;
+                        if c2 < used {
+                            acc = fma(part_acc[(row + c2) * 128 + d], f32::from_bits(kv[4 * h + c2]), acc);
                         }
+                        a = select(c2 == 0, acc, a + acc);
                     }
-                    a = select(l == 0, acc, a + acc);
+                    out[(b * n_heads + head0 + h) * 128 + d] = a * f32::from_bits(kv[64 + h]);
                 }
-                out[(b * n_heads + head0 + h) * 128 + d] = a * f32::from_bits(kv[528 + h]);
             }
         }
     }

@@ -264,10 +264,10 @@ pub const WIDE_MAX_K_DIM: u32 = 1024;
 
 /// The most chunks per sequence that the tensor-core chunk kernel merges itself (its
 /// `finish` variant: the last of a sequence's chunks to finish reads all their partial
-/// results, each chunk's weight found by an invocation of its own); beyond, the combine
-/// merges them, spreading a sequence's results over a workgroup per head where one
-/// workgroup would read them all (docs/PERFORMANCE.md, "Decode attention").
-pub const TENSOR_CORE_MERGE_CHUNKS: u32 = 32;
+/// results, four per dimension at most, all requested before any is added); beyond,
+/// the combine merges them, spreading a sequence's results over a workgroup per head
+/// where one workgroup would read them all (docs/PERFORMANCE.md, "Decode attention").
+pub const TENSOR_CORE_MERGE_CHUNKS: u32 = 4;
 
 /// Whether [`DecodeProblem::run`] merges a tensor-core step's chunks in the chunk kernel
 /// on `backend` (up to [`TENSOR_CORE_MERGE_CHUNKS`] per sequence): everywhere but
