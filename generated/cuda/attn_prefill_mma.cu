@@ -493,36 +493,36 @@ static __device__ __forceinline__ void attn_prefill_mma_impl(const float* __rest
     unsigned int pos0_14 = (len_7 - tq_6);
     // line 142
     unsigned int nblk_15 = (((pos0_14 + ok_min_u32((first_8 + 63u), (tq_6 - 1u))) / kb_10) + 1u);
-    // line 149
-    unsigned int qw_16 = (t0_3 % 64u);
     // line 150
+    unsigned int qw_16 = (t0_3 % 64u);
+    // line 151
     float qv_17[64];
     for (unsigned int ok_i = 0u; ok_i < 64u; ok_i++) { qv_17[ok_i] = 0.0f; }
-    // line 151
+    // line 152
     {
         const unsigned int ok_end_18 = 32u;
         for (unsigned int j_18 = 0u; j_18 < ok_end_18; j_18++) {
-            // line 152
-            unsigned int t_19 = ok_min_u32(((first_8 + (2u * j_18)) + (t0_3 / 64u)), (tq_6 - 1u));
             // line 153
-            unsigned int at_20 = ((((q_start[b_0] + t_19) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * qw_16));
+            unsigned int t_19 = ok_min_u32(((first_8 + (2u * j_18)) + (t0_3 / 64u)), (tq_6 - 1u));
             // line 154
-            qv_17[(2u * j_18)] = q[at_20];
+            unsigned int at_20 = ((((q_start[b_0] + t_19) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * qw_16));
             // line 155
+            qv_17[(2u * j_18)] = q[at_20];
+            // line 156
             qv_17[((2u * j_18) + 1u)] = q[(at_20 + 1u)];
         }
     }
-    // line 157
+    // line 158
     {
         const unsigned int ok_end_21 = 32u;
         for (unsigned int j_21 = 0u; j_21 < ok_end_21; j_21++) {
-            // line 158
+            // line 159
             sh_qs[((((2u * j_21) + (t0_3 / 64u)) * 68u) + qw_16)] = (ok_f32_to_f16(qv_17[(2u * j_21)]) | (ok_f32_to_f16(qv_17[((2u * j_21) + 1u)]) << 16u));
         }
     }
-    // line 160
+    // line 161
     if ((t0_3 < kb_10)) {
-        // line 161
+        // line 162
         unsigned int cell_of_value_22;
         // line 115
         unsigned int tok_23 = ok_min_u32(t0_3, (len_7 - 1u));
@@ -539,178 +539,178 @@ static __device__ __forceinline__ void attn_prefill_mma_impl(const float* __rest
         }
         // line 121
         cell_of_value_22 = ((((page_27 * pc.page_size) + (tok_23 % pc.page_size)) * pc.n_kv_heads) + kvh_25);
-        // line 161
-        unsigned int c0_28 = cell_of_value_22;
         // line 162
+        unsigned int c0_28 = cell_of_value_22;
+        // line 163
         sh_cells[t0_3] = c0_28;
     }
-    // line 164
-    ok_panel_barrier();
     // line 165
+    ok_panel_barrier();
+    // line 166
     if (kv64) {
-        // line 166
-        unsigned int qr_29 = ((warp_4 * 16u) * 136u);
         // line 167
-        ok_tile_ldmatrix<false, false>(tl_q0, sh_qs, qr_29, 136u, ok_lindex);
+        unsigned int qr_29 = ((warp_4 * 16u) * 136u);
         // line 168
-        ok_tile_ldmatrix<false, false>(tl_q1, sh_qs, (qr_29 + 16u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q0, sh_qs, qr_29, 136u, ok_lindex);
         // line 169
-        ok_tile_ldmatrix<false, false>(tl_q2, sh_qs, (qr_29 + 32u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q1, sh_qs, (qr_29 + 16u), 136u, ok_lindex);
         // line 170
-        ok_tile_ldmatrix<false, false>(tl_q3, sh_qs, (qr_29 + 48u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q2, sh_qs, (qr_29 + 32u), 136u, ok_lindex);
         // line 171
-        ok_tile_ldmatrix<false, false>(tl_q4, sh_qs, (qr_29 + 64u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q3, sh_qs, (qr_29 + 48u), 136u, ok_lindex);
         // line 172
-        ok_tile_ldmatrix<false, false>(tl_q5, sh_qs, (qr_29 + 80u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q4, sh_qs, (qr_29 + 64u), 136u, ok_lindex);
         // line 173
-        ok_tile_ldmatrix<false, false>(tl_q6, sh_qs, (qr_29 + 96u), 136u, ok_lindex);
+        ok_tile_ldmatrix<false, false>(tl_q5, sh_qs, (qr_29 + 80u), 136u, ok_lindex);
         // line 174
+        ok_tile_ldmatrix<false, false>(tl_q6, sh_qs, (qr_29 + 96u), 136u, ok_lindex);
+        // line 175
         ok_tile_ldmatrix<false, false>(tl_q7, sh_qs, (qr_29 + 112u), 136u, ok_lindex);
     }
-    // line 178
+    // line 179
     unsigned int rows_30[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { rows_30[ok_i] = 0u; }
-    // line 179
+    // line 180
     unsigned int cols_31[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { cols_31[ok_i] = 0u; }
-    // line 180
+    // line 181
     ok_tile_coords(rows_30, cols_31, ok_lindex);
-    // line 184
+    // line 185
     unsigned int pos_32[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { pos_32[ok_i] = 0u; }
-    // line 185
+    // line 186
     {
         const unsigned int ok_end_33 = 2u;
         #pragma unroll
         for (unsigned int i_33 = 0u; i_33 < ok_end_33; i_33++) {
-            // line 186
+            // line 187
             pos_32[i_33] = (pos0_14 + ok_min_u32(((first_8 + (warp_4 * 16u)) + rows_30[(2u * i_33)]), (tq_6 - 1u)));
         }
     }
-    // line 188
-    unsigned int sb_34 = ((warp_4 * 16u) * scs_12);
     // line 189
+    unsigned int sb_34 = ((warp_4 * 16u) * scs_12);
+    // line 190
     unsigned int pb_35 = ((warp_4 * 16u) * pw_13);
-    // line 192
+    // line 193
     float m_row_36[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { m_row_36[ok_i] = __uint_as_float(0xff800000u); }
-    // line 193
+    // line 194
     float m_use_37[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { m_use_37[ok_i] = 0.0f; }
-    // line 194
+    // line 195
     float l_part_38[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { l_part_38[ok_i] = 0.0f; }
-    // line 195
+    // line 196
     float fac_39[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { fac_39[ok_i] = 0.0f; }
-    // line 198
-    float scale2_40 = (pc.scale * 1.442695f);
     // line 199
-    float inv_scale_41 = ok_div(1.0f, pc.scale);
+    float scale2_40 = (pc.scale * 1.442695f);
     // line 200
+    float inv_scale_41 = ok_div(1.0f, pc.scale);
+    // line 201
     float f0_42[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { f0_42[ok_i] = 0.0f; }
-    // line 201
+    // line 202
     float f1_43[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { f1_43[ok_i] = 0.0f; }
-    // line 202
+    // line 203
     float f2_44[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { f2_44[ok_i] = 0.0f; }
-    // line 203
+    // line 204
     float f3_45[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { f3_45[ok_i] = 0.0f; }
-    // line 204
+    // line 205
     float mx_46[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { mx_46[ok_i] = 0.0f; }
-    // line 205
+    // line 206
     float ov_47[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { ov_47[ok_i] = 0.0f; }
-    // line 216
+    // line 217
     {
         const unsigned int ok_end_48 = ((nblk_15 + nb_11) - 1u);
         for (unsigned int st_48 = 0u; st_48 < ok_end_48; st_48++) {
-            // line 217
+            // line 218
             if ((kv64 && (st_48 >= 1u))) {
-                // line 218
-                ok_async_wait<0>();
                 // line 219
+                ok_async_wait<0>();
+                // line 220
                 ok_panel_barrier();
             }
-            // line 221
+            // line 222
             if (kv64) {
-                // line 222
-                ok_tile_mma_wait(); ok_tile_fence_acc(tl_s0); ok_tile_fence_acc(tl_s1); ok_tile_fence_acc(tl_s2); ok_tile_fence_acc(tl_s3); ok_tile_fence_acc(tl_o0); ok_tile_fence_acc(tl_o1); ok_tile_fence_acc(tl_o2); ok_tile_fence_acc(tl_o3); ok_tile_fence_acc(tl_o4); ok_tile_fence_acc(tl_o5); ok_tile_fence_acc(tl_o6); ok_tile_fence_acc(tl_o7); ok_tile_fence_a(tl_ta); ok_tile_fence_a(tl_q0); ok_tile_fence_a(tl_q1); ok_tile_fence_a(tl_q2); ok_tile_fence_a(tl_q3); ok_tile_fence_a(tl_q4); ok_tile_fence_a(tl_q5); ok_tile_fence_a(tl_q6); ok_tile_fence_a(tl_q7); ok_tile_fence_a(tl_p1); ok_tile_fence_a(tl_p2); ok_tile_fence_a(tl_p3);
                 // line 223
+                ok_tile_mma_wait(); ok_tile_fence_acc(tl_s0); ok_tile_fence_acc(tl_s1); ok_tile_fence_acc(tl_s2); ok_tile_fence_acc(tl_s3); ok_tile_fence_acc(tl_o0); ok_tile_fence_acc(tl_o1); ok_tile_fence_acc(tl_o2); ok_tile_fence_acc(tl_o3); ok_tile_fence_acc(tl_o4); ok_tile_fence_acc(tl_o5); ok_tile_fence_acc(tl_o6); ok_tile_fence_acc(tl_o7); ok_tile_fence_a(tl_ta); ok_tile_fence_a(tl_q0); ok_tile_fence_a(tl_q1); ok_tile_fence_a(tl_q2); ok_tile_fence_a(tl_q3); ok_tile_fence_a(tl_q4); ok_tile_fence_a(tl_q5); ok_tile_fence_a(tl_q6); ok_tile_fence_a(tl_q7); ok_tile_fence_a(tl_p1); ok_tile_fence_a(tl_p2); ok_tile_fence_a(tl_p3);
+                // line 224
                 if ((st_48 >= 1u)) {
-                    // line 227
-                    unsigned int kw_49 = (((((st_48 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 228
-                    ok_tile_fill(tl_s0, 0.0f);
+                    unsigned int kw_49 = (((((st_48 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 229
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 230
-                    ok_tile_fill(tl_s2, 0.0f);
+                    ok_tile_fill(tl_s1, 0.0f);
                     // line 231
-                    ok_tile_fill(tl_s3, 0.0f);
+                    ok_tile_fill(tl_s2, 0.0f);
                     // line 232
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q0, sh_kv, kw_49, 64u, 0u, 0u, ok_lindex);
+                    ok_tile_fill(tl_s3, 0.0f);
                     // line 233
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q1, sh_kv, kw_49, 64u, 0u, 16u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q0, sh_kv, kw_49, 64u, 0u, 0u, ok_lindex);
                     // line 234
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q2, sh_kv, kw_49, 64u, 0u, 32u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q1, sh_kv, kw_49, 64u, 0u, 16u, ok_lindex);
                     // line 235
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q3, sh_kv, kw_49, 64u, 0u, 48u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q2, sh_kv, kw_49, 64u, 0u, 32u, ok_lindex);
                     // line 236
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q4, sh_kv, kw_49, 64u, 0u, 64u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q3, sh_kv, kw_49, 64u, 0u, 48u, ok_lindex);
                     // line 237
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q5, sh_kv, kw_49, 64u, 0u, 80u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q4, sh_kv, kw_49, 64u, 0u, 64u, ok_lindex);
                     // line 238
-                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q6, sh_kv, kw_49, 64u, 0u, 96u, ok_lindex);
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q5, sh_kv, kw_49, 64u, 0u, 80u, ok_lindex);
                     // line 239
+                    ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q6, sh_kv, kw_49, 64u, 0u, 96u, ok_lindex);
+                    // line 240
                     ok_tile_mma_panel<false>(tl_s0, tl_s1, tl_s2, tl_s3, tl_q7, sh_kv, kw_49, 64u, 0u, 112u, ok_lindex);
                 }
             }
-            // line 242
+            // line 243
             if ((st_48 < nblk_15)) {
-                // line 243
+                // line 244
                 unsigned int buf_50 = ((((st_48 % nb_11) * 2u) * kb_10) * 68u);
-                // line 248
+                // line 249
                 unsigned int srcs_51[8];
                 for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { srcs_51[ok_i] = 0u; }
-                // line 249
+                // line 250
                 {
                     const unsigned int ok_end_52 = 8u;
                     #pragma unroll
                     for (unsigned int j_52 = 0u; j_52 < ok_end_52; j_52++) {
-                        // line 250
+                        // line 251
                         srcs_51[j_52] = ((sh_cells[(((st_48 % 2u) * kb_10) + ok_min_u32(((t0_3 / 16u) + (8u * j_52)), (kb_10 - 1u)))] * 64u) + ((t0_3 % 16u) * 4u));
                     }
                 }
-                // line 252
+                // line 253
                 {
                     const unsigned int ok_end_53 = 8u;
                     #pragma unroll
                     for (unsigned int j_53 = 0u; j_53 < ok_end_53; j_53++) {
-                        // line 253
-                        unsigned int r_54 = ((t0_3 / 16u) + (8u * j_53));
                         // line 254
+                        unsigned int r_54 = ((t0_3 / 16u) + (8u * j_53));
+                        // line 255
                         if ((r_54 < kb_10)) {
-                            // line 255
+                            // line 256
                             unsigned int quad_55 = (t0_3 % 16u);
-                            // line 257
-                            unsigned int kd_56 = (kv64 ? (buf_50 + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + (r_54 * 68u)) + (quad_55 * 4u)));
                             // line 258
-                            unsigned int vd_57 = (kv64 ? ((buf_50 + (kb_10 * 68u)) + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + ((kb_10 + r_54) * 68u)) + (quad_55 * 4u)));
+                            unsigned int kd_56 = (kv64 ? (buf_50 + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + (r_54 * 68u)) + (quad_55 * 4u)));
                             // line 259
-                            ok_async_copy16(&sh_kv[kd_56], &k[srcs_51[j_53]]);
+                            unsigned int vd_57 = (kv64 ? ((buf_50 + (kb_10 * 68u)) + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + ((kb_10 + r_54) * 68u)) + (quad_55 * 4u)));
                             // line 260
+                            ok_async_copy16(&sh_kv[kd_56], &k[srcs_51[j_53]]);
+                            // line 261
                             ok_async_copy16(&sh_kv[vd_57], &v[srcs_51[j_53]]);
                         }
                     }
                 }
-                // line 264
+                // line 265
                 if ((((st_48 + 1u) < nblk_15) && (t0_3 < kb_10))) {
-                    // line 265
+                    // line 266
                     unsigned int cell_of_value_58;
                     // line 115
                     unsigned int tok_59 = ok_min_u32((((st_48 + 1u) * kb_10) + t0_3), (len_7 - 1u));
@@ -727,550 +727,550 @@ static __device__ __forceinline__ void attn_prefill_mma_impl(const float* __rest
                     }
                     // line 121
                     cell_of_value_58 = ((((page_63 * pc.page_size) + (tok_59 % pc.page_size)) * pc.n_kv_heads) + kvh_61);
-                    // line 265
-                    unsigned int cn_64 = cell_of_value_58;
                     // line 266
+                    unsigned int cn_64 = cell_of_value_58;
+                    // line 267
                     sh_cells[((((st_48 + 1u) % 2u) * kb_10) + t0_3)] = cn_64;
                 }
             }
-            // line 269
-            ok_async_commit();
             // line 270
+            ok_async_commit();
+            // line 271
             if ((!kv64)) {
-                // line 271
-                ok_async_wait<0>();
                 // line 272
+                ok_async_wait<0>();
+                // line 273
                 ok_panel_barrier();
             }
-            // line 274
+            // line 275
             if (((st_48 + 1u) >= nb_11)) {
-                // line 275
+                // line 276
                 unsigned int u_65 = ((st_48 + 1u) - nb_11);
-                // line 277
-                unsigned int kbase_66 = ((((u_65 % nb_11) * 2u) * kb_10) * 136u);
                 // line 278
+                unsigned int kbase_66 = ((((u_65 % nb_11) * 2u) * kb_10) * 136u);
+                // line 279
                 unsigned int vbase_67 = (kbase_66 + (kb_10 * 136u));
-                // line 280
+                // line 281
                 if (kv64) {
-                    // line 282
+                    // line 283
                     ok_tile_mma_wait(); ok_tile_fence_acc(tl_s0); ok_tile_fence_acc(tl_s1); ok_tile_fence_acc(tl_s2); ok_tile_fence_acc(tl_s3); ok_tile_fence_acc(tl_o0); ok_tile_fence_acc(tl_o1); ok_tile_fence_acc(tl_o2); ok_tile_fence_acc(tl_o3); ok_tile_fence_acc(tl_o4); ok_tile_fence_acc(tl_o5); ok_tile_fence_acc(tl_o6); ok_tile_fence_acc(tl_o7); ok_tile_fence_a(tl_ta); ok_tile_fence_a(tl_q0); ok_tile_fence_a(tl_q1); ok_tile_fence_a(tl_q2); ok_tile_fence_a(tl_q3); ok_tile_fence_a(tl_q4); ok_tile_fence_a(tl_q5); ok_tile_fence_a(tl_q6); ok_tile_fence_a(tl_q7); ok_tile_fence_a(tl_p1); ok_tile_fence_a(tl_p2); ok_tile_fence_a(tl_p3);
                 } else {
-                    // line 284
-                    ok_tile_fill(tl_s0, 0.0f);
                     // line 285
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 286
+                    ok_tile_fill(tl_s1, 0.0f);
+                    // line 287
                     {
                         const unsigned int ok_end_68 = 8u;
                         #pragma unroll
                         for (unsigned int kk_68 = 0u; kk_68 < ok_end_68; kk_68++) {
-                            // line 287
-                            ok_tile_ldmatrix<false, false>(tl_ta, sh_qs, (((warp_4 * 16u) * 136u) + (kk_68 * 16u)), 136u, ok_lindex);
                             // line 288
-                            ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, (kbase_66 + (kk_68 * 16u)), 136u, ok_lindex);
+                            ok_tile_ldmatrix<false, false>(tl_ta, sh_qs, (((warp_4 * 16u) * 136u) + (kk_68 * 16u)), 136u, ok_lindex);
                             // line 289
-                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, (kbase_66 + (kk_68 * 16u)), 136u, ok_lindex);
                             // line 290
-                            ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, ((kbase_66 + (16u * 136u)) + (kk_68 * 16u)), 136u, ok_lindex);
+                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
                             // line 291
+                            ok_tile_ldmatrix<true, true>(tl_tb, sh_kv, ((kbase_66 + (16u * 136u)) + (kk_68 * 16u)), 136u, ok_lindex);
+                            // line 292
                             ok_tile_mma(tl_s1, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 297
-                ok_tile_get(f0_42, tl_s0);
                 // line 298
-                ok_tile_get(f1_43, tl_s1);
+                ok_tile_get(f0_42, tl_s0);
                 // line 299
+                ok_tile_get(f1_43, tl_s1);
+                // line 300
                 if (kv64) {
-                    // line 300
-                    ok_tile_get(f2_44, tl_s2);
                     // line 301
+                    ok_tile_get(f2_44, tl_s2);
+                    // line 302
                     ok_tile_get(f3_45, tl_s3);
                 }
-                // line 304
+                // line 305
                 if (((((u_65 * kb_10) + kb_10) - 1u) > (pos0_14 + first_8))) {
-                    // line 305
+                    // line 306
                     {
                         const unsigned int ok_end_69 = 8u;
                         #pragma unroll
                         for (unsigned int e_69 = 0u; e_69 < ok_end_69; e_69++) {
-                            // line 306
-                            unsigned int te_70 = ((u_65 * kb_10) + cols_31[e_69]);
                             // line 307
-                            f0_42[e_69] = ((te_70 > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f0_42[e_69]);
+                            unsigned int te_70 = ((u_65 * kb_10) + cols_31[e_69]);
                             // line 308
-                            f1_43[e_69] = (((te_70 + 16u) > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f1_43[e_69]);
+                            f0_42[e_69] = ((te_70 > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f0_42[e_69]);
                             // line 309
+                            f1_43[e_69] = (((te_70 + 16u) > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f1_43[e_69]);
+                            // line 310
                             if (kv64) {
-                                // line 310
-                                f2_44[e_69] = (((te_70 + 32u) > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f2_44[e_69]);
                                 // line 311
+                                f2_44[e_69] = (((te_70 + 32u) > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f2_44[e_69]);
+                                // line 312
                                 f3_45[e_69] = (((te_70 + 48u) > pos_32[((e_69 / 2u) % 2u)]) ? __uint_as_float(0xff800000u) : f3_45[e_69]);
                             }
                         }
                     }
                 }
-                // line 315
+                // line 316
                 if ((pc.has_mask != 0u)) {
-                    // line 316
-                    unsigned int mrow_71 = ((b_0 * pc.pages_per_seq) * pc.page_size);
                     // line 317
+                    unsigned int mrow_71 = ((b_0 * pc.pages_per_seq) * pc.page_size);
+                    // line 318
                     {
                         const unsigned int ok_end_72 = 8u;
                         #pragma unroll
                         for (unsigned int e_72 = 0u; e_72 < ok_end_72; e_72++) {
-                            // line 318
-                            unsigned int te_73 = ((u_65 * kb_10) + cols_31[e_72]);
                             // line 319
-                            f0_42[e_72] = (f0_42[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32(te_73, (len_7 - 1u)))])) * inv_scale_41));
+                            unsigned int te_73 = ((u_65 * kb_10) + cols_31[e_72]);
                             // line 320
-                            f1_43[e_72] = (f1_43[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32((te_73 + 16u), (len_7 - 1u)))])) * inv_scale_41));
+                            f0_42[e_72] = (f0_42[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32(te_73, (len_7 - 1u)))])) * inv_scale_41));
                             // line 321
+                            f1_43[e_72] = (f1_43[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32((te_73 + 16u), (len_7 - 1u)))])) * inv_scale_41));
+                            // line 322
                             if (kv64) {
-                                // line 322
-                                f2_44[e_72] = (f2_44[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32((te_73 + 32u), (len_7 - 1u)))])) * inv_scale_41));
                                 // line 323
+                                f2_44[e_72] = (f2_44[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32((te_73 + 32u), (len_7 - 1u)))])) * inv_scale_41));
+                                // line 324
                                 f3_45[e_72] = (f3_45[e_72] + (ok_f16_to_f32(((unsigned int)mask[(mrow_71 + ok_min_u32((te_73 + 48u), (len_7 - 1u)))])) * inv_scale_41));
                             }
                         }
                     }
                 }
-                // line 327
+                // line 328
                 {
                     const unsigned int ok_end_74 = 8u;
                     #pragma unroll
                     for (unsigned int e_74 = 0u; e_74 < ok_end_74; e_74++) {
-                        // line 328
-                        mx_46[e_74] = ok_max_f32(f0_42[e_74], f1_43[e_74]);
                         // line 329
+                        mx_46[e_74] = ok_max_f32(f0_42[e_74], f1_43[e_74]);
+                        // line 330
                         if (kv64) {
-                            // line 330
+                            // line 331
                             mx_46[e_74] = ok_max_f32(mx_46[e_74], ok_max_f32(f2_44[e_74], f3_45[e_74]));
                         }
                     }
                 }
-                // line 333
+                // line 334
                 ok_tile_row_max(mx_46);
-                // line 336
+                // line 337
                 {
                     const unsigned int ok_end_75 = 8u;
                     #pragma unroll
                     for (unsigned int e_75 = 0u; e_75 < ok_end_75; e_75++) {
-                        // line 337
-                        mx_46[e_75] = (mx_46[e_75] * scale2_40);
                         // line 338
+                        mx_46[e_75] = (mx_46[e_75] * scale2_40);
+                        // line 339
                         ov_47[e_75] = (mx_46[e_75] - m_row_36[((e_75 / 2u) % 2u)]);
                     }
                 }
-                // line 340
-                ok_tile_all_max(ov_47);
                 // line 341
+                ok_tile_all_max(ov_47);
+                // line 342
                 if (((u_65 == 0u) || (ov_47[0u] > 8.0f))) {
-                    // line 342
+                    // line 343
                     {
                         const unsigned int ok_end_76 = 2u;
                         #pragma unroll
                         for (unsigned int i_76 = 0u; i_76 < ok_end_76; i_76++) {
-                            // line 343
+                            // line 344
                             float m_new_77 = ok_max_f32(m_row_36[i_76], mx_46[(2u * i_76)]);
-                            // line 345
-                            fac_39[i_76] = ((m_row_36[i_76] == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp2((m_row_36[i_76] - m_new_77)));
                             // line 346
-                            l_part_38[i_76] = (l_part_38[i_76] * fac_39[i_76]);
+                            fac_39[i_76] = ((m_row_36[i_76] == __uint_as_float(0xff800000u)) ? 0.0f : ok_fast_exp2((m_row_36[i_76] - m_new_77)));
                             // line 347
+                            l_part_38[i_76] = (l_part_38[i_76] * fac_39[i_76]);
+                            // line 348
                             m_row_36[i_76] = m_new_77;
-                            // line 349
+                            // line 350
                             m_use_37[i_76] = ((m_new_77 == __uint_as_float(0xff800000u)) ? 0.0f : m_new_77);
                         }
                     }
-                    // line 351
+                    // line 352
                     if ((u_65 > 0u)) {
-                        // line 352
-                        ok_tile_get(ov_47, tl_o0);
                         // line 353
+                        ok_tile_get(ov_47, tl_o0);
+                        // line 354
                         {
                             const unsigned int ok_end_78 = 8u;
                             #pragma unroll
                             for (unsigned int e_78 = 0u; e_78 < ok_end_78; e_78++) {
-                                // line 354
+                                // line 355
                                 ov_47[e_78] = (ov_47[e_78] * fac_39[((e_78 / 2u) % 2u)]);
                             }
                         }
-                        // line 356
-                        ok_tile_set_acc(tl_o0, ov_47);
                         // line 357
-                        ok_tile_get(ov_47, tl_o1);
+                        ok_tile_set_acc(tl_o0, ov_47);
                         // line 358
+                        ok_tile_get(ov_47, tl_o1);
+                        // line 359
                         {
                             const unsigned int ok_end_79 = 8u;
                             #pragma unroll
                             for (unsigned int e_79 = 0u; e_79 < ok_end_79; e_79++) {
-                                // line 359
+                                // line 360
                                 ov_47[e_79] = (ov_47[e_79] * fac_39[((e_79 / 2u) % 2u)]);
                             }
                         }
-                        // line 361
-                        ok_tile_set_acc(tl_o1, ov_47);
                         // line 362
-                        ok_tile_get(ov_47, tl_o2);
+                        ok_tile_set_acc(tl_o1, ov_47);
                         // line 363
+                        ok_tile_get(ov_47, tl_o2);
+                        // line 364
                         {
                             const unsigned int ok_end_80 = 8u;
                             #pragma unroll
                             for (unsigned int e_80 = 0u; e_80 < ok_end_80; e_80++) {
-                                // line 364
+                                // line 365
                                 ov_47[e_80] = (ov_47[e_80] * fac_39[((e_80 / 2u) % 2u)]);
                             }
                         }
-                        // line 366
-                        ok_tile_set_acc(tl_o2, ov_47);
                         // line 367
-                        ok_tile_get(ov_47, tl_o3);
+                        ok_tile_set_acc(tl_o2, ov_47);
                         // line 368
+                        ok_tile_get(ov_47, tl_o3);
+                        // line 369
                         {
                             const unsigned int ok_end_81 = 8u;
                             #pragma unroll
                             for (unsigned int e_81 = 0u; e_81 < ok_end_81; e_81++) {
-                                // line 369
+                                // line 370
                                 ov_47[e_81] = (ov_47[e_81] * fac_39[((e_81 / 2u) % 2u)]);
                             }
                         }
-                        // line 371
-                        ok_tile_set_acc(tl_o3, ov_47);
                         // line 372
-                        ok_tile_get(ov_47, tl_o4);
+                        ok_tile_set_acc(tl_o3, ov_47);
                         // line 373
+                        ok_tile_get(ov_47, tl_o4);
+                        // line 374
                         {
                             const unsigned int ok_end_82 = 8u;
                             #pragma unroll
                             for (unsigned int e_82 = 0u; e_82 < ok_end_82; e_82++) {
-                                // line 374
+                                // line 375
                                 ov_47[e_82] = (ov_47[e_82] * fac_39[((e_82 / 2u) % 2u)]);
                             }
                         }
-                        // line 376
-                        ok_tile_set_acc(tl_o4, ov_47);
                         // line 377
-                        ok_tile_get(ov_47, tl_o5);
+                        ok_tile_set_acc(tl_o4, ov_47);
                         // line 378
+                        ok_tile_get(ov_47, tl_o5);
+                        // line 379
                         {
                             const unsigned int ok_end_83 = 8u;
                             #pragma unroll
                             for (unsigned int e_83 = 0u; e_83 < ok_end_83; e_83++) {
-                                // line 379
+                                // line 380
                                 ov_47[e_83] = (ov_47[e_83] * fac_39[((e_83 / 2u) % 2u)]);
                             }
                         }
-                        // line 381
-                        ok_tile_set_acc(tl_o5, ov_47);
                         // line 382
-                        ok_tile_get(ov_47, tl_o6);
+                        ok_tile_set_acc(tl_o5, ov_47);
                         // line 383
+                        ok_tile_get(ov_47, tl_o6);
+                        // line 384
                         {
                             const unsigned int ok_end_84 = 8u;
                             #pragma unroll
                             for (unsigned int e_84 = 0u; e_84 < ok_end_84; e_84++) {
-                                // line 384
+                                // line 385
                                 ov_47[e_84] = (ov_47[e_84] * fac_39[((e_84 / 2u) % 2u)]);
                             }
                         }
-                        // line 386
-                        ok_tile_set_acc(tl_o6, ov_47);
                         // line 387
-                        ok_tile_get(ov_47, tl_o7);
+                        ok_tile_set_acc(tl_o6, ov_47);
                         // line 388
+                        ok_tile_get(ov_47, tl_o7);
+                        // line 389
                         {
                             const unsigned int ok_end_85 = 8u;
                             #pragma unroll
                             for (unsigned int e_85 = 0u; e_85 < ok_end_85; e_85++) {
-                                // line 389
+                                // line 390
                                 ov_47[e_85] = (ov_47[e_85] * fac_39[((e_85 / 2u) % 2u)]);
                             }
                         }
-                        // line 391
+                        // line 392
                         ok_tile_set_acc(tl_o7, ov_47);
                     } else {
-                        // line 393
-                        ok_tile_fill(tl_o0, 0.0f);
                         // line 394
-                        ok_tile_fill(tl_o1, 0.0f);
+                        ok_tile_fill(tl_o0, 0.0f);
                         // line 395
-                        ok_tile_fill(tl_o2, 0.0f);
+                        ok_tile_fill(tl_o1, 0.0f);
                         // line 396
-                        ok_tile_fill(tl_o3, 0.0f);
+                        ok_tile_fill(tl_o2, 0.0f);
                         // line 397
-                        ok_tile_fill(tl_o4, 0.0f);
+                        ok_tile_fill(tl_o3, 0.0f);
                         // line 398
-                        ok_tile_fill(tl_o5, 0.0f);
+                        ok_tile_fill(tl_o4, 0.0f);
                         // line 399
-                        ok_tile_fill(tl_o6, 0.0f);
+                        ok_tile_fill(tl_o5, 0.0f);
                         // line 400
+                        ok_tile_fill(tl_o6, 0.0f);
+                        // line 401
                         ok_tile_fill(tl_o7, 0.0f);
                     }
                 }
-                // line 406
+                // line 407
                 {
                     const unsigned int ok_end_86 = 8u;
                     #pragma unroll
                     for (unsigned int e_86 = 0u; e_86 < ok_end_86; e_86++) {
-                        // line 407
-                        f0_42[e_86] = ok_fast_exp2(((f0_42[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 408
-                        f1_43[e_86] = ok_fast_exp2(((f1_43[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                        f0_42[e_86] = ok_fast_exp2(((f0_42[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 409
-                        l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f0_42[e_86] + f1_43[e_86]));
+                        f1_43[e_86] = ok_fast_exp2(((f1_43[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 410
+                        l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f0_42[e_86] + f1_43[e_86]));
+                        // line 411
                         if (kv64) {
-                            // line 411
-                            f2_44[e_86] = ok_fast_exp2(((f2_44[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                             // line 412
-                            f3_45[e_86] = ok_fast_exp2(((f3_45[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                            f2_44[e_86] = ok_fast_exp2(((f2_44[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                             // line 413
+                            f3_45[e_86] = ok_fast_exp2(((f3_45[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                            // line 414
                             l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f2_44[e_86] + f3_45[e_86]));
                         }
                     }
                 }
-                // line 419
+                // line 420
                 if (kv64) {
-                    // line 420
-                    unsigned int vw_87 = (vbase_67 / 2u);
                     // line 421
-                    ok_tile_set_a(tl_ta, f0_42);
+                    unsigned int vw_87 = (vbase_67 / 2u);
                     // line 422
-                    ok_tile_set_a(tl_p1, f1_43);
+                    ok_tile_set_a(tl_ta, f0_42);
                     // line 423
-                    ok_tile_set_a(tl_p2, f2_44);
+                    ok_tile_set_a(tl_p1, f1_43);
                     // line 424
-                    ok_tile_set_a(tl_p3, f3_45);
+                    ok_tile_set_a(tl_p2, f2_44);
                     // line 425
-                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_ta, sh_kv, vw_87, 64u, 0u, 0u, ok_lindex);
+                    ok_tile_set_a(tl_p3, f3_45);
                     // line 426
-                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_ta, sh_kv, vw_87, 64u, 0u, 64u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_ta, sh_kv, vw_87, 64u, 0u, 0u, ok_lindex);
                     // line 427
-                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p1, sh_kv, vw_87, 64u, 16u, 0u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_ta, sh_kv, vw_87, 64u, 0u, 64u, ok_lindex);
                     // line 428
-                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_p1, sh_kv, vw_87, 64u, 16u, 64u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p1, sh_kv, vw_87, 64u, 16u, 0u, ok_lindex);
                     // line 429
-                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p2, sh_kv, vw_87, 64u, 32u, 0u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_p1, sh_kv, vw_87, 64u, 16u, 64u, ok_lindex);
                     // line 430
-                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_p2, sh_kv, vw_87, 64u, 32u, 64u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p2, sh_kv, vw_87, 64u, 32u, 0u, ok_lindex);
                     // line 431
-                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p3, sh_kv, vw_87, 64u, 48u, 0u, ok_lindex);
+                    ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_p2, sh_kv, vw_87, 64u, 32u, 64u, ok_lindex);
                     // line 432
+                    ok_tile_mma_panel<true>(tl_o0, tl_o1, tl_o2, tl_o3, tl_p3, sh_kv, vw_87, 64u, 48u, 0u, ok_lindex);
+                    // line 433
                     ok_tile_mma_panel<true>(tl_o4, tl_o5, tl_o6, tl_o7, tl_p3, sh_kv, vw_87, 64u, 48u, 64u, ok_lindex);
                 }
-                // line 434
+                // line 435
                 {
                     const unsigned int ok_end_88 = 2u;
                     #pragma unroll
                     for (unsigned int kk_88 = 0u; kk_88 < ok_end_88; kk_88++) {
-                        // line 435
+                        // line 436
                         if ((!kv64)) {
-                            // line 436
+                            // line 437
                             if ((kk_88 == 0u)) {
-                                // line 437
+                                // line 438
                                 ok_tile_set_a(tl_ta, f0_42);
                             } else {
-                                // line 439
+                                // line 440
                                 ok_tile_set_a(tl_ta, f1_43);
                             }
-                            // line 441
-                            unsigned int vr_89 = (vbase_67 + ((kk_88 * 16u) * 136u));
                             // line 442
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, vr_89, 136u, ok_lindex);
+                            unsigned int vr_89 = (vbase_67 + ((kk_88 * 16u) * 136u));
                             // line 443
-                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, vr_89, 136u, ok_lindex);
                             // line 444
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 16u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
                             // line 445
-                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 16u), 136u, ok_lindex);
                             // line 446
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 32u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
                             // line 447
-                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 32u), 136u, ok_lindex);
                             // line 448
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 48u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
                             // line 449
-                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 48u), 136u, ok_lindex);
                             // line 450
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 64u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
                             // line 451
-                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 64u), 136u, ok_lindex);
                             // line 452
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 80u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
                             // line 453
-                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 80u), 136u, ok_lindex);
                             // line 454
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 96u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
                             // line 455
-                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 96u), 136u, ok_lindex);
                             // line 456
-                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 112u), 136u, ok_lindex);
+                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
                             // line 457
+                            ok_tile_ldmatrix<true, false>(tl_tb, sh_kv, (vr_89 + 112u), 136u, ok_lindex);
+                            // line 458
                             ok_tile_mma(tl_o7, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 460
+                // line 461
                 if ((!kv64)) {
-                    // line 461
+                    // line 462
                     ok_panel_barrier();
                 }
             }
         }
     }
-    // line 466
+    // line 467
     ok_tile_mma_wait(); ok_tile_fence_acc(tl_s0); ok_tile_fence_acc(tl_s1); ok_tile_fence_acc(tl_s2); ok_tile_fence_acc(tl_s3); ok_tile_fence_acc(tl_o0); ok_tile_fence_acc(tl_o1); ok_tile_fence_acc(tl_o2); ok_tile_fence_acc(tl_o3); ok_tile_fence_acc(tl_o4); ok_tile_fence_acc(tl_o5); ok_tile_fence_acc(tl_o6); ok_tile_fence_acc(tl_o7); ok_tile_fence_a(tl_ta); ok_tile_fence_a(tl_q0); ok_tile_fence_a(tl_q1); ok_tile_fence_a(tl_q2); ok_tile_fence_a(tl_q3); ok_tile_fence_a(tl_q4); ok_tile_fence_a(tl_q5); ok_tile_fence_a(tl_q6); ok_tile_fence_a(tl_q7); ok_tile_fence_a(tl_p1); ok_tile_fence_a(tl_p2); ok_tile_fence_a(tl_p3);
-    // line 472
+    // line 473
     float l_row_90[8];
     for (unsigned int ok_i = 0u; ok_i < 8u; ok_i++) { l_row_90[ok_i] = 0.0f; }
-    // line 473
-    l_row_90[0u] = l_part_38[0u];
     // line 474
-    l_row_90[2u] = l_part_38[1u];
+    l_row_90[0u] = l_part_38[0u];
     // line 475
-    ok_tile_row_sum(l_row_90);
+    l_row_90[2u] = l_part_38[1u];
     // line 476
+    ok_tile_row_sum(l_row_90);
+    // line 477
     unsigned int ob_91 = ((q_start[b_0] * pc.out_token_stride) + (h_1 * pc.out_head_stride));
-    // line 481
+    // line 482
     float fr_92[2];
     for (unsigned int ok_i = 0u; ok_i < 2u; ok_i++) { fr_92[ok_i] = 0.0f; }
-    // line 482
+    // line 483
     {
         const unsigned int ok_end_93 = 2u;
         #pragma unroll
         for (unsigned int i_93 = 0u; i_93 < ok_end_93; i_93++) {
-            // line 483
-            float m_94 = m_row_36[i_93];
             // line 484
-            float top_95 = m_94;
+            float m_94 = m_row_36[i_93];
             // line 485
+            float top_95 = m_94;
+            // line 486
             if ((pc.has_sinks != 0u)) {
-                // line 486
+                // line 487
                 top_95 = ok_max_f32(m_94, (sinks[h_1] * 1.442695f));
             }
-            // line 488
-            float w_96 = ok_fast_exp2((m_94 - top_95));
             // line 489
-            float total_97 = (l_row_90[(2u * i_93)] * w_96);
+            float w_96 = ok_fast_exp2((m_94 - top_95));
             // line 490
+            float total_97 = (l_row_90[(2u * i_93)] * w_96);
+            // line 491
             if ((pc.has_sinks != 0u)) {
-                // line 491
+                // line 492
                 total_97 = (total_97 + ok_fast_exp2(((sinks[h_1] * 1.442695f) - top_95)));
             }
-            // line 493
+            // line 494
             fr_92[i_93] = ok_div(w_96, total_97);
         }
     }
-    // line 495
-    ok_tile_get(ov_47, tl_o0);
     // line 496
+    ok_tile_get(ov_47, tl_o0);
+    // line 497
     {
         const unsigned int ok_end_98 = 8u;
         #pragma unroll
         for (unsigned int e_98 = 0u; e_98 < ok_end_98; e_98++) {
-            // line 497
+            // line 498
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_98]) < tq_6)) {
-                // line 498
+                // line 499
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_98]) * pc.out_token_stride)) + 0u) + cols_31[e_98])] = (ov_47[e_98] * fr_92[((e_98 / 2u) % 2u)]);
             }
         }
     }
-    // line 501
-    ok_tile_get(ov_47, tl_o1);
     // line 502
+    ok_tile_get(ov_47, tl_o1);
+    // line 503
     {
         const unsigned int ok_end_99 = 8u;
         #pragma unroll
         for (unsigned int e_99 = 0u; e_99 < ok_end_99; e_99++) {
-            // line 503
+            // line 504
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_99]) < tq_6)) {
-                // line 504
+                // line 505
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_99]) * pc.out_token_stride)) + 16u) + cols_31[e_99])] = (ov_47[e_99] * fr_92[((e_99 / 2u) % 2u)]);
             }
         }
     }
-    // line 507
-    ok_tile_get(ov_47, tl_o2);
     // line 508
+    ok_tile_get(ov_47, tl_o2);
+    // line 509
     {
         const unsigned int ok_end_100 = 8u;
         #pragma unroll
         for (unsigned int e_100 = 0u; e_100 < ok_end_100; e_100++) {
-            // line 509
+            // line 510
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_100]) < tq_6)) {
-                // line 510
+                // line 511
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_100]) * pc.out_token_stride)) + 32u) + cols_31[e_100])] = (ov_47[e_100] * fr_92[((e_100 / 2u) % 2u)]);
             }
         }
     }
-    // line 513
-    ok_tile_get(ov_47, tl_o3);
     // line 514
+    ok_tile_get(ov_47, tl_o3);
+    // line 515
     {
         const unsigned int ok_end_101 = 8u;
         #pragma unroll
         for (unsigned int e_101 = 0u; e_101 < ok_end_101; e_101++) {
-            // line 515
+            // line 516
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_101]) < tq_6)) {
-                // line 516
+                // line 517
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_101]) * pc.out_token_stride)) + 48u) + cols_31[e_101])] = (ov_47[e_101] * fr_92[((e_101 / 2u) % 2u)]);
             }
         }
     }
-    // line 519
-    ok_tile_get(ov_47, tl_o4);
     // line 520
+    ok_tile_get(ov_47, tl_o4);
+    // line 521
     {
         const unsigned int ok_end_102 = 8u;
         #pragma unroll
         for (unsigned int e_102 = 0u; e_102 < ok_end_102; e_102++) {
-            // line 521
+            // line 522
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_102]) < tq_6)) {
-                // line 522
+                // line 523
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_102]) * pc.out_token_stride)) + 64u) + cols_31[e_102])] = (ov_47[e_102] * fr_92[((e_102 / 2u) % 2u)]);
             }
         }
     }
-    // line 525
-    ok_tile_get(ov_47, tl_o5);
     // line 526
+    ok_tile_get(ov_47, tl_o5);
+    // line 527
     {
         const unsigned int ok_end_103 = 8u;
         #pragma unroll
         for (unsigned int e_103 = 0u; e_103 < ok_end_103; e_103++) {
-            // line 527
+            // line 528
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_103]) < tq_6)) {
-                // line 528
+                // line 529
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_103]) * pc.out_token_stride)) + 80u) + cols_31[e_103])] = (ov_47[e_103] * fr_92[((e_103 / 2u) % 2u)]);
             }
         }
     }
-    // line 531
-    ok_tile_get(ov_47, tl_o6);
     // line 532
+    ok_tile_get(ov_47, tl_o6);
+    // line 533
     {
         const unsigned int ok_end_104 = 8u;
         #pragma unroll
         for (unsigned int e_104 = 0u; e_104 < ok_end_104; e_104++) {
-            // line 533
+            // line 534
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_104]) < tq_6)) {
-                // line 534
+                // line 535
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_104]) * pc.out_token_stride)) + 96u) + cols_31[e_104])] = (ov_47[e_104] * fr_92[((e_104 / 2u) % 2u)]);
             }
         }
     }
-    // line 537
-    ok_tile_get(ov_47, tl_o7);
     // line 538
+    ok_tile_get(ov_47, tl_o7);
+    // line 539
     {
         const unsigned int ok_end_105 = 8u;
         #pragma unroll
         for (unsigned int e_105 = 0u; e_105 < ok_end_105; e_105++) {
-            // line 539
+            // line 540
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_105]) < tq_6)) {
-                // line 540
+                // line 541
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_105]) * pc.out_token_stride)) + 112u) + cols_31[e_105])] = (ov_47[e_105] * fr_92[((e_105 / 2u) % 2u)]);
             }
         }

@@ -55,11 +55,11 @@ static inline float ok_f16_to_f32(uint h) {
 }
 // f32 → binary16 bits, to nearest even (subnormal halves kept, ±inf from 65520 up, a
 // NaN to the quiet NaN), without branches: with a branching form NVIDIA's Vulkan ran
-// `attn_prefill_mma` 16 % slower than with none (docs/PERFORMANCE.md, tried ideas).
-// Normal halves round the f32 bits
-// (adding 0xfff and the kept bit's parity carries into the exponent where it must);
-// below 2^-14, |f| · 2^24 is exact and adding 2^23 rounds it to an integer, the
-// subnormal half's bits, by the addition's own rounding to nearest even.
+// `attn_prefill_mma` 16 % slower (docs/PERFORMANCE.md, tried ideas); GLSL and MSL share
+// this form. Normal halves round the f32 bits (adding 0xfff and the kept bit's parity
+// carries into the exponent where it must); below 2^-14, |f| · 2^24 is exact and adding
+// 2^23 rounds it to an integer, the subnormal half's bits, by the addition's own
+// rounding to nearest even.
 static inline uint ok_f32_to_f16(float f) {
     uint b = as_type<uint>(f);
     uint a = b & 0x7fffffffu;
@@ -251,36 +251,36 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
     uint pos0_14 = (len_7 - tq_6);
     // line 142
     uint nblk_15 = (((pos0_14 + ok_min_u32((first_8 + 63u), (tq_6 - 1u))) / kb_10) + 1u);
-    // line 149
-    uint qw_16 = (t0_3 % 64u);
     // line 150
+    uint qw_16 = (t0_3 % 64u);
+    // line 151
     float qv_17[64];
     for (uint ok_i = 0u; ok_i < 64u; ok_i++) { qv_17[ok_i] = 0.0f; }
-    // line 151
+    // line 152
     {
         const uint ok_end_18 = 32u;
         for (uint j_18 = 0u; j_18 < ok_end_18; j_18++) {
-            // line 152
-            uint t_19 = ok_min_u32(((first_8 + (2u * j_18)) + (t0_3 / 64u)), (tq_6 - 1u));
             // line 153
-            uint at_20 = ((((q_start[b_0] + t_19) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * qw_16));
+            uint t_19 = ok_min_u32(((first_8 + (2u * j_18)) + (t0_3 / 64u)), (tq_6 - 1u));
             // line 154
-            qv_17[(2u * j_18)] = q[at_20];
+            uint at_20 = ((((q_start[b_0] + t_19) * pc.q_token_stride) + (h_1 * pc.q_head_stride)) + (2u * qw_16));
             // line 155
+            qv_17[(2u * j_18)] = q[at_20];
+            // line 156
             qv_17[((2u * j_18) + 1u)] = q[(at_20 + 1u)];
         }
     }
-    // line 157
+    // line 158
     {
         const uint ok_end_21 = 32u;
         for (uint j_21 = 0u; j_21 < ok_end_21; j_21++) {
-            // line 158
+            // line 159
             sh_qs[((((2u * j_21) + (t0_3 / 64u)) * 68u) + qw_16)] = (ok_f32_to_f16(qv_17[(2u * j_21)]) | (ok_f32_to_f16(qv_17[((2u * j_21) + 1u)]) << 16u));
         }
     }
-    // line 160
+    // line 161
     if ((t0_3 < kb_10)) {
-        // line 161
+        // line 162
         uint cell_of_value_22;
         // line 115
         uint tok_23 = ok_min_u32(t0_3, (len_7 - 1u));
@@ -297,117 +297,117 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
         }
         // line 121
         cell_of_value_22 = ((((page_27 * pc.page_size) + (tok_23 % pc.page_size)) * pc.n_kv_heads) + kvh_25);
-        // line 161
-        uint c0_28 = cell_of_value_22;
         // line 162
+        uint c0_28 = cell_of_value_22;
+        // line 163
         sh_cells[t0_3] = c0_28;
     }
-    // line 164
-    threadgroup_barrier(mem_flags::mem_threadgroup);
     // line 165
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    // line 166
     if (kv64_v) {
-        // line 166
-        uint qr_29 = ((warp_4 * 16u) * 136u);
         // line 167
-        ok_tile_load(tl_q0, ok_tile_halves_tg(sh_qs), qr_29, 136u, false);
+        uint qr_29 = ((warp_4 * 16u) * 136u);
         // line 168
-        ok_tile_load(tl_q1, ok_tile_halves_tg(sh_qs), (qr_29 + 16u), 136u, false);
+        ok_tile_load(tl_q0, ok_tile_halves_tg(sh_qs), qr_29, 136u, false);
         // line 169
-        ok_tile_load(tl_q2, ok_tile_halves_tg(sh_qs), (qr_29 + 32u), 136u, false);
+        ok_tile_load(tl_q1, ok_tile_halves_tg(sh_qs), (qr_29 + 16u), 136u, false);
         // line 170
-        ok_tile_load(tl_q3, ok_tile_halves_tg(sh_qs), (qr_29 + 48u), 136u, false);
+        ok_tile_load(tl_q2, ok_tile_halves_tg(sh_qs), (qr_29 + 32u), 136u, false);
         // line 171
-        ok_tile_load(tl_q4, ok_tile_halves_tg(sh_qs), (qr_29 + 64u), 136u, false);
+        ok_tile_load(tl_q3, ok_tile_halves_tg(sh_qs), (qr_29 + 48u), 136u, false);
         // line 172
-        ok_tile_load(tl_q5, ok_tile_halves_tg(sh_qs), (qr_29 + 80u), 136u, false);
+        ok_tile_load(tl_q4, ok_tile_halves_tg(sh_qs), (qr_29 + 64u), 136u, false);
         // line 173
-        ok_tile_load(tl_q6, ok_tile_halves_tg(sh_qs), (qr_29 + 96u), 136u, false);
+        ok_tile_load(tl_q5, ok_tile_halves_tg(sh_qs), (qr_29 + 80u), 136u, false);
         // line 174
+        ok_tile_load(tl_q6, ok_tile_halves_tg(sh_qs), (qr_29 + 96u), 136u, false);
+        // line 175
         ok_tile_load(tl_q7, ok_tile_halves_tg(sh_qs), (qr_29 + 112u), 136u, false);
     }
-    // line 178
+    // line 179
     uint rows_30[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { rows_30[ok_i] = 0u; }
-    // line 179
+    // line 180
     uint cols_31[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { cols_31[ok_i] = 0u; }
-    // line 180
+    // line 181
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { rows_30[ok_e] = (ok_lindex & 31u) >> 1u; cols_31[ok_e] = 8u * ((ok_lindex & 31u) & 1u) + ok_e; }
-    // line 184
+    // line 185
     uint pos_32[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { pos_32[ok_i] = 0u; }
-    // line 185
+    // line 186
     {
         const uint ok_end_33 = 2u;
         for (uint i_33 = 0u; i_33 < ok_end_33; i_33++) {
-            // line 186
+            // line 187
             pos_32[i_33] = (pos0_14 + ok_min_u32(((first_8 + (warp_4 * 16u)) + rows_30[(2u * i_33)]), (tq_6 - 1u)));
         }
     }
-    // line 188
-    uint sb_34 = ((warp_4 * 16u) * scs_12);
     // line 189
+    uint sb_34 = ((warp_4 * 16u) * scs_12);
+    // line 190
     uint pb_35 = ((warp_4 * 16u) * pw_13);
-    // line 192
+    // line 193
     float m_row_36[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { m_row_36[ok_i] = as_type<float>(0xff800000u); }
-    // line 193
+    // line 194
     float m_use_37[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { m_use_37[ok_i] = 0.0f; }
-    // line 194
+    // line 195
     float l_part_38[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { l_part_38[ok_i] = 0.0f; }
-    // line 195
+    // line 196
     float fac_39[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { fac_39[ok_i] = 0.0f; }
-    // line 198
-    float scale2_40 = (pc.scale * 1.442695f);
     // line 199
-    float inv_scale_41 = ok_div(1.0f, pc.scale);
+    float scale2_40 = (pc.scale * 1.442695f);
     // line 200
+    float inv_scale_41 = ok_div(1.0f, pc.scale);
+    // line 201
     float f0_42[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f0_42[ok_i] = 0.0f; }
-    // line 201
+    // line 202
     float f1_43[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f1_43[ok_i] = 0.0f; }
-    // line 202
+    // line 203
     float f2_44[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f2_44[ok_i] = 0.0f; }
-    // line 203
+    // line 204
     float f3_45[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { f3_45[ok_i] = 0.0f; }
-    // line 204
+    // line 205
     float mx_46[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { mx_46[ok_i] = 0.0f; }
-    // line 205
+    // line 206
     float ov_47[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { ov_47[ok_i] = 0.0f; }
-    // line 216
+    // line 217
     {
         const uint ok_end_48 = ((nblk_15 + nb_11) - 1u);
         for (uint st_48 = 0u; st_48 < ok_end_48; st_48++) {
-            // line 217
+            // line 218
             if ((kv64_v && (st_48 >= 1u))) {
-                // line 218
                 // line 219
+                // line 220
                 threadgroup_barrier(mem_flags::mem_threadgroup);
             }
-            // line 221
+            // line 222
             if (kv64_v) {
-                // line 222
                 // line 223
+                // line 224
                 if ((st_48 >= 1u)) {
-                    // line 227
-                    uint kw_49 = (((((st_48 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 228
-                    ok_tile_fill(tl_s0, 0.0f);
+                    uint kw_49 = (((((st_48 - 1u) % nb_11) * 2u) * kb_10) * 68u);
                     // line 229
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 230
-                    ok_tile_fill(tl_s2, 0.0f);
+                    ok_tile_fill(tl_s1, 0.0f);
                     // line 231
-                    ok_tile_fill(tl_s3, 0.0f);
+                    ok_tile_fill(tl_s2, 0.0f);
                     // line 232
+                    ok_tile_fill(tl_s3, 0.0f);
+                    // line 233
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (0u), 136u, true);
@@ -419,7 +419,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (0u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q0, ok_pb);
                     }
-                    // line 233
+                    // line 234
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (16u), 136u, true);
@@ -431,7 +431,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (16u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q1, ok_pb);
                     }
-                    // line 234
+                    // line 235
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (32u), 136u, true);
@@ -443,7 +443,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (32u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q2, ok_pb);
                     }
-                    // line 235
+                    // line 236
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (48u), 136u, true);
@@ -455,7 +455,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (48u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q3, ok_pb);
                     }
-                    // line 236
+                    // line 237
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (64u), 136u, true);
@@ -467,7 +467,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (64u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q4, ok_pb);
                     }
-                    // line 237
+                    // line 238
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (80u), 136u, true);
@@ -479,7 +479,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (80u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q5, ok_pb);
                     }
-                    // line 238
+                    // line 239
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (96u), 136u, true);
@@ -491,7 +491,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 48u) * 136u + (96u), 136u, true);
                         ok_tile_mma(tl_s3, tl_q6, ok_pb);
                     }
-                    // line 239
+                    // line 240
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (kw_49) + ((0u) + 0u) * 136u + (112u), 136u, true);
@@ -505,45 +505,45 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                     }
                 }
             }
-            // line 242
+            // line 243
             if ((st_48 < nblk_15)) {
-                // line 243
+                // line 244
                 uint buf_50 = ((((st_48 % nb_11) * 2u) * kb_10) * 68u);
-                // line 248
+                // line 249
                 uint srcs_51[8];
                 for (uint ok_i = 0u; ok_i < 8u; ok_i++) { srcs_51[ok_i] = 0u; }
-                // line 249
+                // line 250
                 {
                     const uint ok_end_52 = 8u;
                     for (uint j_52 = 0u; j_52 < ok_end_52; j_52++) {
-                        // line 250
+                        // line 251
                         srcs_51[j_52] = ((sh_cells[(((st_48 % 2u) * kb_10) + ok_min_u32(((t0_3 / 16u) + (8u * j_52)), (kb_10 - 1u)))] * 64u) + ((t0_3 % 16u) * 4u));
                     }
                 }
-                // line 252
+                // line 253
                 {
                     const uint ok_end_53 = 8u;
                     for (uint j_53 = 0u; j_53 < ok_end_53; j_53++) {
-                        // line 253
-                        uint r_54 = ((t0_3 / 16u) + (8u * j_53));
                         // line 254
+                        uint r_54 = ((t0_3 / 16u) + (8u * j_53));
+                        // line 255
                         if ((r_54 < kb_10)) {
-                            // line 255
+                            // line 256
                             uint quad_55 = (t0_3 % 16u);
-                            // line 257
-                            uint kd_56 = (kv64_v ? (buf_50 + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + (r_54 * 68u)) + (quad_55 * 4u)));
                             // line 258
-                            uint vd_57 = (kv64_v ? ((buf_50 + (kb_10 * 68u)) + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + ((kb_10 + r_54) * 68u)) + (quad_55 * 4u)));
+                            uint kd_56 = (kv64_v ? (buf_50 + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + (r_54 * 68u)) + (quad_55 * 4u)));
                             // line 259
-                            { const uint4 ok_lw = *((device const uint4*)(&k[srcs_51[j_53]])); const uint ok_ld = kd_56; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
+                            uint vd_57 = (kv64_v ? ((buf_50 + (kb_10 * 68u)) + ok_panel_word_u32(r_54, quad_55, 64u)) : ((buf_50 + ((kb_10 + r_54) * 68u)) + (quad_55 * 4u)));
                             // line 260
+                            { const uint4 ok_lw = *((device const uint4*)(&k[srcs_51[j_53]])); const uint ok_ld = kd_56; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
+                            // line 261
                             { const uint4 ok_lw = *((device const uint4*)(&v[srcs_51[j_53]])); const uint ok_ld = vd_57; sh_kv[ok_ld + 0u] = ok_lw.x; sh_kv[ok_ld + 1u] = ok_lw.y; sh_kv[ok_ld + 2u] = ok_lw.z; sh_kv[ok_ld + 3u] = ok_lw.w; }
                         }
                     }
                 }
-                // line 264
+                // line 265
                 if ((((st_48 + 1u) < nblk_15) && (t0_3 < kb_10))) {
-                    // line 265
+                    // line 266
                     uint cell_of_value_58;
                     // line 115
                     uint tok_59 = ok_min_u32((((st_48 + 1u) * kb_10) + t0_3), (len_7 - 1u));
@@ -560,150 +560,150 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                     }
                     // line 121
                     cell_of_value_58 = ((((page_63 * pc.page_size) + (tok_59 % pc.page_size)) * pc.n_kv_heads) + kvh_61);
-                    // line 265
-                    uint cn_64 = cell_of_value_58;
                     // line 266
+                    uint cn_64 = cell_of_value_58;
+                    // line 267
                     sh_cells[((((st_48 + 1u) % 2u) * kb_10) + t0_3)] = cn_64;
                 }
             }
-            // line 269
             // line 270
+            // line 271
             if ((!kv64_v)) {
-                // line 271
                 // line 272
+                // line 273
                 threadgroup_barrier(mem_flags::mem_threadgroup);
             }
-            // line 274
+            // line 275
             if (((st_48 + 1u) >= nb_11)) {
-                // line 275
+                // line 276
                 uint u_65 = ((st_48 + 1u) - nb_11);
-                // line 277
-                uint kbase_66 = ((((u_65 % nb_11) * 2u) * kb_10) * 136u);
                 // line 278
+                uint kbase_66 = ((((u_65 % nb_11) * 2u) * kb_10) * 136u);
+                // line 279
                 uint vbase_67 = (kbase_66 + (kb_10 * 136u));
-                // line 280
+                // line 281
                 if (kv64_v) {
-                    // line 282
+                    // line 283
                 } else {
-                    // line 284
-                    ok_tile_fill(tl_s0, 0.0f);
                     // line 285
-                    ok_tile_fill(tl_s1, 0.0f);
+                    ok_tile_fill(tl_s0, 0.0f);
                     // line 286
+                    ok_tile_fill(tl_s1, 0.0f);
+                    // line 287
                     {
                         const uint ok_end_68 = 8u;
                         for (uint kk_68 = 0u; kk_68 < ok_end_68; kk_68++) {
-                            // line 287
-                            ok_tile_load(tl_ta, ok_tile_halves_tg(sh_qs), (((warp_4 * 16u) * 136u) + (kk_68 * 16u)), 136u, false);
                             // line 288
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (kbase_66 + (kk_68 * 16u)), 136u, true);
+                            ok_tile_load(tl_ta, ok_tile_halves_tg(sh_qs), (((warp_4 * 16u) * 136u) + (kk_68 * 16u)), 136u, false);
                             // line 289
-                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (kbase_66 + (kk_68 * 16u)), 136u, true);
                             // line 290
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), ((kbase_66 + (16u * 136u)) + (kk_68 * 16u)), 136u, true);
+                            ok_tile_mma(tl_s0, tl_ta, tl_tb);
                             // line 291
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), ((kbase_66 + (16u * 136u)) + (kk_68 * 16u)), 136u, true);
+                            // line 292
                             ok_tile_mma(tl_s1, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 297
+                // line 298
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_store(tl_s0, sh_sc, sb_34, scs_12, false);
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f0_42[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                // line 298
+                // line 299
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 ok_tile_store(tl_s1, sh_sc, (sb_34 + 16u), scs_12, false);
                 simdgroup_barrier(mem_flags::mem_threadgroup);
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f1_43[ok_e] = sh_sc[((sb_34 + 16u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                // line 299
+                // line 300
                 if (kv64_v) {
-                    // line 300
+                    // line 301
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_store(tl_s2, sh_sc, (sb_34 + 32u), scs_12, false);
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f2_44[ok_e] = sh_sc[((sb_34 + 32u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                    // line 301
+                    // line 302
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_store(tl_s3, sh_sc, (sb_34 + 48u), scs_12, false);
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { f3_45[ok_e] = sh_sc[((sb_34 + 48u)) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
                 }
-                // line 304
+                // line 305
                 if (((((u_65 * kb_10) + kb_10) - 1u) > (pos0_14 + first_8))) {
-                    // line 305
+                    // line 306
                     {
                         const uint ok_end_69 = 8u;
                         for (uint e_69 = 0u; e_69 < ok_end_69; e_69++) {
-                            // line 306
-                            uint te_70 = ((u_65 * kb_10) + cols_31[e_69]);
                             // line 307
-                            f0_42[e_69] = ((te_70 > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f0_42[e_69]);
+                            uint te_70 = ((u_65 * kb_10) + cols_31[e_69]);
                             // line 308
-                            f1_43[e_69] = (((te_70 + 16u) > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f1_43[e_69]);
+                            f0_42[e_69] = ((te_70 > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f0_42[e_69]);
                             // line 309
+                            f1_43[e_69] = (((te_70 + 16u) > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f1_43[e_69]);
+                            // line 310
                             if (kv64_v) {
-                                // line 310
-                                f2_44[e_69] = (((te_70 + 32u) > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f2_44[e_69]);
                                 // line 311
+                                f2_44[e_69] = (((te_70 + 32u) > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f2_44[e_69]);
+                                // line 312
                                 f3_45[e_69] = (((te_70 + 48u) > pos_32[((e_69 / 2u) % 2u)]) ? as_type<float>(0xff800000u) : f3_45[e_69]);
                             }
                         }
                     }
                 }
-                // line 315
+                // line 316
                 if ((pc.has_mask != 0u)) {
-                    // line 316
-                    uint mrow_71 = ((b_0 * pc.pages_per_seq) * pc.page_size);
                     // line 317
+                    uint mrow_71 = ((b_0 * pc.pages_per_seq) * pc.page_size);
+                    // line 318
                     {
                         const uint ok_end_72 = 8u;
                         for (uint e_72 = 0u; e_72 < ok_end_72; e_72++) {
-                            // line 318
-                            uint te_73 = ((u_65 * kb_10) + cols_31[e_72]);
                             // line 319
-                            f0_42[e_72] = (f0_42[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32(te_73, (len_7 - 1u)))])) * inv_scale_41));
+                            uint te_73 = ((u_65 * kb_10) + cols_31[e_72]);
                             // line 320
-                            f1_43[e_72] = (f1_43[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32((te_73 + 16u), (len_7 - 1u)))])) * inv_scale_41));
+                            f0_42[e_72] = (f0_42[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32(te_73, (len_7 - 1u)))])) * inv_scale_41));
                             // line 321
+                            f1_43[e_72] = (f1_43[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32((te_73 + 16u), (len_7 - 1u)))])) * inv_scale_41));
+                            // line 322
                             if (kv64_v) {
-                                // line 322
-                                f2_44[e_72] = (f2_44[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32((te_73 + 32u), (len_7 - 1u)))])) * inv_scale_41));
                                 // line 323
+                                f2_44[e_72] = (f2_44[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32((te_73 + 32u), (len_7 - 1u)))])) * inv_scale_41));
+                                // line 324
                                 f3_45[e_72] = (f3_45[e_72] + (ok_f16_to_f32(uint(mask[(mrow_71 + ok_min_u32((te_73 + 48u), (len_7 - 1u)))])) * inv_scale_41));
                             }
                         }
                     }
                 }
-                // line 327
+                // line 328
                 {
                     const uint ok_end_74 = 8u;
                     for (uint e_74 = 0u; e_74 < ok_end_74; e_74++) {
-                        // line 328
-                        mx_46[e_74] = ok_max_f32(f0_42[e_74], f1_43[e_74]);
                         // line 329
+                        mx_46[e_74] = ok_max_f32(f0_42[e_74], f1_43[e_74]);
+                        // line 330
                         if (kv64_v) {
-                            // line 330
+                            // line 331
                             mx_46[e_74] = ok_max_f32(mx_46[e_74], ok_max_f32(f2_44[e_74], f3_45[e_74]));
                         }
                     }
                 }
-                // line 333
+                // line 334
                 { float ok_r = mx_46[0];
                 for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_max_f32(ok_r, mx_46[ok_e]); }
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)1));
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { mx_46[ok_e] = ok_r; } }
-                // line 336
+                // line 337
                 {
                     const uint ok_end_75 = 8u;
                     for (uint e_75 = 0u; e_75 < ok_end_75; e_75++) {
-                        // line 337
-                        mx_46[e_75] = (mx_46[e_75] * scale2_40);
                         // line 338
+                        mx_46[e_75] = (mx_46[e_75] * scale2_40);
+                        // line 339
                         ov_47[e_75] = (mx_46[e_75] - m_row_36[((e_75 / 2u) % 2u)]);
                     }
                 }
-                // line 340
+                // line 341
                 { float ok_r = ov_47[0];
                 for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_max_f32(ok_r, ov_47[ok_e]); }
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)1));
@@ -712,235 +712,235 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)8));
                 ok_r = ok_max_f32(ok_r, simd_shuffle_xor(ok_r, (ushort)16));
                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = ok_r; } }
-                // line 341
+                // line 342
                 if (((u_65 == 0u) || (ov_47[0u] > 8.0f))) {
-                    // line 342
+                    // line 343
                     {
                         const uint ok_end_76 = 2u;
                         for (uint i_76 = 0u; i_76 < ok_end_76; i_76++) {
-                            // line 343
+                            // line 344
                             float m_new_77 = ok_max_f32(m_row_36[i_76], mx_46[(2u * i_76)]);
-                            // line 345
-                            fac_39[i_76] = ((m_row_36[i_76] == as_type<float>(0xff800000u)) ? 0.0f : fast::exp2((m_row_36[i_76] - m_new_77)));
                             // line 346
-                            l_part_38[i_76] = (l_part_38[i_76] * fac_39[i_76]);
+                            fac_39[i_76] = ((m_row_36[i_76] == as_type<float>(0xff800000u)) ? 0.0f : fast::exp2((m_row_36[i_76] - m_new_77)));
                             // line 347
+                            l_part_38[i_76] = (l_part_38[i_76] * fac_39[i_76]);
+                            // line 348
                             m_row_36[i_76] = m_new_77;
-                            // line 349
+                            // line 350
                             m_use_37[i_76] = ((m_new_77 == as_type<float>(0xff800000u)) ? 0.0f : m_new_77);
                         }
                     }
-                    // line 351
+                    // line 352
                     if ((u_65 > 0u)) {
-                        // line 352
+                        // line 353
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o0, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 353
+                        // line 354
                         {
                             const uint ok_end_78 = 8u;
                             for (uint e_78 = 0u; e_78 < ok_end_78; e_78++) {
-                                // line 354
+                                // line 355
                                 ov_47[e_78] = (ov_47[e_78] * fac_39[((e_78 / 2u) % 2u)]);
                             }
                         }
-                        // line 356
+                        // line 357
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o0, sh_sc, sb_34, scs_12, false);
-                        // line 357
+                        // line 358
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o1, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 358
+                        // line 359
                         {
                             const uint ok_end_79 = 8u;
                             for (uint e_79 = 0u; e_79 < ok_end_79; e_79++) {
-                                // line 359
+                                // line 360
                                 ov_47[e_79] = (ov_47[e_79] * fac_39[((e_79 / 2u) % 2u)]);
                             }
                         }
-                        // line 361
+                        // line 362
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o1, sh_sc, sb_34, scs_12, false);
-                        // line 362
+                        // line 363
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o2, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 363
+                        // line 364
                         {
                             const uint ok_end_80 = 8u;
                             for (uint e_80 = 0u; e_80 < ok_end_80; e_80++) {
-                                // line 364
+                                // line 365
                                 ov_47[e_80] = (ov_47[e_80] * fac_39[((e_80 / 2u) % 2u)]);
                             }
                         }
-                        // line 366
+                        // line 367
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o2, sh_sc, sb_34, scs_12, false);
-                        // line 367
+                        // line 368
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o3, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 368
+                        // line 369
                         {
                             const uint ok_end_81 = 8u;
                             for (uint e_81 = 0u; e_81 < ok_end_81; e_81++) {
-                                // line 369
+                                // line 370
                                 ov_47[e_81] = (ov_47[e_81] * fac_39[((e_81 / 2u) % 2u)]);
                             }
                         }
-                        // line 371
+                        // line 372
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o3, sh_sc, sb_34, scs_12, false);
-                        // line 372
+                        // line 373
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o4, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 373
+                        // line 374
                         {
                             const uint ok_end_82 = 8u;
                             for (uint e_82 = 0u; e_82 < ok_end_82; e_82++) {
-                                // line 374
+                                // line 375
                                 ov_47[e_82] = (ov_47[e_82] * fac_39[((e_82 / 2u) % 2u)]);
                             }
                         }
-                        // line 376
+                        // line 377
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o4, sh_sc, sb_34, scs_12, false);
-                        // line 377
+                        // line 378
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o5, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 378
+                        // line 379
                         {
                             const uint ok_end_83 = 8u;
                             for (uint e_83 = 0u; e_83 < ok_end_83; e_83++) {
-                                // line 379
+                                // line 380
                                 ov_47[e_83] = (ov_47[e_83] * fac_39[((e_83 / 2u) % 2u)]);
                             }
                         }
-                        // line 381
+                        // line 382
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o5, sh_sc, sb_34, scs_12, false);
-                        // line 382
+                        // line 383
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o6, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 383
+                        // line 384
                         {
                             const uint ok_end_84 = 8u;
                             for (uint e_84 = 0u; e_84 < ok_end_84; e_84++) {
-                                // line 384
+                                // line 385
                                 ov_47[e_84] = (ov_47[e_84] * fac_39[((e_84 / 2u) % 2u)]);
                             }
                         }
-                        // line 386
+                        // line 387
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o6, sh_sc, sb_34, scs_12, false);
-                        // line 387
+                        // line 388
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_store(tl_o7, sh_sc, sb_34, scs_12, false);
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-                        // line 388
+                        // line 389
                         {
                             const uint ok_end_85 = 8u;
                             for (uint e_85 = 0u; e_85 < ok_end_85; e_85++) {
-                                // line 389
+                                // line 390
                                 ov_47[e_85] = (ov_47[e_85] * fac_39[((e_85 / 2u) % 2u)]);
                             }
                         }
-                        // line 391
+                        // line 392
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         for (uint ok_e = 0u; ok_e < 8u; ok_e++) { sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = ov_47[ok_e]; }
                         simdgroup_barrier(mem_flags::mem_threadgroup);
                         ok_tile_load(tl_o7, sh_sc, sb_34, scs_12, false);
                     } else {
-                        // line 393
-                        ok_tile_fill(tl_o0, 0.0f);
                         // line 394
-                        ok_tile_fill(tl_o1, 0.0f);
+                        ok_tile_fill(tl_o0, 0.0f);
                         // line 395
-                        ok_tile_fill(tl_o2, 0.0f);
+                        ok_tile_fill(tl_o1, 0.0f);
                         // line 396
-                        ok_tile_fill(tl_o3, 0.0f);
+                        ok_tile_fill(tl_o2, 0.0f);
                         // line 397
-                        ok_tile_fill(tl_o4, 0.0f);
+                        ok_tile_fill(tl_o3, 0.0f);
                         // line 398
-                        ok_tile_fill(tl_o5, 0.0f);
+                        ok_tile_fill(tl_o4, 0.0f);
                         // line 399
-                        ok_tile_fill(tl_o6, 0.0f);
+                        ok_tile_fill(tl_o5, 0.0f);
                         // line 400
+                        ok_tile_fill(tl_o6, 0.0f);
+                        // line 401
                         ok_tile_fill(tl_o7, 0.0f);
                     }
                 }
-                // line 406
+                // line 407
                 {
                     const uint ok_end_86 = 8u;
                     for (uint e_86 = 0u; e_86 < ok_end_86; e_86++) {
-                        // line 407
-                        f0_42[e_86] = fast::exp2(((f0_42[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 408
-                        f1_43[e_86] = fast::exp2(((f1_43[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                        f0_42[e_86] = fast::exp2(((f0_42[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 409
-                        l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f0_42[e_86] + f1_43[e_86]));
+                        f1_43[e_86] = fast::exp2(((f1_43[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                         // line 410
+                        l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f0_42[e_86] + f1_43[e_86]));
+                        // line 411
                         if (kv64_v) {
-                            // line 411
-                            f2_44[e_86] = fast::exp2(((f2_44[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                             // line 412
-                            f3_45[e_86] = fast::exp2(((f3_45[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                            f2_44[e_86] = fast::exp2(((f2_44[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
                             // line 413
+                            f3_45[e_86] = fast::exp2(((f3_45[e_86] * scale2_40) - m_use_37[((e_86 / 2u) % 2u)]));
+                            // line 414
                             l_part_38[((e_86 / 2u) % 2u)] = (l_part_38[((e_86 / 2u) % 2u)] + (f2_44[e_86] + f3_45[e_86]));
                         }
                     }
                 }
-                // line 419
+                // line 420
                 if (kv64_v) {
-                    // line 420
-                    uint vw_87 = (vbase_67 / 2u);
                     // line 421
+                    uint vw_87 = (vbase_67 / 2u);
+                    // line 422
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[((2u * pb_35)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f0_42[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), (2u * pb_35), (2u * pw_13), false);
-                    // line 422
+                    // line 423
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_35) + 16u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f1_43[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p1, ok_tile_halves_tg(sh_ps), ((2u * pb_35) + 16u), (2u * pw_13), false);
-                    // line 423
+                    // line 424
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_35) + 32u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f2_44[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p2, ok_tile_halves_tg(sh_ps), ((2u * pb_35) + 32u), (2u * pw_13), false);
-                    // line 424
+                    // line 425
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_35) + 48u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f3_45[ok_e]); }
                     simdgroup_barrier(mem_flags::mem_threadgroup);
                     ok_tile_load(tl_p3, ok_tile_halves_tg(sh_ps), ((2u * pb_35) + 48u), (2u * pw_13), false);
-                    // line 425
+                    // line 426
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (0u) * 136u + (0u) + 0u, 136u, false);
@@ -952,7 +952,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (0u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_ta, ok_pb);
                     }
-                    // line 426
+                    // line 427
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (0u) * 136u + (64u) + 0u, 136u, false);
@@ -964,7 +964,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (0u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_ta, ok_pb);
                     }
-                    // line 427
+                    // line 428
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (16u) * 136u + (0u) + 0u, 136u, false);
@@ -976,7 +976,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (16u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p1, ok_pb);
                     }
-                    // line 428
+                    // line 429
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (16u) * 136u + (64u) + 0u, 136u, false);
@@ -988,7 +988,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (16u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_p1, ok_pb);
                     }
-                    // line 429
+                    // line 430
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (32u) * 136u + (0u) + 0u, 136u, false);
@@ -1000,7 +1000,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (32u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p2, ok_pb);
                     }
-                    // line 430
+                    // line 431
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (32u) * 136u + (64u) + 0u, 136u, false);
@@ -1012,7 +1012,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (32u) * 136u + (64u) + 48u, 136u, false);
                         ok_tile_mma(tl_o7, tl_p2, ok_pb);
                     }
-                    // line 431
+                    // line 432
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (48u) * 136u + (0u) + 0u, 136u, false);
@@ -1024,7 +1024,7 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (48u) * 136u + (0u) + 48u, 136u, false);
                         ok_tile_mma(tl_o3, tl_p3, ok_pb);
                     }
-                    // line 432
+                    // line 433
                     {
                         simdgroup_half8x8 ok_pb[4];
                         ok_tile_load(ok_pb, ok_tile_halves_tg(sh_kv), 2u * (vw_87) + (48u) * 136u + (64u) + 0u, 136u, false);
@@ -1037,239 +1037,239 @@ kernel void attn_prefill_mma(device const float* q [[buffer(0)]], device const u
                         ok_tile_mma(tl_o7, tl_p3, ok_pb);
                     }
                 }
-                // line 434
+                // line 435
                 {
                     const uint ok_end_88 = 2u;
                     for (uint kk_88 = 0u; kk_88 < ok_end_88; kk_88++) {
-                        // line 435
+                        // line 436
                         if ((!kv64_v)) {
-                            // line 436
+                            // line 437
                             if ((kk_88 == 0u)) {
-                                // line 437
+                                // line 438
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[((2u * pb_35)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f0_42[ok_e]); }
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), (2u * pb_35), (2u * pw_13), false);
                             } else {
-                                // line 439
+                                // line 440
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ok_tile_halves_tg(sh_ps)[(((2u * pb_35) + 16u)) + ((ok_lindex & 31u) >> 1u) * ((2u * pw_13)) + 8u * ((ok_lindex & 31u) & 1u) + ok_e] = half(f1_43[ok_e]); }
                                 simdgroup_barrier(mem_flags::mem_threadgroup);
                                 ok_tile_load(tl_ta, ok_tile_halves_tg(sh_ps), ((2u * pb_35) + 16u), (2u * pw_13), false);
                             }
-                            // line 441
-                            uint vr_89 = (vbase_67 + ((kk_88 * 16u) * 136u));
                             // line 442
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), vr_89, 136u, false);
+                            uint vr_89 = (vbase_67 + ((kk_88 * 16u) * 136u));
                             // line 443
-                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), vr_89, 136u, false);
                             // line 444
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 16u), 136u, false);
+                            ok_tile_mma(tl_o0, tl_ta, tl_tb);
                             // line 445
-                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 16u), 136u, false);
                             // line 446
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 32u), 136u, false);
+                            ok_tile_mma(tl_o1, tl_ta, tl_tb);
                             // line 447
-                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 32u), 136u, false);
                             // line 448
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 48u), 136u, false);
+                            ok_tile_mma(tl_o2, tl_ta, tl_tb);
                             // line 449
-                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 48u), 136u, false);
                             // line 450
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 64u), 136u, false);
+                            ok_tile_mma(tl_o3, tl_ta, tl_tb);
                             // line 451
-                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 64u), 136u, false);
                             // line 452
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 80u), 136u, false);
+                            ok_tile_mma(tl_o4, tl_ta, tl_tb);
                             // line 453
-                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 80u), 136u, false);
                             // line 454
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 96u), 136u, false);
+                            ok_tile_mma(tl_o5, tl_ta, tl_tb);
                             // line 455
-                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 96u), 136u, false);
                             // line 456
-                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 112u), 136u, false);
+                            ok_tile_mma(tl_o6, tl_ta, tl_tb);
                             // line 457
+                            ok_tile_load(tl_tb, ok_tile_halves_tg(sh_kv), (vr_89 + 112u), 136u, false);
+                            // line 458
                             ok_tile_mma(tl_o7, tl_ta, tl_tb);
                         }
                     }
                 }
-                // line 460
+                // line 461
                 if ((!kv64_v)) {
-                    // line 461
+                    // line 462
                     threadgroup_barrier(mem_flags::mem_threadgroup);
                 }
             }
         }
     }
-    // line 466
-    // line 472
+    // line 467
+    // line 473
     float l_row_90[8];
     for (uint ok_i = 0u; ok_i < 8u; ok_i++) { l_row_90[ok_i] = 0.0f; }
-    // line 473
-    l_row_90[0u] = l_part_38[0u];
     // line 474
-    l_row_90[2u] = l_part_38[1u];
+    l_row_90[0u] = l_part_38[0u];
     // line 475
+    l_row_90[2u] = l_part_38[1u];
+    // line 476
     { float ok_r = l_row_90[0];
     for (uint ok_e = 1u; ok_e < 8u; ok_e++) { ok_r = ok_r + l_row_90[ok_e]; }
     ok_r = ok_r + simd_shuffle_xor(ok_r, (ushort)1);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { l_row_90[ok_e] = ok_r; } }
-    // line 476
+    // line 477
     uint ob_91 = ((q_start[b_0] * pc.out_token_stride) + (h_1 * pc.out_head_stride));
-    // line 481
+    // line 482
     float fr_92[2];
     for (uint ok_i = 0u; ok_i < 2u; ok_i++) { fr_92[ok_i] = 0.0f; }
-    // line 482
+    // line 483
     {
         const uint ok_end_93 = 2u;
         for (uint i_93 = 0u; i_93 < ok_end_93; i_93++) {
-            // line 483
-            float m_94 = m_row_36[i_93];
             // line 484
-            float top_95 = m_94;
+            float m_94 = m_row_36[i_93];
             // line 485
+            float top_95 = m_94;
+            // line 486
             if ((pc.has_sinks != 0u)) {
-                // line 486
+                // line 487
                 top_95 = ok_max_f32(m_94, (sinks[h_1] * 1.442695f));
             }
-            // line 488
-            float w_96 = fast::exp2((m_94 - top_95));
             // line 489
-            float total_97 = (l_row_90[(2u * i_93)] * w_96);
+            float w_96 = fast::exp2((m_94 - top_95));
             // line 490
+            float total_97 = (l_row_90[(2u * i_93)] * w_96);
+            // line 491
             if ((pc.has_sinks != 0u)) {
-                // line 491
+                // line 492
                 total_97 = (total_97 + fast::exp2(((sinks[h_1] * 1.442695f) - top_95)));
             }
-            // line 493
+            // line 494
             fr_92[i_93] = ok_div(w_96, total_97);
         }
     }
-    // line 495
+    // line 496
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o0, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 496
+    // line 497
     {
         const uint ok_end_98 = 8u;
         for (uint e_98 = 0u; e_98 < ok_end_98; e_98++) {
-            // line 497
+            // line 498
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_98]) < tq_6)) {
-                // line 498
+                // line 499
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_98]) * pc.out_token_stride)) + 0u) + cols_31[e_98])] = (ov_47[e_98] * fr_92[((e_98 / 2u) % 2u)]);
             }
         }
     }
-    // line 501
+    // line 502
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o1, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 502
+    // line 503
     {
         const uint ok_end_99 = 8u;
         for (uint e_99 = 0u; e_99 < ok_end_99; e_99++) {
-            // line 503
+            // line 504
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_99]) < tq_6)) {
-                // line 504
+                // line 505
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_99]) * pc.out_token_stride)) + 16u) + cols_31[e_99])] = (ov_47[e_99] * fr_92[((e_99 / 2u) % 2u)]);
             }
         }
     }
-    // line 507
+    // line 508
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o2, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 508
+    // line 509
     {
         const uint ok_end_100 = 8u;
         for (uint e_100 = 0u; e_100 < ok_end_100; e_100++) {
-            // line 509
+            // line 510
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_100]) < tq_6)) {
-                // line 510
+                // line 511
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_100]) * pc.out_token_stride)) + 32u) + cols_31[e_100])] = (ov_47[e_100] * fr_92[((e_100 / 2u) % 2u)]);
             }
         }
     }
-    // line 513
+    // line 514
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o3, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 514
+    // line 515
     {
         const uint ok_end_101 = 8u;
         for (uint e_101 = 0u; e_101 < ok_end_101; e_101++) {
-            // line 515
+            // line 516
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_101]) < tq_6)) {
-                // line 516
+                // line 517
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_101]) * pc.out_token_stride)) + 48u) + cols_31[e_101])] = (ov_47[e_101] * fr_92[((e_101 / 2u) % 2u)]);
             }
         }
     }
-    // line 519
+    // line 520
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o4, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 520
+    // line 521
     {
         const uint ok_end_102 = 8u;
         for (uint e_102 = 0u; e_102 < ok_end_102; e_102++) {
-            // line 521
+            // line 522
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_102]) < tq_6)) {
-                // line 522
+                // line 523
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_102]) * pc.out_token_stride)) + 64u) + cols_31[e_102])] = (ov_47[e_102] * fr_92[((e_102 / 2u) % 2u)]);
             }
         }
     }
-    // line 525
+    // line 526
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o5, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 526
+    // line 527
     {
         const uint ok_end_103 = 8u;
         for (uint e_103 = 0u; e_103 < ok_end_103; e_103++) {
-            // line 527
+            // line 528
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_103]) < tq_6)) {
-                // line 528
+                // line 529
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_103]) * pc.out_token_stride)) + 80u) + cols_31[e_103])] = (ov_47[e_103] * fr_92[((e_103 / 2u) % 2u)]);
             }
         }
     }
-    // line 531
+    // line 532
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o6, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 532
+    // line 533
     {
         const uint ok_end_104 = 8u;
         for (uint e_104 = 0u; e_104 < ok_end_104; e_104++) {
-            // line 533
+            // line 534
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_104]) < tq_6)) {
-                // line 534
+                // line 535
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_104]) * pc.out_token_stride)) + 96u) + cols_31[e_104])] = (ov_47[e_104] * fr_92[((e_104 / 2u) % 2u)]);
             }
         }
     }
-    // line 537
+    // line 538
     simdgroup_barrier(mem_flags::mem_threadgroup);
     ok_tile_store(tl_o7, sh_sc, sb_34, scs_12, false);
     simdgroup_barrier(mem_flags::mem_threadgroup);
     for (uint ok_e = 0u; ok_e < 8u; ok_e++) { ov_47[ok_e] = sh_sc[(sb_34) + ((ok_lindex & 31u) >> 1u) * (scs_12) + 8u * ((ok_lindex & 31u) & 1u) + ok_e]; }
-    // line 538
+    // line 539
     {
         const uint ok_end_105 = 8u;
         for (uint e_105 = 0u; e_105 < ok_end_105; e_105++) {
-            // line 539
+            // line 540
             if ((((first_8 + (warp_4 * 16u)) + rows_30[e_105]) < tq_6)) {
-                // line 540
+                // line 541
                 out_[(((ob_91 + (((first_8 + (warp_4 * 16u)) + rows_30[e_105]) * pc.out_token_stride)) + 112u) + cols_31[e_105])] = (ov_47[e_105] * fr_92[((e_105 / 2u) % 2u)]);
             }
         }

@@ -111,11 +111,11 @@ float ok_f16_to_f32(uint h) {
 }
 // f32 → binary16 bits, to nearest even (subnormal halves kept, ±inf from 65520 up, a
 // NaN to the quiet NaN), without branches: with a branching form NVIDIA's Vulkan ran
-// `attn_prefill_mma` 16 % slower than with none (docs/PERFORMANCE.md, tried ideas).
-// Normal halves round the f32 bits
-// (adding 0xfff and the kept bit's parity carries into the exponent where it must);
-// below 2^-14, |f| · 2^24 is exact and adding 2^23 rounds it to an integer, the
-// subnormal half's bits, by the addition's own rounding to nearest even.
+// `attn_prefill_mma` 16 % slower (docs/PERFORMANCE.md, tried ideas); GLSL and MSL share
+// this form. Normal halves round the f32 bits (adding 0xfff and the kept bit's parity
+// carries into the exponent where it must); below 2^-14, |f| · 2^24 is exact and adding
+// 2^23 rounds it to an integer, the subnormal half's bits, by the addition's own
+// rounding to nearest even.
 uint ok_f32_to_f16(float f) {
     uint b = floatBitsToUint(f);
     uint a = b & 0x7fffffffu;

@@ -140,10 +140,11 @@ pub fn attn_prefill_mma(
     // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
     let pos0 = len - tq;
     let nblk = (pos0 + min(first + 63, tq - 1)) / kb + 1;
-    // Every invocation's Q values are loaded before any is converted: the conversion tests
-    // each value, and converting each pair as it arrived, NVIDIA's compiler issued no
-    // pair's loads before the pair before had its values (18–20 µs per workgroup on the
-    // H200; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
+    // Every invocation's Q values are loaded before any is converted: where the rounding
+    // tests each value (GLSL's and MSL's `select`s; CUDA's is one `cvt`), converting each
+    // pair as it arrived, NVIDIA's compiler issued no pair's loads before the pair before
+    // had its values (18–20 µs per workgroup on the H200 with the rounding written in the
+    // kernel; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
     // (two values) of a row in each of 32 steps, two rows per step; a row's padding words
     // (64 … 67) are never read.
     let qw = t0 % 64;
