@@ -73,7 +73,7 @@ pub fn attn_prefill_mma(
     // matrix load start 4 banks apart and hit all 32 banks).
     let qs = shared::<u32, 4352u32>();
     // K then V rows of a block (rows of 136 f16 values), in two buffers with `kv64`.
-    let kv = shared::<u32, { select(kv64, 21760u32, 4352u32) }>();
+    let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
     // Where a backend reaches tiles' values only through memory (GLSL, MSL; CUDA reads
     // its registers and leaves these unused): each group's score and O tiles' slots, 16
     // rows of `scs` f32 (68 with `kv64`, else 32), and its numerators as A operands, 16
@@ -134,6 +134,7 @@ pub fn attn_prefill_mma(
     }
     let kvh = h / (n_heads / n_kv_heads);
     let kb = select(kv64, 64u32, 32u32);
+    let nb = select(kv64, 2u32, 1u32);
     let scs = select(kv64, 68u32, 32u32);
     let pw = select(kv64, 36u32, 16u32);
     // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
@@ -203,42 +204,49 @@ pub fn attn_prefill_mma(
     let mut f3 = [0.0; 8];
     let mut mx = [0.0; 8];
     let mut ov = [0.0; 8];
-    // Step st copies block st (K, then V) and uses block st − lag. With one buffer (lag
-    // 0) the block is copied, waited for and used, and a barrier closes the step.
+    // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
+    // buffers, the step first waits for block st − 1 and meets the other groups, which
+    // have then also finished block st − 2, whose buffer block st takes: one barrier per
+    // block, and block st travels while block st − 1 is used. With one buffer, the block
+    // is copied, waited for and used, and a barrier closes the step.
     //
-    // With `kv64` (lag 2) the products run beside the softmax: step st takes block
-    // st − 2's scores (complete since the step before), starts `S = Q · Kᵀ` of block st − 1,
-    // issues block st's K copies, runs block st − 2's softmax while S runs, starts its
-    // `P · V`, issues block st's V copies, and at its end waits for both products and for
-    // every copy but the V just issued, then meets the other groups. K takes two buffers
-    // and V three: block st's K has one step to arrive, its V two.
-    let lag = select(kv64, 2u32, 0u32);
-    for st in 0..nblk + lag {
-        if kv64 && st >= 2 {
-            tile_get(f0, s0, sc, sb, scs);
-            tile_get(f1, s1, sc, sb + 16, scs);
-            tile_get(f2, s2, sc, sb + 32, scs);
-            tile_get(f3, s3, sc, sb + 48, scs);
+    // With `kv64` the products run while other work is issued: the step first completes
+    // the previous block's `P · V` (whose V buffer this step's copies refill), starts
+    // `S = Q · Kᵀ` of its block, issues the next block's copies, and only then waits for
+    // S; its own `P · V` completes at the next step's start.
+    for st in 0..nblk + nb - 1 {
+        if kv64 && st >= 1 {
+            async_wait(0);
+            barrier();
         }
-        if kv64 && st >= 1 && st <= nblk {
-            let kw = ((st - 1) % 2) * kb * 68;
-            tile_fill(s0, 0.0);
-            tile_fill(s1, 0.0);
-            tile_fill(s2, 0.0);
-            tile_fill(s3, 0.0);
-            tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
-            tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
-            tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
-            tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
-            tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
-            tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
-            tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
-            tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+        if kv64 {
+            tile_mma_wait();
+            if st >= 1 {
+                // The K panel's 64 rows are B's columns: one `tile_mma_panel` per 16
+                // dimensions (a `wgmma` of the workgroup on Hopper).
+                // Block st − 1's K panel: its buffer, as the copies placed it.
+                let kw = ((st - 1) % nb) * 2 * kb * 68;
+                tile_fill(s0, 0.0);
+                tile_fill(s1, 0.0);
+                tile_fill(s2, 0.0);
+                tile_fill(s3, 0.0);
+                tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
+                tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
+                tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
+                tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
+                tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
+                tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
+                tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
+                tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+            }
         }
-        let mut srcs = [0u32; 8];
-        let kd0 = select(kv64, (st % 2) * kb * 68, 0u32);
-        let vd0 = select(kv64, (2 + st % 3) * kb * 68, kb * 68);
         if st < nblk {
+            let buf = (st % nb) * 2 * kb * 68;
+            // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
+            // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            // The rows' cells are read first, as in `attn_decode_chunk_mma` (a shared
+            // read between synchronous copies serializes them on NVIDIA's Vulkan).
+            let mut srcs = [0u32; 8];
             for j in 0..8u32 {
                 srcs[j] = cells[(st % 2) * kb + min(t0 / 16 + 8 * j, kb - 1)] * 64 + (t0 % 16) * 4;
             }
@@ -246,12 +254,14 @@ pub fn attn_prefill_mma(
                 let r = t0 / 16 + 8 * j;
                 if r < kb {
                     let quad = t0 % 16;
-                    async_copy(kv, select(kv64, kd0 + panel_word(r, quad, 64), r * 68 + quad * 4), k, srcs[j], 4);
-                    if !kv64 {
-                        async_copy(kv, vd0 + r * 68 + quad * 4, v, srcs[j], 4);
-                    }
+                    // With `kv64` K and V are panels of 64 rows at `buf` and `buf + kb · 68`.
+                    let kd = select(kv64, buf + panel_word(r, quad, 64), buf + r * 68 + quad * 4);
+                    let vd = select(kv64, buf + kb * 68 + panel_word(r, quad, 64), buf + (kb + r) * 68 + quad * 4);
+                    async_copy(kv, kd, k, srcs[j], 4);
+                    async_copy(kv, vd, v, srcs[j], 4);
                 }
             }
+            // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < kb {
                 let cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
                 cells[((st + 1) % 2) * kb + t0] = cn;
@@ -262,22 +272,35 @@ pub fn attn_prefill_mma(
             async_wait(0);
             barrier();
         }
-        if st >= lag {
-            let u = st - lag;
-            if !kv64 {
+        if st + 1 >= nb {
+            let u = st + 1 - nb;
+            // The block's first K and V value (f16 units).
+            let kbase = (u % nb) * 2 * kb * 136;
+            let vbase = kbase + kb * 136;
+            // S (16 queries × kb tokens) = Q · Kᵀ, Kᵀ read from K's rows.
+            if kv64 {
+                // S, started before this step's copies.
+                tile_mma_wait();
+            } else {
                 tile_fill(s0, 0.0);
                 tile_fill(s1, 0.0);
                 for kk in 0..8u32 {
                     tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
-                    tile_load(tb, kv, kk * 16, 136, true);
+                    tile_load(tb, kv, kbase + kk * 16, 136, true);
                     tile_mma(s0, ta, tb);
-                    tile_load(tb, kv, 16 * 136 + kk * 16, 136, true);
+                    tile_load(tb, kv, kbase + 16 * 136 + kk * 16, 136, true);
                     tile_mma(s1, ta, tb);
                 }
-                tile_get(f0, s0, sc, sb, scs);
-                tile_get(f1, s1, sc, sb + 16, scs);
             }
-            let vbase = select(kv64, (2 + u % 3) * kb * 136, kb * 136);
+            // The scores in registers (through the scratch where a backend must), not
+            // yet scaled: tokens past each query's position dropped, the mask added
+            // (over the scale, which is positive).
+            tile_get(f0, s0, sc, sb, scs);
+            tile_get(f1, s1, sc, sb + 16, scs);
+            if kv64 {
+                tile_get(f2, s2, sc, sb + 32, scs);
+                tile_get(f3, s3, sc, sb + 48, scs);
+            }
             // Only blocks that reach past the workgroup's first query need the causal test.
             if u * kb + kb - 1 > pos0 + first {
                 for e in 0..8u32 {
@@ -435,18 +458,10 @@ pub fn attn_prefill_mma(
                     tile_mma(o7, ta, tb);
                 }
             }
-        }
-        if kv64 {
-            if st < nblk {
-                for j in 0..8u32 {
-                    async_copy(kv, vd0 + panel_word(t0 / 16 + 8 * j, t0 % 16, 64), v, srcs[j], 4);
-                }
+            if !kv64 {
+                barrier();
             }
-            async_commit();
-            tile_mma_wait();
-            async_wait(1);
         }
-        barrier();
     }
     // The last block's `P · V`.
     tile_mma_wait();
