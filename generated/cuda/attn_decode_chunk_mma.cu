@@ -338,6 +338,44 @@ static __device__ __forceinline__ void ok_tile_mma_panel(float* c0, float* c1, f
 #endif
 }
 
+// The same over 128 columns: acc[j] += a · B_j for j = 0 … 7 (B_j at rows r0 + 16j + n
+// of a K-major panel, or at columns 16j + n of a panel by rows, col0 then 0). On sm_90a
+// one wgmma m64n128k16 of the warpgroup: its 64 accumulators per invocation are the
+// eight tiles' slots in order, and a panel by rows reaches its second 64 columns through
+// the descriptor's leading offset (a half apart). Elsewhere two 64-column halves.
+template <bool TRANS>
+static __device__ __forceinline__ void ok_tile_mma_panel8(float* c0, float* c1, float* c2, float* c3, float* c4, float* c5, float* c6, float* c7,
+                                                          const unsigned int* a, const unsigned int* arr, unsigned int base, unsigned int rows,
+                                                          unsigned int r0, unsigned int col0, unsigned int lindex) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    const unsigned int start = (unsigned int)__cvta_generic_to_shared(arr) + 4u * base + (col0 >> 6) * rows * 128u + r0 * 128u + 2u * (col0 & 63u);
+    const unsigned long long desc = (unsigned long long)((start & 0x3ffffu) >> 4) | ((unsigned long long)(((rows * 128u) >> 4) & 0x3fffu) << 16) |
+                                    ((unsigned long long)(1024u >> 4) << 32) | (1ull << 62);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "{ %64, %65, %66, %67}, %68, 1, 1, 1, %69;\n"
+        "wgmma.commit_group.sync.aligned;"
+        : "+f"(c0[0]), "+f"(c0[1]), "+f"(c0[2]), "+f"(c0[3]), "+f"(c0[4]), "+f"(c0[5]), "+f"(c0[6]), "+f"(c0[7]),
+          "+f"(c1[0]), "+f"(c1[1]), "+f"(c1[2]), "+f"(c1[3]), "+f"(c1[4]), "+f"(c1[5]), "+f"(c1[6]), "+f"(c1[7]),
+          "+f"(c2[0]), "+f"(c2[1]), "+f"(c2[2]), "+f"(c2[3]), "+f"(c2[4]), "+f"(c2[5]), "+f"(c2[6]), "+f"(c2[7]),
+          "+f"(c3[0]), "+f"(c3[1]), "+f"(c3[2]), "+f"(c3[3]), "+f"(c3[4]), "+f"(c3[5]), "+f"(c3[6]), "+f"(c3[7]),
+          "+f"(c4[0]), "+f"(c4[1]), "+f"(c4[2]), "+f"(c4[3]), "+f"(c4[4]), "+f"(c4[5]), "+f"(c4[6]), "+f"(c4[7]),
+          "+f"(c5[0]), "+f"(c5[1]), "+f"(c5[2]), "+f"(c5[3]), "+f"(c5[4]), "+f"(c5[5]), "+f"(c5[6]), "+f"(c5[7]),
+          "+f"(c6[0]), "+f"(c6[1]), "+f"(c6[2]), "+f"(c6[3]), "+f"(c6[4]), "+f"(c6[5]), "+f"(c6[6]), "+f"(c6[7]),
+          "+f"(c7[0]), "+f"(c7[1]), "+f"(c7[2]), "+f"(c7[3]), "+f"(c7[4]), "+f"(c7[5]), "+f"(c7[6]), "+f"(c7[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(TRANS ? 1 : 0)
+        : "memory");
+#else
+    ok_tile_mma_panel<TRANS>(c0, c1, c2, c3, a, arr, base, rows, r0, col0, lindex);
+    ok_tile_mma_panel<TRANS>(c4, c5, c6, c7, a, arr, base, rows, TRANS ? r0 : r0 + 64u, TRANS ? col0 + 64u : col0, lindex);
+#endif
+}
+
 // `barrier()` in a kernel that reads panels: on sm_90a wgmma reads them through the
 // async proxy, so each invocation's shared-memory writes (stores, completed cp.async)
 // are first ordered before the async proxy's reads (PTX ISA, "Proxies").

@@ -644,17 +644,19 @@ pub enum TileOp {
         /// What is combined.
         op: TileReduce,
     },
-    /// `tile_mma_panel(c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows);`:
-    /// `c_j[i][n] += Σ_k a[i][k] · B_j[k][n]` for j = 0 … 3, B_j read straight from a
+    /// `tile_mma_panel(c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows);`, or
+    /// with eight accumulators `c0 … c7` (128 columns):
+    /// `c_j[i][n] += Σ_k a[i][k] · B_j[k][n]` for each accumulator j, B_j read straight from a
     /// panel in shared memory (docs/DSL.md, "Panels"): its value at (row `row0 + 16j +
     /// n`, column `col0 + k`), or with `by_rows` at (row `row0 + k`, column `col0 + 16j +
     /// n`). Every invocation of the workgroup runs it together with the same operands;
-    /// it may complete only at the next [`TileOp::PanelWait`], so until then the five
-    /// tiles are not touched and the panel is not written. On Hopper one `wgmma` of each
+    /// it may complete only at the next [`TileOp::PanelWait`], so until then its tiles
+    /// are not touched and the panel is not written. On Hopper one `wgmma` of each
     /// warpgroup.
     PanelMma {
-        /// The four accumulator tiles updated (the product's 64 columns, 16 each).
-        accs: [TileId; 4],
+        /// The accumulator tiles updated: four (the product's 64 columns, 16 each) or
+        /// eight (128 columns).
+        accs: Vec<TileId>,
         /// The A operand (this group's 16 rows).
         a: TileId,
         /// The shared array (u32 words of f16 pairs) holding the panel.
@@ -665,7 +667,8 @@ pub enum TileOp {
         rows: Expr,
         /// The first row read (a multiple of 8).
         row0: Expr,
-        /// The first column read (a multiple of 16; of 64 with `by_rows`).
+        /// The first column read (a multiple of 16; of 64 with `by_rows`, and 0 with
+        /// eight accumulators).
         col0: Expr,
         /// The panel's rows are B's rows (V for `P · V`), else its columns (K for
         /// `Q · Kᵀ`).
@@ -776,7 +779,7 @@ impl TileOp {
             | TileOp::Get { tile, .. }
             | TileOp::Set { tile, .. } => vec![*tile],
             TileOp::Mma { acc, a, b } => vec![*acc, *a, *b],
-            TileOp::PanelMma { accs, a, .. } => vec![accs[0], accs[1], accs[2], accs[3], *a],
+            TileOp::PanelMma { accs, a, .. } => accs.iter().chain([a]).copied().collect(),
             TileOp::Coords { .. } | TileOp::Reduce { .. } | TileOp::PanelWait => vec![],
         }
     }

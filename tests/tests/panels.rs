@@ -1,6 +1,9 @@
 //! Panels: `tile_mma_panel` (a group's A tile times 64 columns of B read straight from a
-//! shared-memory panel, into four accumulators) and `tile_mma_wait`, with `panel_word`
-//! placing the values (docs/DSL.md, "Panels").
+//! shared-memory panel, into four accumulators, or 128 into eight) and `tile_mma_wait`,
+//! with `panel_word` placing the values (docs/DSL.md, "Panels").
+//!
+//! `panel_wide` does the same products with eight accumulators: A times the transpose of
+//! a 128-row K panel (128 columns of B) and P times all 128 columns of the V panel.
 //!
 //! `panel_ops` multiplies a 64 × 128 A by the transpose of 64 of a 96-row K panel's rows
 //! (the panel's rows are B's columns, as for `Q · Kᵀ`; the first row 0 or 32) and a
@@ -143,9 +146,116 @@ mod k {
         tile_store(o7, o, or + 112, 128, false);
     }
 
+    /// `s` (64 × 128) = A (64 × 128) · the transpose of K panel rows 0 … 127 (`part` 0),
+    /// or `o` (64 × 128) = P (64 × 64) · V (`part` 1), each product with eight
+    /// accumulators; one panel array (34 KiB: within NVIDIA Vulkan's 48) holds K or V.
+    #[kernel(workgroup = 128, fast)]
+    pub fn panel_wide(
+        #[len(4096)] a: &[u32],
+        #[len(8192)] k: &[u32],
+        #[len(2048)] p: &[u32],
+        #[len(4096)] v: &[u32],
+        #[len(8192)] s: &mut [f32],
+        #[len(8192)] o: &mut [f32],
+        #[push] part: u32,
+    ) {
+        let pan = shared::<u32, 8704>();
+        let x0 = tile_a();
+        let x1 = tile_a();
+        let x2 = tile_a();
+        let x3 = tile_a();
+        let x4 = tile_a();
+        let x5 = tile_a();
+        let x6 = tile_a();
+        let x7 = tile_a();
+        let c0 = tile_acc();
+        let c1 = tile_acc();
+        let c2 = tile_acc();
+        let c3 = tile_acc();
+        let c4 = tile_acc();
+        let c5 = tile_acc();
+        let c6 = tile_acc();
+        let c7 = tile_acc();
+        let t = local_id().x;
+        let g = t / 32;
+        // K's 128 rows or V's 64, each row's 16 chunks where `panel_word` puts them.
+        let rows = select(part == 0, 128u32, 64u32);
+        for i in (t..rows * 16).step_by(128) {
+            let r = i / 16;
+            let c = i % 16;
+            for w in 0..4u32 {
+                if part == 0 {
+                    pan[panel_word(r, c, 128) + w] = k[r * 64 + c * 4 + w];
+                } else {
+                    pan[panel_word(r, c, 64) + w] = v[r * 64 + c * 4 + w];
+                }
+            }
+        }
+        barrier();
+        tile_fill(c0, 0.0);
+        tile_fill(c1, 0.0);
+        tile_fill(c2, 0.0);
+        tile_fill(c3, 0.0);
+        tile_fill(c4, 0.0);
+        tile_fill(c5, 0.0);
+        tile_fill(c6, 0.0);
+        tile_fill(c7, 0.0);
+        if part == 0 {
+            let ar = g * 16 * 128;
+            tile_load(x0, a, ar, 128, false);
+            tile_load(x1, a, ar + 16, 128, false);
+            tile_load(x2, a, ar + 32, 128, false);
+            tile_load(x3, a, ar + 48, 128, false);
+            tile_load(x4, a, ar + 64, 128, false);
+            tile_load(x5, a, ar + 80, 128, false);
+            tile_load(x6, a, ar + 96, 128, false);
+            tile_load(x7, a, ar + 112, 128, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x0, pan, 0, 128, 0, 0, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x1, pan, 0, 128, 0, 16, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x2, pan, 0, 128, 0, 32, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x3, pan, 0, 128, 0, 48, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x4, pan, 0, 128, 0, 64, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x5, pan, 0, 128, 0, 80, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x6, pan, 0, 128, 0, 96, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x7, pan, 0, 128, 0, 112, false);
+        } else {
+            let pr = g * 16 * 64;
+            tile_load(x0, p, pr, 64, false);
+            tile_load(x1, p, pr + 16, 64, false);
+            tile_load(x2, p, pr + 32, 64, false);
+            tile_load(x3, p, pr + 48, 64, false);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x0, pan, 0, 64, 0, 0, true);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x1, pan, 0, 64, 16, 0, true);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x2, pan, 0, 64, 32, 0, true);
+            tile_mma_panel(c0, c1, c2, c3, c4, c5, c6, c7, x3, pan, 0, 64, 48, 0, true);
+        }
+        tile_mma_wait();
+        let or = g * 16 * 128;
+        if part == 0 {
+            tile_store(c0, s, or, 128, false);
+            tile_store(c1, s, or + 16, 128, false);
+            tile_store(c2, s, or + 32, 128, false);
+            tile_store(c3, s, or + 48, 128, false);
+            tile_store(c4, s, or + 64, 128, false);
+            tile_store(c5, s, or + 80, 128, false);
+            tile_store(c6, s, or + 96, 128, false);
+            tile_store(c7, s, or + 112, 128, false);
+        } else {
+            tile_store(c0, o, or, 128, false);
+            tile_store(c1, o, or + 16, 128, false);
+            tile_store(c2, o, or + 32, 128, false);
+            tile_store(c3, o, or + 48, 128, false);
+            tile_store(c4, o, or + 64, 128, false);
+            tile_store(c5, o, or + 80, 128, false);
+            tile_store(c6, o, or + 96, 128, false);
+            tile_store(c7, o, or + 112, 128, false);
+        }
+    }
+
     /// Each `mode` a misuse the interpreter reports (0: none): 1 a tile read before the
     /// wait, 2 the panel overwritten before it, 3 a panel at word 64, 4 half the workgroup
-    /// multiplying, 5 half of it waiting.
+    /// multiplying, 5 half of it waiting, 6 eight accumulators over a panel's columns 64
+    /// … 191 (past its 128).
     #[kernel(workgroup = 128, fast)]
     pub fn panel_faults(#[len(2048)] k: &[u32], #[len(4096)] out: &mut [f32], #[push] mode: u32) {
         let kp = shared::<u32, 4608>();
@@ -154,6 +264,10 @@ mod k {
         let s1 = tile_acc();
         let s2 = tile_acc();
         let s3 = tile_acc();
+        let s4 = tile_acc();
+        let s5 = tile_acc();
+        let s6 = tile_acc();
+        let s7 = tile_acc();
         let t = local_id().x;
         let g = t / 32;
         for i in (t..4608u32).step_by(128) {
@@ -171,6 +285,12 @@ mod k {
             if g < 2 {
                 tile_mma_panel(s0, s1, s2, s3, qa, kp, 0, 64, 0, 0, false);
             }
+        } else if mode == 6 {
+            tile_fill(s4, 0.0);
+            tile_fill(s5, 0.0);
+            tile_fill(s6, 0.0);
+            tile_fill(s7, 0.0);
+            tile_mma_panel(s0, s1, s2, s3, s4, s5, s6, s7, qa, kp, 0, 64, 0, 64, true);
         } else {
             tile_mma_panel(s0, s1, s2, s3, qa, kp, 0, 64, 0, 0, false);
         }
@@ -325,6 +445,75 @@ fn panel_misuse_is_a_fault_not_undefined_behaviour() {
     assert!(matches!(fault(3), Fault::PanelOperand { operand: "base", value: 64, .. }), "{:?}", fault(3));
     assert!(matches!(fault(4), Fault::NonUniform { what: "tile_mma_panel", active: 64, expected: 128 }), "{:?}", fault(4));
     assert!(matches!(fault(5), Fault::NonUniform { what: "tile_mma_wait", active: 64, expected: 128 }), "{:?}", fault(5));
+    assert!(matches!(fault(6), Fault::PanelOperand { operand: "col0", value: 64, .. }), "{:?}", fault(6));
     let msg = fault(1).to_string();
     assert!(msg.contains("tile_mma_wait"), "{msg}");
+}
+
+fn run_wide(built: &Generated, be: &mut dyn Backend, x: &Inputs, k128: &[u16], part: u32) -> Result<Vec<f32>, BackendError> {
+    let km = built.manifest.kernel("panel_wide").unwrap();
+    let mut args = Args::new()
+        .buffer("a", HostBuffer::from_u32(&f16_words(&x.a)))
+        .buffer("k", HostBuffer::from_u32(&f16_words(k128)))
+        .buffer("p", HostBuffer::from_u32(&f16_words(&x.p)))
+        .buffer("v", HostBuffer::from_u32(&f16_words(&x.v)))
+        .buffer("s", HostBuffer::zeros(StorageType::F32, 8192))
+        .buffer("o", HostBuffer::zeros(StorageType::F32, 8192))
+        .scalar("part", part);
+    let l = Launch { kernel: km, artifacts: &built.dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
+    be.launch(&l, &mut args)?;
+    Ok(args.get_buffer(if part == 0 { "s" } else { "o" }).unwrap().to_f32())
+}
+
+#[test]
+fn wide_panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
+    let built = Generated::new(vec![k::panel_wide().unwrap()], "panels-wide");
+    let mut reference = onekernel_runtime::cpu::CpuBackend::new(built.kernels.clone());
+    let mut others: Vec<Box<dyn Backend>> = gpu_backends();
+    if let Some(e) = msl_emu_or_skip() {
+        others.push(Box::new(e));
+    }
+    let x = inputs(11);
+    let mut r = Rng::new(12);
+    let k128: Vec<u16> = (0..128 * 128).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect();
+    for part in [0u32, 1] {
+        let want = run_wide(&built, &mut reference, &x, &k128, part).unwrap();
+        // B's column n, and the negative control's: the two 64-column halves exchanged
+        // (a descriptor whose second half is the first).
+        let rule = |swap: usize| {
+            if part == 0 {
+                product(&x.a, 64, 128, 128, &|k, n| k128[(n ^ swap) * 128 + k])
+            } else {
+                product(&x.p, 64, 64, 128, &|k, n| x.v[k * 128 + (n ^ swap)])
+            }
+        };
+        let (exact, mag) = rule(0);
+        assert_eq!(want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), exact.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "part {part}");
+        let (wrong, _) = rule(64);
+        let (nmse, outside) = error(&wrong, &want, &mag);
+        assert!(nmse > NMSE_BOUND && outside > 0, "part {part}: halves exchanged pass (NMSE {nmse:.1e})");
+        for be in others.iter_mut() {
+            let name = be.name().to_string();
+            let got = match run_wide(&built, be.as_mut(), &x, &k128, part) {
+                Ok(v) => v,
+                Err(BackendError::Unsupported { reason, .. }) => {
+                    assert!(reason.contains("register tiles"), "{name}: {reason}");
+                    println!("SKIPPED on {name}: {reason}");
+                    continue;
+                }
+                Err(e) => panic!("{name}, part {part}: {e}"),
+            };
+            let (nmse, outside) = error(&got, &want, &mag);
+            assert!(nmse <= NMSE_BOUND && outside == 0, "{name}, part {part}: NMSE {nmse:.2e}, {outside} elements outside the bound");
+            for at in [3 * 128 + 5, 40 * 128 + 100] {
+                let mut bad = got.clone();
+                bad[at] += (mag[at] * 2f64.powi(-16)) as f32;
+                assert!(error(&bad, &want, &mag).1 > 0, "{name}: a perturbed element stays within the bound");
+            }
+            println!(
+                "{name} ({}), eight accumulators, part {part}: within NMSE {NMSE_BOUND:e} (NMSE {nmse:.2e}) and 2^-19 · Σ|a·b| of the interpreter",
+                be.info().driver
+            );
+        }
+    }
 }

@@ -228,11 +228,19 @@ impl Dialect for Cuda {
 
     // One wgmma of the warpgroup on sm_90a, ldmatrix and mma.sync before
     // (templates/cuda/tile.cuh); the panel is in the 128-byte swizzle.
+    // Eight accumulators: one wgmma m64n128k16 (`ok_tile_mma_panel8`).
     fn tile_mma_panel(&self, p: &super::PanelMma) -> Vec<String> {
-        let [c0, c1, c2, c3] = &p.accs;
+        let helper = if p.accs.len() == 8 { "ok_tile_mma_panel8" } else { "ok_tile_mma_panel" };
         vec![format!(
-            "ok_tile_mma_panel<{}>({c0}, {c1}, {c2}, {c3}, {}, {}, {}, {}, {}, {}, ok_lindex);",
-            p.by_rows, p.a, p.array, p.base, p.rows, p.row0, p.col0
+            "{helper}<{}>({}, {}, {}, {}, {}, {}, {}, ok_lindex);",
+            p.by_rows,
+            p.accs.join(", "),
+            p.a,
+            p.array,
+            p.base,
+            p.rows,
+            p.row0,
+            p.col0
         )]
     }
 

@@ -52,8 +52,8 @@ pub struct TileMemory {
 
 /// A `tile_mma_panel`'s operands, printed (docs/DSL.md, "Panels").
 pub struct PanelMma {
-    /// The four accumulator tiles.
-    pub accs: [String; 4],
+    /// The accumulator tiles: four (64 columns) or eight (128).
+    pub accs: Vec<String>,
     /// The A tile.
     pub a: String,
     /// The shared array.

@@ -428,7 +428,7 @@ impl<'a> Printer<'a> {
                     self.dirty.clear();
                 }
                 let p = crate::dialect::PanelMma {
-                    accs: accs.map(name),
+                    accs: accs.iter().map(|t| name(*t)).collect(),
                     a: name(*a),
                     array: shared_name(&self.k.shared[sh.0 as usize].name),
                     base: self.expr(base),

@@ -486,8 +486,15 @@ fn check_tile(sc: &Scope, t: &TileOp, span: SpanId, d: &mut Diagnostics) {
         }
         TileOp::Reduce { vals, .. } => check_slots(sc, *vals, Scalar::F32, op, span, d),
         TileOp::PanelMma { accs, a, panel, .. } => {
+            if accs.len() != 4 && accs.len() != 8 {
+                d.error(
+                    span,
+                    ErrorKind::Type,
+                    format!("`tile_mma_panel` updates four accumulators (64 columns) or eight (128); it was given {}", accs.len()),
+                );
+            }
             for acc in accs {
-                role(*acc, Some(TileRole::Acc), "as each of its four accumulators", d);
+                role(*acc, Some(TileRole::Acc), "as each of its accumulators", d);
             }
             role(*a, Some(TileRole::A), "as its A operand", d);
             match panel {

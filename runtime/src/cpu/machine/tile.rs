@@ -211,10 +211,13 @@ impl<'k> Machine<'k> {
 
     /// `tile_mma_panel` for every group: the whole workgroup with one set of operands
     /// (`ops`: base, rows, row0, col0), each group's accumulators plus its A times the
-    /// same 16 × 64 B, read from the panel as each group and kept to be compared at the
-    /// wait. The sums follow `tile_mma`'s rule.
+    /// same 16 × 64 B (16 × 128 with eight accumulators), read from the panel as each
+    /// group and kept to be compared at the wait. The sums follow `tile_mma`'s rule.
     fn panel_mma(&mut self, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
-        let &TileOp::PanelMma { accs, a, panel, by_rows, .. } = t else { return Ok(()) };
+        let TileOp::PanelMma { accs, a, panel, by_rows, .. } = t else { return Ok(()) };
+        let (a, panel, by_rows) = (*a, *panel, *by_rows);
+        // The product's columns: 16 per accumulator.
+        let width = 16 * accs.len() as u64;
         let op = t.name();
         let first = lanes.first().copied().unwrap_or(0);
         if lanes.len() != self.n {
@@ -230,7 +233,7 @@ impl<'k> Machine<'k> {
             }
         }
         let [base, rows, row0, col0] = ops;
-        let (span_rows, span_cols) = if by_rows { (16, 64) } else { (64, 16) };
+        let (span_rows, span_cols) = if by_rows { (16, width) } else { (width, 16) };
         let rules: [(&'static str, u32, bool, &'static str); 4] = [
             ("base", base, base % 256 == 0, "a panel starts at a multiple of 256 words (1024 bytes)"),
             ("rows", rows, rows % 8 == 0 && rows > 0, "a panel's rows are a positive multiple of 8"),
@@ -244,7 +247,11 @@ impl<'k> Machine<'k> {
                 "col0",
                 col0,
                 col0 % span_cols as u32 == 0 && u64::from(col0) + span_cols <= 128,
-                if by_rows { "the 64 columns read start at 0 or 64" } else { "the 16 columns read start at a multiple of 16 below 128" },
+                match (by_rows, width) {
+                    (true, 64) => "the 64 columns read start at 0 or 64",
+                    (true, _) => "the 128 columns read start at 0",
+                    _ => "the 16 columns read start at a multiple of 16 below 128",
+                },
             ),
         ];
         if let Some(&(operand, value, _, rule)) = rules.iter().find(|r| !r.2) {
