@@ -204,6 +204,22 @@ pub fn attn_prefill_mma(
     let mut f3 = [0.0; 8];
     let mut mx = [0.0; 8];
     let mut ov = [0.0; 8];
+    // With `kv64` O starts at zero here, not in the first block's branch below: filled
+    // there, every block's step ended in a merge of O's fresh and rescaled values, for
+    // which ptxas copied all 64 of O's registers at every block (the accumulators of
+    // `wgmma` stay in fixed registers; 255 registers in all, 224 without). NVIDIA's
+    // Vulkan compiler ran the 32-token form 1–1.4 % slower with O filled here, so it
+    // keeps the branch (docs/PERFORMANCE.md).
+    if kv64 {
+        tile_fill(o0, 0.0);
+        tile_fill(o1, 0.0);
+        tile_fill(o2, 0.0);
+        tile_fill(o3, 0.0);
+        tile_fill(o4, 0.0);
+        tile_fill(o5, 0.0);
+        tile_fill(o6, 0.0);
+        tile_fill(o7, 0.0);
+    }
     // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
     // buffers, the step first waits for block st − 1 and meets the other groups, which
     // have then also finished block st − 2, whose buffer block st takes: one barrier per
@@ -390,7 +406,7 @@ pub fn attn_prefill_mma(
                         ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o7, ov, sc, sb, scs);
-                } else {
+                } else if !kv64 {
                     tile_fill(o0, 0.0);
                     tile_fill(o1, 0.0);
                     tile_fill(o2, 0.0);
@@ -415,22 +431,19 @@ pub fn attn_prefill_mma(
                 }
             }
             // O (16 queries × 128 dimensions) += P · V over the block's tokens: with
-            // `kv64` the V panel's rows are B's rows, 16 tokens and 64 dimensions per
-            // `tile_mma_panel`.
+            // `kv64` the V panel's rows are B's rows, 16 tokens and all 128 dimensions per
+            // `tile_mma_panel` (one `wgmma` m64n128k16 on Hopper: 1.5 % faster than two
+            // of 64 columns; docs/PERFORMANCE.md).
             if kv64 {
                 let vw = vbase / 2;
                 tile_set(ta, f0, ps, 2 * pb, 2 * pw);
                 tile_set(p1, f1, ps, 2 * pb + 16, 2 * pw);
                 tile_set(p2, f2, ps, 2 * pb + 32, 2 * pw);
                 tile_set(p3, f3, ps, 2 * pb + 48, 2 * pw);
-                tile_mma_panel(o0, o1, o2, o3, ta, kv, vw, 64, 0, 0, true);
-                tile_mma_panel(o4, o5, o6, o7, ta, kv, vw, 64, 0, 64, true);
-                tile_mma_panel(o0, o1, o2, o3, p1, kv, vw, 64, 16, 0, true);
-                tile_mma_panel(o4, o5, o6, o7, p1, kv, vw, 64, 16, 64, true);
-                tile_mma_panel(o0, o1, o2, o3, p2, kv, vw, 64, 32, 0, true);
-                tile_mma_panel(o4, o5, o6, o7, p2, kv, vw, 64, 32, 64, true);
-                tile_mma_panel(o0, o1, o2, o3, p3, kv, vw, 64, 48, 0, true);
-                tile_mma_panel(o4, o5, o6, o7, p3, kv, vw, 64, 48, 64, true);
+                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, ta, kv, vw, 64, 0, 0, true);
+                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p1, kv, vw, 64, 16, 0, true);
+                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p2, kv, vw, 64, 32, 0, true);
+                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p3, kv, vw, 64, 48, 0, true);
             }
             for kk in 0..2u32 {
                 if !kv64 {
