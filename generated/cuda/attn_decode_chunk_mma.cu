@@ -282,6 +282,20 @@ static __device__ __forceinline__ unsigned int ok_panel_word_u32(unsigned int ro
     return (chunk >> 3) * rows * 32u + row * 32u + (((chunk & 7u) ^ (row & 7u)) << 2);
 }
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// wgmma's shared-memory descriptor of the B a panel product reads. The start: row r0 of
+// the half holding column col0, at column col0 mod 64 (K-major, within the 128-byte atom:
+// the swizzle applies to the address bits, as wgmma reads them) or at the half's first
+// column (by rows, col0 a multiple of 64). Eight rows of 128 bytes apart: 1024 (SBO, both
+// majors); by rows, the next 64 columns a half apart (LBO, read with n = 128); the
+// 128-byte swizzle.
+static __device__ __forceinline__ unsigned long long ok_panel_desc(const unsigned int* arr, unsigned int base, unsigned int rows, unsigned int r0, unsigned int col0) {
+    const unsigned int start = (unsigned int)__cvta_generic_to_shared(arr) + 4u * base + (col0 >> 6) * rows * 128u + r0 * 128u + 2u * (col0 & 63u);
+    return (unsigned long long)((start & 0x3ffffu) >> 4) | ((unsigned long long)(((rows * 128u) >> 4) & 0x3fffu) << 16) | ((unsigned long long)(1024u >> 4) << 32) |
+           (1ull << 62);
+}
+#endif
+
 // acc[j] += a · B_j for j = 0 … 3 (16 × 16 each): B_j's (k, n) is the panel's value at
 // (row r0 + 16j + n, column c0 + k) for a K-major panel (TRANS false: the rows are B's
 // columns, as K's rows for Q · Kᵀ), or at (row r0 + k, column c0 + 16j + n) when TRANS
@@ -293,14 +307,7 @@ template <bool TRANS>
 static __device__ __forceinline__ void ok_tile_mma_panel(float* c0, float* c1, float* c2, float* c3, const unsigned int* a, const unsigned int* arr,
                                                          unsigned int base, unsigned int rows, unsigned int r0, unsigned int col0, unsigned int lindex) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    // The start: row r0 of the half holding column col0, at column col0 mod 64 (K-major,
-    // within the 128-byte atom: the swizzle applies to the address bits, as wgmma reads
-    // them) or at the half's first column (TRANS, col0 a multiple of 64).
-    const unsigned int start = (unsigned int)__cvta_generic_to_shared(arr) + 4u * base + (col0 >> 6) * rows * 128u + r0 * 128u + 2u * (col0 & 63u);
-    // Eight rows of 128 bytes apart: 1024 (SBO, both majors); TRANS: the next 64 columns
-    // (LBO, unused with n = 64) a half apart.
-    const unsigned long long desc = (unsigned long long)((start & 0x3ffffu) >> 4) | ((unsigned long long)(((rows * 128u) >> 4) & 0x3fffu) << 16) |
-                                    ((unsigned long long)(1024u >> 4) << 32) | (1ull << 62);
+    const unsigned long long desc = ok_panel_desc(arr, base, rows, r0, col0);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile(
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
@@ -348,9 +355,7 @@ static __device__ __forceinline__ void ok_tile_mma_panel8(float* c0, float* c1, 
                                                           const unsigned int* a, const unsigned int* arr, unsigned int base, unsigned int rows,
                                                           unsigned int r0, unsigned int col0, unsigned int lindex) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    const unsigned int start = (unsigned int)__cvta_generic_to_shared(arr) + 4u * base + (col0 >> 6) * rows * 128u + r0 * 128u + 2u * (col0 & 63u);
-    const unsigned long long desc = (unsigned long long)((start & 0x3ffffu) >> 4) | ((unsigned long long)(((rows * 128u) >> 4) & 0x3fffu) << 16) |
-                                    ((unsigned long long)(1024u >> 4) << 32) | (1ull << 62);
+    const unsigned long long desc = ok_panel_desc(arr, base, rows, r0, col0);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile(
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "

@@ -98,26 +98,21 @@ impl Lowerer {
                 index: self.index_u32(index, &name)?,
                 stride: self.index_u32(stride, &name)?,
             },
-            ("tile_mma_panel", [c0, c1, c2, c3, a, panel, base, rows, row0, col0, by_rows]) => TileOp::PanelMma {
-                accs: [c0, c1, c2, c3].into_iter().map(|c| self.tile(c, &name)).collect::<syn::Result<_>>()?,
-                a: self.tile(a, &name)?,
-                panel: self.tile_panel(panel, &name)?,
-                base: self.index_u32(base, &name)?,
-                rows: self.index_u32(rows, &name)?,
-                row0: self.index_u32(row0, &name)?,
-                col0: self.index_u32(col0, &name)?,
-                by_rows: flag_literal(by_rows, &name, "by_rows")?,
-            },
-            ("tile_mma_panel", [c0, c1, c2, c3, c4, c5, c6, c7, a, panel, base, rows, row0, col0, by_rows]) => TileOp::PanelMma {
-                accs: [c0, c1, c2, c3, c4, c5, c6, c7].into_iter().map(|c| self.tile(c, &name)).collect::<syn::Result<_>>()?,
-                a: self.tile(a, &name)?,
-                panel: self.tile_panel(panel, &name)?,
-                base: self.index_u32(base, &name)?,
-                rows: self.index_u32(rows, &name)?,
-                row0: self.index_u32(row0, &name)?,
-                col0: self.index_u32(col0, &name)?,
-                by_rows: flag_literal(by_rows, &name, "by_rows")?,
-            },
+            // Four accumulators (64 columns) or eight (128), then the same seven operands.
+            ("tile_mma_panel", all) if all.len() == 11 || all.len() == 15 => {
+                let (accs, rest) = all.split_at(all.len() - 7);
+                let &[a, panel, base, rows, row0, col0, by_rows] = rest else { return Err(err(c.span(), usage(&name))) };
+                TileOp::PanelMma {
+                    accs: accs.iter().map(|c| self.tile(c, &name)).collect::<syn::Result<_>>()?,
+                    a: self.tile(a, &name)?,
+                    panel: self.tile_panel(panel, &name)?,
+                    base: self.index_u32(base, &name)?,
+                    rows: self.index_u32(rows, &name)?,
+                    row0: self.index_u32(row0, &name)?,
+                    col0: self.index_u32(col0, &name)?,
+                    by_rows: flag_literal(by_rows, &name, "by_rows")?,
+                }
+            }
             ("tile_mma_wait", []) => TileOp::PanelWait,
             ("tile_coords", [rows, cols]) => TileOp::Coords { rows: self.slot_array(rows, &name)?, cols: self.slot_array(cols, &name)? },
             (n, [vals]) => match reduction(n) {
