@@ -381,6 +381,39 @@ fn run(built: &Generated, be: &mut dyn Backend, x: &Inputs, krow: u32) -> Result
     Ok(out)
 }
 
+/// Every backend's `run` against the interpreter's `want`: within NMSE and 2^-19 · Σ|a·b|
+/// per element (`mag`), and each element of `perturb` off by 2^-16 of its magnitude
+/// outside the bound (the negative control). A backend without register tiles skips.
+fn check_backends(
+    others: &mut [Box<dyn Backend>],
+    want: &[f32],
+    mag: &[f64],
+    label: &str,
+    perturb: &[usize],
+    mut run: impl FnMut(&mut dyn Backend) -> Result<Vec<f32>, BackendError>,
+) {
+    for be in others.iter_mut() {
+        let name = be.name().to_string();
+        let got = match run(be.as_mut()) {
+            Ok(v) => v,
+            Err(BackendError::Unsupported { reason, .. }) => {
+                assert!(reason.contains("register tiles"), "{name}: {reason}");
+                println!("SKIPPED on {name}: {reason}");
+                continue;
+            }
+            Err(e) => panic!("{name}, {label}: {e}"),
+        };
+        let (nmse, outside) = error(&got, want, mag);
+        assert!(nmse <= NMSE_BOUND && outside == 0, "{name}, {label}: NMSE {nmse:.2e}, {outside} elements outside the bound");
+        for &at in perturb {
+            let mut bad = got.clone();
+            bad[at] += (mag[at] * 2f64.powi(-16)) as f32;
+            assert!(error(&bad, want, mag).1 > 0, "{name}: a perturbed element stays within the bound");
+        }
+        println!("{name} ({}), {label}: within NMSE {NMSE_BOUND:e} (NMSE {nmse:.2e}) and 2^-19 · Σ|a·b| of the interpreter", be.info().driver);
+    }
+}
+
 #[test]
 fn panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
     let built = Generated::new(vec![k::panel_ops().unwrap(), k::panel_faults().unwrap()], "panels-ops");
@@ -398,30 +431,9 @@ fn panel_products_match_the_rule_and_every_backend_matches_the_interpreter() {
         let (wrong, _) = expected(&x, krow as usize, true);
         let (nmse, outside) = error(&wrong, &want, &mag);
         assert!(nmse > NMSE_BOUND && outside > 0, "krow {krow}: K read by rows passes (NMSE {nmse:.1e})");
-        for be in others.iter_mut() {
-            let name = be.name().to_string();
-            let got = match run(&built, be.as_mut(), &x, krow) {
-                Ok(v) => v,
-                Err(BackendError::Unsupported { reason, .. }) => {
-                    assert!(reason.contains("register tiles"), "{name}: {reason}");
-                    println!("SKIPPED on {name}: {reason}");
-                    continue;
-                }
-                Err(e) => panic!("{name}, krow {krow}: {e}"),
-            };
-            let (nmse, outside) = error(&got, &want, &mag);
-            assert!(nmse <= NMSE_BOUND && outside == 0, "{name}, krow {krow}: NMSE {nmse:.2e}, {outside} elements outside the bound");
-            // Negative control: one element of each product off by 2^-16 of its magnitude fails.
-            for at in [5 * 64 + 3, 4096 + 9 * 128 + 77] {
-                let mut bad = got.clone();
-                bad[at] += (mag[at] * 2f64.powi(-16)) as f32;
-                assert!(error(&bad, &want, &mag).1 > 0, "{name}: a perturbed element stays within the bound");
-            }
-            println!(
-                "{name} ({}), krow {krow}: within NMSE {NMSE_BOUND:e} (NMSE {nmse:.2e}) and 2^-19 · Σ|a·b| of the interpreter",
-                be.info().driver
-            );
-        }
+        // Negative control: one element of each product off by 2^-16 of its magnitude fails.
+        let label = format!("krow {krow}");
+        check_backends(&mut others, &want, &mag, &label, &[5 * 64 + 3, 4096 + 9 * 128 + 77], |be| run(&built, be, &x, krow));
     }
 }
 
@@ -492,28 +504,7 @@ fn wide_panel_products_match_the_rule_and_every_backend_matches_the_interpreter(
         let (wrong, _) = rule(64);
         let (nmse, outside) = error(&wrong, &want, &mag);
         assert!(nmse > NMSE_BOUND && outside > 0, "part {part}: halves exchanged pass (NMSE {nmse:.1e})");
-        for be in others.iter_mut() {
-            let name = be.name().to_string();
-            let got = match run_wide(&built, be.as_mut(), &x, &k128, part) {
-                Ok(v) => v,
-                Err(BackendError::Unsupported { reason, .. }) => {
-                    assert!(reason.contains("register tiles"), "{name}: {reason}");
-                    println!("SKIPPED on {name}: {reason}");
-                    continue;
-                }
-                Err(e) => panic!("{name}, part {part}: {e}"),
-            };
-            let (nmse, outside) = error(&got, &want, &mag);
-            assert!(nmse <= NMSE_BOUND && outside == 0, "{name}, part {part}: NMSE {nmse:.2e}, {outside} elements outside the bound");
-            for at in [3 * 128 + 5, 40 * 128 + 100] {
-                let mut bad = got.clone();
-                bad[at] += (mag[at] * 2f64.powi(-16)) as f32;
-                assert!(error(&bad, &want, &mag).1 > 0, "{name}: a perturbed element stays within the bound");
-            }
-            println!(
-                "{name} ({}), eight accumulators, part {part}: within NMSE {NMSE_BOUND:e} (NMSE {nmse:.2e}) and 2^-19 · Σ|a·b| of the interpreter",
-                be.info().driver
-            );
-        }
+        let label = format!("eight accumulators, part {part}");
+        check_backends(&mut others, &want, &mag, &label, &[3 * 128 + 5, 40 * 128 + 100], |be| run_wide(&built, be, &x, &k128, part));
     }
 }
