@@ -204,22 +204,18 @@ pub fn attn_prefill_mma(
     let mut f3 = [0.0; 8];
     let mut mx = [0.0; 8];
     let mut ov = [0.0; 8];
-    // With `kv64` O starts at zero here, not in the first block's branch below: filled
-    // there, every block's step ended in a merge of O's fresh and rescaled values, for
-    // which ptxas copied all 64 of O's registers at every block (the accumulators of
-    // `wgmma` stay in fixed registers; 255 registers in all, 224 without). NVIDIA's
-    // Vulkan compiler ran the 32-token form 1–1.4 % slower with O filled here, so it
-    // keeps the branch (docs/PERFORMANCE.md).
-    if kv64 {
-        tile_fill(o0, 0.0);
-        tile_fill(o1, 0.0);
-        tile_fill(o2, 0.0);
-        tile_fill(o3, 0.0);
-        tile_fill(o4, 0.0);
-        tile_fill(o5, 0.0);
-        tile_fill(o6, 0.0);
-        tile_fill(o7, 0.0);
-    }
+    // O starts at zero here, not in the first block's branch below: filled there, every
+    // block's step ended in a merge of O's fresh and rescaled values, for which ptxas
+    // copied all 64 of O's registers at every block (the accumulators of `wgmma` stay in
+    // fixed registers; 255 registers in all, 224 without; docs/PERFORMANCE.md).
+    tile_fill(o0, 0.0);
+    tile_fill(o1, 0.0);
+    tile_fill(o2, 0.0);
+    tile_fill(o3, 0.0);
+    tile_fill(o4, 0.0);
+    tile_fill(o5, 0.0);
+    tile_fill(o6, 0.0);
+    tile_fill(o7, 0.0);
     // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
     // buffers, the step first waits for block st − 1 and meets the other groups, which
     // have then also finished block st − 2, whose buffer block st takes: one barrier per
@@ -406,15 +402,6 @@ pub fn attn_prefill_mma(
                         ov[e] = ov[e] * fac[(e / 2) % 2];
                     }
                     tile_set(o7, ov, sc, sb, scs);
-                } else if !kv64 {
-                    tile_fill(o0, 0.0);
-                    tile_fill(o1, 0.0);
-                    tile_fill(o2, 0.0);
-                    tile_fill(o3, 0.0);
-                    tile_fill(o4, 0.0);
-                    tile_fill(o5, 0.0);
-                    tile_fill(o6, 0.0);
-                    tile_fill(o7, 0.0);
                 }
             }
             // The numerators 2^(s · scale · log2 e − m), at most 2^8; the row sums add
