@@ -210,8 +210,11 @@ static __device__ __forceinline__ void ok_tile_mma_panel(float* c0, float* c1, f
                                                          unsigned int base, unsigned int rows, unsigned int r0, unsigned int col0, unsigned int lindex) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     const unsigned long long desc = ok_panel_desc(arr, base, rows, r0, col0);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    // The fence in the product's own statement: as a statement of its own, the compiler
+    // could place the accumulators' writes (their zeros, say) between it and the product,
+    // and ptxas then serializes every wgmma of the kernel (warning C7515).
     asm volatile(
+        "wgmma.fence.sync.aligned;\n"
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
         "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
@@ -258,8 +261,8 @@ static __device__ __forceinline__ void ok_tile_mma_panel8(float* c0, float* c1, 
                                                           unsigned int r0, unsigned int col0, unsigned int lindex) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     const unsigned long long desc = ok_panel_desc(arr, base, rows, r0, col0);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
     asm volatile(
+        "wgmma.fence.sync.aligned;\n"
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
         "{ %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "

@@ -3,4 +3,5 @@
 pub mod decode;
 pub mod decode_mma;
 pub mod prefill_mma;
+pub mod prefill_pingpong;
 pub mod wide;
