@@ -93,21 +93,15 @@ pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
         for be in opened.iter_mut() {
             let name = be.name();
             let mut dev = Device::new(be.as_mut(), &manifest, &out);
-            // The exact mode, the device's tensor-core form and, where that is
-            // `attn_prefill_pingpong`, the form it replaces (for a comparison in one run).
             let blocks = TiledBlocks::for_device(&dev);
-            let mut modes = vec![None, Some(blocks)];
-            if blocks == TiledBlocks::Pingpong {
-                modes.push(Some(TiledBlocks::Kv64));
-            }
-            for form in modes {
-                let mode = match form {
-                    Some(b) => format!("fast, tensor cores ({b:?})"),
-                    None => "exact (deterministic)".to_string(),
-                };
-                let t = time_layers(&mut dev, runs as usize, 1, &flush, |d| match form {
-                    Some(b) => p.run_tensor_cores(b, d).map(|_| ()),
-                    None => p.run(Split::Deterministic, d).map(|_| ()),
+            for tensor_cores in [false, true] {
+                let mode = if tensor_cores { format!("fast, tensor cores ({blocks:?})") } else { "exact (deterministic)".to_string() };
+                let t = time_layers(&mut dev, runs as usize, 1, &flush, |d| {
+                    if tensor_cores {
+                        p.run_tensor_cores(blocks, d).map(|_| ())
+                    } else {
+                        p.run(Split::Deterministic, d).map(|_| ())
+                    }
                 });
                 let t = match t {
                     Err(e) if matches!(e.downcast_ref::<AttentionError>(), Some(AttentionError::Backend(BackendError::Unsupported { .. }))) => {

@@ -18,9 +18,6 @@ pub struct KernelInfo {
     /// The kernel has register tiles: CUDA includes the `mma.sync` helpers, GLSL enables
     /// cooperative matrices, MSL includes the `simdgroup_matrix` helpers.
     pub uses_tiles: bool,
-    /// The kernel reads `warpgroup_id()`: CUDA computes it once at entry, where every
-    /// warp is whole (a shuffle from lane 0).
-    pub uses_warpgroup_id: bool,
     /// Shared arrays (indices into `Kernel::shared`) that operand tiles load from: GLSL
     /// declares them as `f16vec2` pairs.
     pub tile_operand_shared: BTreeSet<usize>,
@@ -68,7 +65,6 @@ impl KernelInfo {
         KernelInfo {
             uses_fma: uses_fma(k),
             uses_tiles: !k.tiles.is_empty(),
-            uses_warpgroup_id: uses_warpgroup_id(k),
             tile_operand_shared,
             panel_shared,
             tile_operand_buffers,
@@ -164,11 +160,12 @@ pub const FMA_SPEC_ID: u32 = 1000;
 /// declared by every module.
 pub const F16_SPEC_ID: u32 = 1001;
 
-/// Whether an expression of a kernel (or of a library function it carries) is `pred`.
-fn any_expr(k: &Kernel, pred: impl Fn(&onekernel_dsl::ir::ExprKind) -> bool) -> bool {
+/// Whether a kernel (or a library function it carries) uses `fma`.
+fn uses_fma(k: &Kernel) -> bool {
+    use onekernel_dsl::ir::{ExprKind, Intrinsic};
     use onekernel_dsl::visit::{stmt_exprs, walk_expr, walk_stmts};
     let mut found = false;
-    let mut check = |e: &onekernel_dsl::ir::Expr| walk_expr(e, &mut |x| found |= pred(&x.kind));
+    let mut check = |e: &onekernel_dsl::ir::Expr| walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Intrinsic(Intrinsic::Fma, _)));
     let mut stmts = Vec::new();
     walk_stmts(&k.body, &mut |s| stmts.push(s));
     for f in &k.functions {
@@ -181,18 +178,6 @@ fn any_expr(k: &Kernel, pred: impl Fn(&onekernel_dsl::ir::ExprKind) -> bool) -> 
         }
     }
     found
-}
-
-/// Whether a kernel (or a library function it carries) uses `fma`.
-fn uses_fma(k: &Kernel) -> bool {
-    use onekernel_dsl::ir::{ExprKind, Intrinsic};
-    any_expr(k, |e| matches!(e, ExprKind::Intrinsic(Intrinsic::Fma, _)))
-}
-
-/// Whether a kernel reads `warpgroup_id()`.
-fn uses_warpgroup_id(k: &Kernel) -> bool {
-    use onekernel_dsl::ir::{Builtin, ExprKind};
-    any_expr(k, |e| matches!(e, ExprKind::Builtin { builtin: Builtin::WarpgroupId, .. }))
 }
 
 /// The shared arrays (indices into `Kernel::shared`) and buffers that operand tiles

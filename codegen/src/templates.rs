@@ -108,7 +108,6 @@ pub fn render(k: &Kernel, info: &KernelInfo, d: &dyn Dialect) -> Result<String, 
     ctx.insert("workgroup", &k.workgroup);
     ctx.insert("invocations", &k.workgroup_invocations());
     ctx.insert("min_blocks", &min_blocks(k));
-    ctx.insert("uses_warpgroup_id", &info.uses_warpgroup_id);
     let (buffers, push, specs) = parameters(k, d);
     let buffer_ctx: Vec<BufferCtx> = buffers
         .iter()

@@ -863,12 +863,6 @@ pub enum Builtin {
     NumGroups,
     /// `WORKGROUP_X/Y/Z`: the workgroup size.
     WorkgroupSize,
-    /// `warpgroup_id()`: the invocation's warpgroup, its linear index in the workgroup
-    /// divided by 128 (one component, axis 0). The same for the 128 invocations of a
-    /// warpgroup; backends say so to their compilers where that matters (CUDA: a warp
-    /// shuffle from lane 0, so that ptxas sees a warp-uniform value and keeps `wgmma`
-    /// under branches on it asynchronous).
-    WarpgroupId,
 }
 
 impl Builtin {

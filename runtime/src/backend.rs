@@ -31,11 +31,6 @@ pub struct DeviceInfo {
     /// and newer: `cp.async`). Elsewhere it is a plain load and store, and kernels
     /// choose their register-staged variants (`async_k = false` for decode attention).
     pub async_copies: bool,
-    /// Whether `tile_mma_panel` runs asynchronously until `tile_mma_wait` (CUDA compiled
-    /// for sm_90a: `wgmma`), so that a kernel can overlap its products with other work
-    /// (prefill attention then takes `attn_prefill_pingpong`). Elsewhere a panel product
-    /// is complete when the statement returns.
-    pub async_panels: bool,
     /// The most shared memory one workgroup may declare, where the device has a limit
     /// below the validator's 227 KiB (NVIDIA's Vulkan: 48 KiB) or reports one (CUDA's
     /// opt-in maximum); `None` on the interpreter and msl-emu, which take any variant.

@@ -62,7 +62,6 @@ impl Dialect for Cuda {
             Builtin::GlobalId => format!("(blockIdx.{c} * blockDim.{c} + threadIdx.{c})"),
             Builtin::NumGroups => format!("gridDim.{c}"),
             Builtin::WorkgroupSize => format!("blockDim.{c}"),
-            Builtin::WarpgroupId => "ok_wgid".to_string(),
         }
     }
 

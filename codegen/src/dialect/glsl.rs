@@ -68,15 +68,12 @@ impl Dialect for Glsl {
 
     fn builtin(&self, b: Builtin, axis: u8) -> String {
         let c = ["x", "y", "z"][axis as usize];
-        if b == Builtin::WarpgroupId {
-            return format!("({} / 128u)", self.local_linear_id());
-        }
         let v = match b {
             Builtin::LocalId => "gl_LocalInvocationID",
             Builtin::GroupId => "gl_WorkGroupID",
             Builtin::GlobalId => "gl_GlobalInvocationID",
             Builtin::NumGroups => "gl_NumWorkGroups",
-            Builtin::WorkgroupSize | Builtin::WarpgroupId => "gl_WorkGroupSize",
+            Builtin::WorkgroupSize => "gl_WorkGroupSize",
         };
         format!("{v}.{c}")
     }

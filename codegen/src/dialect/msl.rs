@@ -69,7 +69,6 @@ impl Dialect for Msl {
             Builtin::GlobalId => format!("(ok_gid.{c} * ok_wg.{c} + ok_lid.{c})"),
             Builtin::NumGroups => format!("ok_ngroups.{c}"),
             Builtin::WorkgroupSize => format!("ok_wg.{c}"),
-            Builtin::WarpgroupId => format!("({} / 128u)", self.local_linear_id()),
         }
     }
 

@@ -1,3 +1,4 @@
+# The kernel and its runtime form are in a39c1ac (reverted after these calls): build that commit to rerun.
 # H200 call (`bash evidence/h200/prefill-pingpong/ncu.sh`, ncu/): Nsight Compute on the first
 # 1 × 4096 launch of `attn_prefill_pingpong` and of `attn_prefill_mma`'s 64-token form
 # (bench-prefill, one run each): the full set, and the SASS with its warp-stall samples.

@@ -1,3 +1,4 @@
+# The kernel and its runtime form are in a39c1ac (reverted after these calls): build that commit to rerun.
 # H200 call (`bash evidence/h200/prefill-pingpong/run.sh`, this directory's call-1/):
 # `attn_prefill_pingpong` (the device's prefill form on sm_90a) against `attn_prefill_mma`'s
 # 64-token form in the same binary (bench-prefill times both), alternated twice, PyTorch

@@ -1,3 +1,4 @@
+# The kernel and its runtime form are in a39c1ac (reverted after these calls): build that commit to rerun.
 # H200 call (`bash evidence/h200/prefill-pingpong/run2.sh`, call-2/): `attn_prefill_pingpong`
 # with copies three phases ahead (K in three buffers, V in four), alternating warpgroups
 # (the tree) and in lockstep (`variants.py`, a timing probe), each run against

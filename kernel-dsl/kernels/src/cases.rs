@@ -296,12 +296,11 @@ fn attention_chunk_mma(hq: u32, hkv: u32, chunk_tokens: u32, kv_len: (i64, i64),
         .scalar("has_sinks", Literal::U32(has_mask as u32))
 }
 
-/// `attn_prefill_mma` (`qblock` 64) or `attn_prefill_pingpong` (128 queries per
-/// workgroup): two sequences of 1 … `slot` new queries each (starts `slot` tokens apart
-/// in dense `[token][head][128]` rows) over caches of `slot` … `max_len` tokens, `hq`
-/// query heads over `hkv` KV heads, f16 K/V, pages of 16 in a random table, with or
-/// without the mask and sinks.
-fn attention_prefill_mma(qblock: u32, hq: u32, hkv: u32, slot: u32, max_len: u32, options: bool) -> Case {
+/// `attn_prefill_mma`: two sequences of 1 … `slot` new queries each (starts `slot`
+/// tokens apart in dense `[token][head][128]` rows) over caches of `slot` … `max_len`
+/// tokens, `hq` query heads over `hkv` KV heads, f16 K/V, pages of 16 in a random table,
+/// with or without the mask and sinks.
+fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bool) -> Case {
     let (b, d, p) = (2u32, 128u32, 16u32);
     let pages_per_seq = max_len.div_ceil(p);
     let n_pages = (b * pages_per_seq) as usize;
@@ -310,7 +309,7 @@ fn attention_prefill_mma(qblock: u32, hq: u32, hkv: u32, slot: u32, max_len: u32
         "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, 1 … {slot} queries over {slot} … {max_len} tokens, {}",
         if options { "mask and sinks" } else { "no mask, no sinks" }
     );
-    Case::new(label, [slot.div_ceil(qblock), hq, b])
+    Case::new(label, [slot.div_ceil(64), hq, b])
         .buffer("q", rows, Fill::Uniform { lo: -1.0, hi: 1.0 })
         .buffer("k", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
         .buffer("v", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
@@ -664,11 +663,7 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         ],
         // GQA 4 with two blocks of 64 queries (the second partial) over caches of up to
         // 200 tokens; GQA 4/1 with one partial block.
-        "attn_prefill_mma" => vec![attention_prefill_mma(64, 8, 2, 80, 200, true), attention_prefill_mma(64, 4, 1, 20, 70, false)],
-        // GQA 4 with two blocks of 128 queries (the second partial, its second warpgroup
-        // without queries in some) over caches of up to 330 tokens; GQA 4/1 with one
-        // partial block whose second warpgroup has none.
-        "attn_prefill_pingpong" => vec![attention_prefill_mma(128, 8, 2, 150, 330, true), attention_prefill_mma(128, 4, 1, 40, 100, false)],
+        "attn_prefill_mma" => vec![attention_prefill_mma(8, 2, 80, 200, true), attention_prefill_mma(4, 1, 20, 70, false)],
         "attn_decode_wide" => {
             use CacheFormat::*;
             use WideFormat::*;

@@ -2,8 +2,8 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId,
-    Stmt, StmtKind, TileOp, TileRole, VarId,
+    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId, Stmt,
+    StmtKind, TileOp, TileRole, VarId,
 };
 use crate::types::{Scalar, StorageType, VarType};
 use crate::typing;
@@ -652,15 +652,6 @@ fn check_expr(sc: &Scope, e: &Expr, d: &mut Diagnostics) -> Option<Scalar> {
                     None
                 }
             }
-        }
-        ExprKind::Builtin { builtin: Builtin::WarpgroupId, .. } if !sc.kernel.workgroup_invocations().is_multiple_of(32) => {
-            let n = sc.kernel.workgroup_invocations();
-            d.error(
-                e.span,
-                ErrorKind::Unsupported,
-                format!("`warpgroup_id()` needs whole warps: a workgroup of a multiple of 32 invocations (it has {n})"),
-            );
-            None
         }
         ExprKind::Builtin { axis, .. } => {
             if *axis > 2 {

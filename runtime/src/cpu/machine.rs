@@ -789,11 +789,6 @@ impl<'k> Machine<'k> {
                             out[l as usize] = self.local_ids[a][l as usize];
                         }
                     }
-                    Builtin::WarpgroupId => {
-                        for &l in lanes {
-                            out[l as usize] = l as u32 / 128;
-                        }
-                    }
                     Builtin::GlobalId => {
                         let base = self.group[a].wrapping_mul(wg);
                         for &l in lanes {

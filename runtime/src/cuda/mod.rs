@@ -160,7 +160,6 @@ impl Cuda {
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
             async_copies,
-            async_panels: arch == "sm_90a",
             max_shared_bytes: Some(max_shared_bytes),
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
             validation: "none".into(),

@@ -3,5 +3,4 @@
 pub mod decode;
 pub mod decode_mma;
 pub mod prefill_mma;
-pub mod prefill_pingpong;
 pub mod wide;

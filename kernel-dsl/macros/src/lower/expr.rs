@@ -372,12 +372,6 @@ impl Lowerer {
             return Err(err(span, format!("`{name}()` is a 3-component id; take a component: `{name}().x`")));
         }
         match name.as_str() {
-            "warpgroup_id" => {
-                if !c.args.is_empty() {
-                    return Err(err(span, "`warpgroup_id()` takes no arguments"));
-                }
-                return Ok(self.mk(ExprKind::Builtin { builtin: Builtin::WarpgroupId, axis: 0 }, Scalar::U32, span));
-            }
             "workgroup_sum" | "workgroup_max" | "workgroup_min" => {
                 return Err(err(span, format!("`{name}` must be the whole right-hand side of a `let` or an assignment: `let s = {name}(value);`")))
             }

@@ -20,51 +20,28 @@ use crate::Device;
 use onekernel_dsl::types::{Literal, StorageType};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
-/// Which tensor-core prefill kernel runs a step, and how it moves K and V.
+/// Queries per workgroup of `attn_prefill_mma` (four groups of 16 rows).
+pub const TILED_QUERY_BLOCK: u32 = 64;
+
+/// How `attn_prefill_mma` moves K and V (its `kv64` variant axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TiledBlocks {
-    /// `attn_prefill_pingpong`: 128 queries per workgroup in two warpgroups that take
-    /// turns at the products and the softmax, blocks of 64 tokens copied while they
-    /// multiply (K in two buffers, V in three: 119 KiB of shared memory on CUDA): backends
-    /// whose panel products run asynchronously (CUDA on sm_90a, `wgmma`).
-    Pingpong,
-    /// `attn_prefill_mma` with `kv64`: 64 queries per workgroup, blocks of 64 tokens in
-    /// two buffers filled by asynchronous copies while the other is used (112.5 KiB of
-    /// shared memory per workgroup): backends with asynchronous copies (CUDA from sm_80).
+    /// Blocks of 64 tokens in two buffers filled by asynchronous copies while the other
+    /// is used (112.5 KiB of shared memory per workgroup): backends with asynchronous
+    /// copies (CUDA from sm_80).
     Kv64,
-    /// `attn_prefill_mma` without `kv64`: blocks of 32 tokens in one buffer (47.25 KiB,
-    /// within NVIDIA's Vulkan limit of 48 KiB): backends whose copies are synchronous.
+    /// Blocks of 32 tokens in one buffer (47.25 KiB, within NVIDIA's Vulkan limit of
+    /// 48 KiB): backends whose copies are synchronous.
     Kv32,
 }
 
 impl TiledBlocks {
-    /// The form for a device: [`TiledBlocks::Pingpong`] where its panel products are
-    /// asynchronous, else [`TiledBlocks::Kv64`] where its copies are, else
-    /// [`TiledBlocks::Kv32`].
+    /// The form for a device: [`TiledBlocks::Kv64`] where its copies are asynchronous.
     pub fn for_device(dev: &Device) -> Self {
-        let info = dev.backend().info();
-        if info.async_panels {
-            TiledBlocks::Pingpong
-        } else if info.async_copies {
+        if dev.backend().info().async_copies {
             TiledBlocks::Kv64
         } else {
             TiledBlocks::Kv32
-        }
-    }
-
-    /// The kernel that runs this form.
-    pub fn kernel(self) -> &'static str {
-        match self {
-            TiledBlocks::Pingpong => "attn_prefill_pingpong",
-            TiledBlocks::Kv64 | TiledBlocks::Kv32 => "attn_prefill_mma",
-        }
-    }
-
-    /// Queries per workgroup: 64 (four groups of 16 rows), or 128 in two warpgroups.
-    pub fn query_block(self) -> u32 {
-        match self {
-            TiledBlocks::Pingpong => 128,
-            TiledBlocks::Kv64 | TiledBlocks::Kv32 => 64,
         }
     }
 }
@@ -308,7 +285,7 @@ impl PrefillProblem {
         Ok(self.scatter(&rows))
     }
 
-    /// Rejects a step the tensor-core kernels cannot run ([`PrefillProblem::run_tensor_cores`]),
+    /// Rejects a step `attn_prefill_mma` cannot run ([`PrefillProblem::run_tensor_cores`]),
     /// naming what it lacks; the exact mode ([`PrefillProblem::run`]) takes every step.
     pub fn check_tensor_cores(&self) -> Result<(), AttentionError> {
         self.check()?;
@@ -328,23 +305,20 @@ impl PrefillProblem {
         } else {
             return Ok(());
         };
-        Err(AttentionError::Invalid(format!("prefill on tensor cores (`attn_prefill_mma`, `attn_prefill_pingpong`) cannot take {why}")))
+        Err(AttentionError::Invalid(format!("prefill on tensor cores (`attn_prefill_mma`) cannot take {why}")))
     }
 
-    /// Runs the step in the fast mode: the kernel `blocks` names, `attn_prefill_mma` or
-    /// `attn_prefill_pingpong` (class `fast`; within a tolerance of the reference, not
-    /// bitwise any decode step; [`TiledBlocks::for_device`] picks the device's). Returns the output
+    /// Runs the step in the fast mode: `attn_prefill_mma` (class `fast`; within a
+    /// tolerance of the reference, not bitwise any decode step) with K/V blocks as
+    /// `blocks` says ([`TiledBlocks::for_device`] picks the device's). Returns the output
     /// in `out_layout`, as [`PrefillProblem::run`] does.
     pub fn run_tensor_cores(&self, blocks: TiledBlocks, dev: &mut Device) -> Result<Vec<f32>, AttentionError> {
         self.check_tensor_cores()?;
         self.check_cache()?;
-        let name = blocks.kernel();
+        let name = "attn_prefill_mma";
         let kernel = dev.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")))?;
-        let paged = ("paged", Literal::Bool(self.block_table.is_some()));
-        let spec = match blocks {
-            TiledBlocks::Pingpong => variant_spec(kernel, &[paged], &[])?,
-            _ => variant_spec(kernel, &[paged, ("kv64", Literal::Bool(blocks == TiledBlocks::Kv64))], &[])?,
-        };
+        let axes = [("paged", Literal::Bool(self.block_table.is_some())), ("kv64", Literal::Bool(blocks == TiledBlocks::Kv64))];
+        let spec = variant_spec(kernel, &axes, &[])?;
         let starts: Vec<u32> = self.q_tokens.iter().scan(0u32, |acc, &t| Some(std::mem::replace(acc, *acc + t))).collect();
         let out_len = self.out_layout.len(self.n_queries(), self.n_heads, self.v_dim());
         let (ql, ol) = (self.q_layout, self.out_layout);
@@ -372,7 +346,7 @@ impl PrefillProblem {
             .scalar("scale", self.scale)
             .scalar("has_mask", self.mask.is_some() as u32)
             .scalar("has_sinks", self.sinks.is_some() as u32);
-        let blocks_x = self.q_tokens.iter().map(|t| t.div_ceil(blocks.query_block())).max().unwrap_or(1);
+        let blocks_x = self.q_tokens.iter().map(|t| t.div_ceil(TILED_QUERY_BLOCK)).max().unwrap_or(1);
         let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups: [blocks_x, self.n_heads, self.kv_len.len() as u32] };
         dev.execute(&[launch], std::slice::from_mut(&mut args))?;
         let mut out = args.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default();

@@ -40,13 +40,14 @@ impl<'k> Machine<'k> {
         let first = lanes.first().copied().unwrap_or(0);
         match t {
             TileOp::PanelWait => {
-                let wgs = self.warpgroups(t.name(), span, lanes)?;
-                return self.panel_wait(span, first, &wgs);
+                if lanes.len() != self.n {
+                    return Err(self.fault(span, first, Fault::NonUniform { what: t.name(), active: lanes.len(), expected: self.n }));
+                }
+                return self.panel_wait(span, first);
             }
             TileOp::PanelMma { .. } => {}
             _ => {
-                let pending = |id: &&TileId| self.panels.tiles.iter().any(|&(w, p)| p == **id && lanes.iter().any(|&l| l as usize / WARPGROUP == w));
-                if let Some(&tile) = t.tiles().iter().find(pending) {
+                if let Some(&tile) = t.tiles().iter().find(|id| self.panels.tiles.contains(id)) {
                     let fault = Fault::TilePending { op: t.name(), tile: self.kernel.tiles[tile.0 as usize].name.clone() };
                     return Err(self.fault(span, first, fault));
                 }
@@ -208,118 +209,97 @@ impl<'k> Machine<'k> {
         Ok(())
     }
 
-    /// The warpgroups among `lanes` (ascending), each of which must be there whole: a
-    /// panel product and its wait are instructions of a warpgroup (`wgmma` on Hopper).
-    fn warpgroups(&self, op: &'static str, span: SpanId, lanes: &[u16]) -> R<Vec<usize>> {
-        let mut wgs = Vec::new();
-        let mut i = 0;
-        while i < lanes.len() {
-            let wg = lanes[i] as usize / WARPGROUP;
-            let members = lanes[i..].iter().take_while(|&&l| l as usize / WARPGROUP == wg).count();
-            if members != WARPGROUP {
-                return Err(self.fault(span, lanes[i], Fault::NonUniform { what: op, active: members, expected: WARPGROUP }));
-            }
-            wgs.push(wg);
-            i += members;
-        }
-        Ok(wgs)
-    }
-
-    /// `tile_mma_panel` for every warpgroup among `lanes`: each runs it whole with one
-    /// set of operands (`ops`: base, rows, row0, col0), each of its groups' accumulators
-    /// plus the group's A times the same 16 × 64 B (16 × 128 with eight accumulators),
-    /// read from the panel and kept to be compared at the warpgroup's wait. The sums
-    /// follow `tile_mma`'s rule.
+    /// `tile_mma_panel` for every group: the whole workgroup with one set of operands
+    /// (`ops`: base, rows, row0, col0), each group's accumulators plus its A times the
+    /// same 16 × 64 B (16 × 128 with eight accumulators), read from the panel as each
+    /// group and kept to be compared at the wait. The sums follow `tile_mma`'s rule.
     fn panel_mma(&mut self, t: &TileOp, span: SpanId, lanes: &[u16], vals: &[Vec<u32>]) -> R<()> {
         let TileOp::PanelMma { accs, a, panel, by_rows, .. } = t else { return Ok(()) };
         let (a, panel, by_rows) = (*a, *panel, *by_rows);
         // The product's columns: 16 per accumulator.
         let width = 16 * accs.len() as u64;
         let op = t.name();
-        for wg in self.warpgroups(op, span, lanes)? {
-            let members = &lanes[lanes.iter().position(|&l| l as usize / WARPGROUP == wg).unwrap_or(0)..][..WARPGROUP];
-            let first = members[0];
-            const NAMES: [&str; 4] = ["base", "rows", "row0", "col0"];
-            let mut ops = [0u32; 4];
-            for (o, v) in vals.iter().enumerate() {
-                ops[o] = v[first as usize];
-                if let Some(&l) = members.iter().find(|&&l| v[l as usize] != ops[o]) {
-                    let fault = Fault::TileOperandsDiffer { op, group: l as usize / 32, operand: NAMES[o], first: ops[o], other: v[l as usize] };
-                    return Err(self.fault(span, l, fault));
-                }
+        let first = lanes.first().copied().unwrap_or(0);
+        if lanes.len() != self.n {
+            return Err(self.fault(span, first, Fault::NonUniform { what: op, active: lanes.len(), expected: self.n }));
+        }
+        const NAMES: [&str; 4] = ["base", "rows", "row0", "col0"];
+        let mut ops = [0u32; 4];
+        for (o, v) in vals.iter().enumerate() {
+            ops[o] = v[first as usize];
+            if let Some(&l) = lanes.iter().find(|&&l| v[l as usize] != ops[o]) {
+                let fault = Fault::TileOperandsDiffer { op, group: l as usize / 32, operand: NAMES[o], first: ops[o], other: v[l as usize] };
+                return Err(self.fault(span, l, fault));
             }
-            let [base, rows, row0, col0] = ops;
-            let (span_rows, span_cols) = if by_rows { (16, width) } else { (width, 16) };
-            let rules: [(&'static str, u32, bool, &'static str); 4] = [
-                ("base", base, base % 256 == 0, "a panel starts at a multiple of 256 words (1024 bytes)"),
-                ("rows", rows, rows % 8 == 0 && rows > 0, "a panel's rows are a positive multiple of 8"),
-                (
-                    "row0",
-                    row0,
-                    row0 % 8 == 0 && u64::from(row0) + span_rows <= u64::from(rows),
-                    "the rows read start at a multiple of 8, within the panel",
-                ),
-                (
-                    "col0",
-                    col0,
-                    col0 % span_cols as u32 == 0 && u64::from(col0) + span_cols <= 128,
-                    match (by_rows, width) {
-                        (true, 64) => "the 64 columns read start at 0 or 64",
-                        (true, _) => "the 128 columns read start at 0",
-                        _ => "the 16 columns read start at a multiple of 16 below 128",
-                    },
-                ),
-            ];
-            if let Some(&(operand, value, _, rule)) = rules.iter().find(|r| !r.2) {
-                return Err(self.fault(span, first, Fault::PanelOperand { operand, value, rule }));
-            }
-            let n = TILE_DIM as usize;
-            let groups = WARPGROUP / 32;
-            for group in wg * groups..(wg + 1) * groups {
-                let lane = (group * 32) as u16;
-                let owner = GROUP | group as u16;
-                let av = match &self.tiles[a.0 as usize][group] {
-                    Some(v) => v.clone(),
-                    None => return Err(self.undefined(a, op, span, lane, group)),
-                };
-                for (j, acc) in accs.iter().enumerate() {
-                    // B_j (k, n): panel (row0 + 16j + n, col0 + k), or by rows (row0 + k, col0 + 16j + n).
-                    let mut bv = vec![0f32; VALUES];
-                    for k in 0..n as u32 {
-                        for c in 0..n as u32 {
-                            let (r, col) = if by_rows { (row0 + k, col0 + 16 * j as u32 + c) } else { (row0 + 16 * j as u32 + c, col0 + k) };
-                            let word = u64::from(base) + u64::from(panel_word(r, col / 8, rows)) + u64::from(col % 8 / 2);
-                            let bits = self.tile_read(panel, word, owner, span, lane)?;
-                            // The warpgroup's groups read the same words: kept once for its wait.
-                            if group == wg * groups {
-                                self.panels.reads.push((wg, panel, word, bits));
-                            }
-                            bv[k as usize * n + c as usize] = f16_to_f32((bits >> (16 * (col % 2))) as u16);
+        }
+        let [base, rows, row0, col0] = ops;
+        let (span_rows, span_cols) = if by_rows { (16, width) } else { (width, 16) };
+        let rules: [(&'static str, u32, bool, &'static str); 4] = [
+            ("base", base, base % 256 == 0, "a panel starts at a multiple of 256 words (1024 bytes)"),
+            ("rows", rows, rows % 8 == 0 && rows > 0, "a panel's rows are a positive multiple of 8"),
+            (
+                "row0",
+                row0,
+                row0 % 8 == 0 && u64::from(row0) + span_rows <= u64::from(rows),
+                "the rows read start at a multiple of 8, within the panel",
+            ),
+            (
+                "col0",
+                col0,
+                col0 % span_cols as u32 == 0 && u64::from(col0) + span_cols <= 128,
+                match (by_rows, width) {
+                    (true, 64) => "the 64 columns read start at 0 or 64",
+                    (true, _) => "the 128 columns read start at 0",
+                    _ => "the 16 columns read start at a multiple of 16 below 128",
+                },
+            ),
+        ];
+        if let Some(&(operand, value, _, rule)) = rules.iter().find(|r| !r.2) {
+            return Err(self.fault(span, first, Fault::PanelOperand { operand, value, rule }));
+        }
+        let n = TILE_DIM as usize;
+        for group in 0..self.n / 32 {
+            let lane = (group * 32) as u16;
+            let owner = GROUP | group as u16;
+            let av = match &self.tiles[a.0 as usize][group] {
+                Some(v) => v.clone(),
+                None => return Err(self.undefined(a, op, span, lane, group)),
+            };
+            for (j, acc) in accs.iter().enumerate() {
+                // B_j (k, n): panel (row0 + 16j + n, col0 + k), or by rows (row0 + k, col0 + 16j + n).
+                let mut bv = vec![0f32; VALUES];
+                for k in 0..n as u32 {
+                    for c in 0..n as u32 {
+                        let (r, col) = if by_rows { (row0 + k, col0 + 16 * j as u32 + c) } else { (row0 + 16 * j as u32 + c, col0 + k) };
+                        let word = u64::from(base) + u64::from(panel_word(r, col / 8, rows)) + u64::from(col % 8 / 2);
+                        let bits = self.tile_read(panel, word, owner, span, lane)?;
+                        // Every group reads the same words: kept once for the wait.
+                        if group == 0 {
+                            self.panels.reads.push((panel, word, bits));
                         }
+                        bv[k as usize * n + c as usize] = f16_to_f32((bits >> (16 * (col % 2))) as u16);
                     }
-                    let mut c = self.tile_values(*acc, op, span, lane, group)?;
-                    accumulate(&mut c, &av, &bv);
-                    self.ops += (VALUES * n) as u64;
-                    self.tiles[acc.0 as usize][group] = Some(c);
                 }
+                let mut c = self.tile_values(*acc, op, span, lane, group)?;
+                accumulate(&mut c, &av, &bv);
+                self.ops += (VALUES * n) as u64;
+                self.tiles[acc.0 as usize][group] = Some(c);
             }
-            for id in accs.iter().chain([&a]) {
-                if !self.panels.tiles.contains(&(wg, *id)) {
-                    self.panels.tiles.push((wg, *id));
-                }
+        }
+        for id in accs.iter().chain([&a]) {
+            if !self.panels.tiles.contains(id) {
+                self.panels.tiles.push(*id);
             }
         }
         Ok(())
     }
 
-    /// `tile_mma_wait` of the warpgroups `wgs`: their pending products complete; a panel
-    /// word they read that has changed since is a fault (the hardware may have read
-    /// either value).
-    fn panel_wait(&mut self, span: SpanId, lane: u16, wgs: &[usize]) -> R<()> {
-        let (done, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.panels.reads).into_iter().partition(|r| wgs.contains(&r.0));
-        self.panels.reads = rest;
-        self.panels.tiles.retain(|(w, _)| !wgs.contains(w));
-        for (_, place, word, bits) in done {
+    /// `tile_mma_wait`: the pending products complete; a panel word they read that has
+    /// changed since is a fault (the hardware may have read either value).
+    fn panel_wait(&mut self, span: SpanId, lane: u16) -> R<()> {
+        let reads = std::mem::take(&mut self.panels.reads);
+        self.panels.tiles.clear();
+        for (place, word, bits) in reads {
             if let Place::Shared(s) = place {
                 let now = self.shared[s.0 as usize].peek(word as usize);
                 if now != Some(bits) {
@@ -459,17 +439,13 @@ fn accumulate(c: &mut [f32], a: &[f32], b: &[f32]) {
     }
 }
 
-/// Invocations of a warpgroup, the unit that runs a panel product and its wait.
-const WARPGROUP: usize = 128;
-
-/// The `tile_mma_panel`s of a workgroup not yet waited for, each with the warpgroup that
-/// runs it (its index: invocation / 128).
+/// The `tile_mma_panel`s of a workgroup not yet waited for.
 #[derive(Default)]
 pub(super) struct Pending {
     /// The tiles they name.
-    tiles: Vec<(usize, TileId)>,
+    tiles: Vec<TileId>,
     /// The panel words they read, with the bits read.
-    reads: Vec<(usize, Place, u64, u32)>,
+    reads: Vec<(Place, u64, u32)>,
 }
 
 /// Each slot of the invocations of `group`: its index in a local slot array (lane-major,
