@@ -12,7 +12,10 @@
 //! kernels' medians, each kernel timed on its own after its own flush (its launch
 //! latency and its cold partial results counted).
 
-use crate::common::{command_line, open_list, read_manifest, shuffled_pages, unix_time, write_evidence, BenchOptions, TensorCoreMode, Xorshift};
+use crate::common::{
+    command_line, open_list, read_manifest, report_compiler_warnings, shuffled_pages, unix_time, write_evidence, BenchOptions, TensorCoreMode,
+    Xorshift,
+};
 use anyhow::{anyhow, Context, Result};
 use onekernel_cli::harness::{
     after_warmup, driver_copy_api, driver_copy_bytes, driver_copy_gbs, l2_flush, median, L2_FLUSH_BYTES, L2_FLUSH_METHOD, WARMUP,
@@ -231,6 +234,7 @@ pub fn bench_cmd(args: &[String]) -> Result<bool> {
             }
         }
     }
+    report_compiler_warnings(&opened);
     for (i, b) in opened.iter_mut().enumerate() {
         let report = Report { name: b.name(), base: base[i], driver_bytes, shapes: &shapes, records: &records[i] };
         report.print_tables(&o.tensor_cores, o.tensor_cores_only);

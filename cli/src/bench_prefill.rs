@@ -9,7 +9,9 @@
 //! backends on the same shapes run beside it (`cli/anchors/sdpa_prefill.py`,
 //! `scripts/gpu-evidence.sh`, part `prefill`).
 
-use crate::common::{command_line, open_list, read_manifest, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift};
+use crate::common::{
+    command_line, open_list, read_manifest, report_compiler_warnings, shuffled_pages, time_layers, unix_time, write_evidence, BenchOptions, Xorshift,
+};
 use anyhow::{Context, Result};
 use onekernel_cli::harness::{l2_flush, L2_FLUSH_BYTES, L2_FLUSH_METHOD, SMOKE_FLUSH_BYTES, WARMUP};
 use onekernel_ops::attention::batch::SeqRng;
@@ -123,6 +125,7 @@ pub fn bench_prefill_cmd(args: &[String]) -> Result<bool> {
             }
         }
     }
+    report_compiler_warnings(&opened);
     println!("Causal prefill, Hq 32, Hkv 8, D 128, f16, paged; one step after an L2 flush. Exact: each query's bits are its decode step's; fast: `attn_prefill_mma` on tensor cores (class fast):");
     println!("| backend | B × T | queries | mode | µs | TFLOP/s (causal) |");
     println!("|---|---|---|---|---|---|");

@@ -106,6 +106,17 @@ fn read_any_manifest(dir: &Path) -> Result<Manifest> {
 }
 
 /// The command as typed, for evidence files.
+/// Says on stderr what the backends' compilers reported that changes a kernel's speed
+/// and not its results (on CUDA: ptxas serialized `wgmma` products or injected waits),
+/// one line each; a benchmark's figures for such a kernel are below what it can do.
+pub fn report_compiler_warnings(backends: &[Box<dyn Backend>]) {
+    for b in backends {
+        for w in b.compiler_warnings() {
+            eprintln!("{} compiler WARNING (speed, not results): {w}", b.name());
+        }
+    }
+}
+
 pub fn command_line() -> String {
     std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
 }

@@ -349,6 +349,10 @@ fn validate_cmd(o: &Options) -> Result<bool> {
                 variants_run += usize::from(ran);
             }
         }
+        // Speed, not results: the verdicts stand.
+        for w in backend.compiler_warnings() {
+            println!("{:<8} compiler WARNING (speed, not results): {w}", backend.name());
+        }
         if let Some(dir) = &o.evidence {
             let ev = Evidence {
                 device: backend.info().clone(),

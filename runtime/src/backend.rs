@@ -31,6 +31,11 @@ pub struct DeviceInfo {
     /// and newer: `cp.async`). Elsewhere it is a plain load and store, and kernels
     /// choose their register-staged variants (`async_k = false` for decode attention).
     pub async_copies: bool,
+    /// Whether `tile_mma_panel` runs asynchronously until `tile_mma_wait` (CUDA compiled
+    /// for sm_90a: `wgmma`, whose compiler reports what it serialized:
+    /// [`Backend::compiler_warnings`]). Elsewhere a panel product is complete when the
+    /// statement returns.
+    pub async_panels: bool,
     /// The most shared memory one workgroup may declare, where the device has a limit
     /// below the validator's 227 KiB (NVIDIA's Vulkan: 48 KiB) or reports one (CUDA's
     /// opt-in maximum); `None` on the interpreter and msl-emu, which take any variant.
@@ -156,6 +161,14 @@ pub trait Backend {
     /// whose results must not depend on which workgroup arrives last.
     fn launch_reversed(&mut self, _launch: &Launch, _args: &mut Args) -> Option<Result<LaunchStats, BackendError>> {
         None
+    }
+
+    /// What the backend's compilers said about the kernels it has compiled so far that
+    /// changes their speed and not their results, as "kernel (entry): message": on CUDA,
+    /// ptxas's warnings that it serialized `wgmma` products or injected waits for them
+    /// (docs/RUNTIME.md, "Compiler warnings"). Empty where a backend has none to report.
+    fn compiler_warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 
     /// The one timed primitive, which benchmark harnesses compose: `unit.work` run

@@ -157,6 +157,12 @@ fn tiled_prefill_is_within_the_fixture_tolerance_of_the_f64_reference() {
         }
     }
     assert!(ran >= 4, "the interpreter runs both forms of both cases");
+    // The fast path at full speed: ptxas kept every product of the 64-token form
+    // asynchronous (on CUDA with `wgmma`; panels.rs has the negative control).
+    for b in &backends {
+        let warned = b.compiler_warnings();
+        assert!(warned.is_empty(), "{}: {warned:?}", b.name());
+    }
 }
 
 /// Negative controls: the comparison sees the mask, the sinks and the causal limit.

@@ -16,11 +16,14 @@
 //! per element. Negative controls: K read as rows (the other major) fails the bound; a
 //! backend's bits with one element perturbed fail it. Misuse is a fault in the
 //! interpreter: a tile read before the wait, a panel overwritten before it, a misaligned
-//! panel, a workgroup that does not reach the product or the wait together.
+//! panel, a workgroup that does not reach the product or the wait together. On CUDA with
+//! `wgmma`, ptxas must report no serialized product for the panel kernels and one for
+//! `panel_faults` (`Backend::compiler_warnings`).
 
 use onekernel_dsl::half::f16_to_f32;
 use onekernel_dsl::types::StorageType;
 use onekernel_runtime::cpu::{self, Fault, InterpError};
+use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{gpu_backends, msl_emu_or_skip};
 use onekernel_tests::tiles::{error, f16_words, Generated, NMSE_BOUND};
@@ -507,4 +510,40 @@ fn wide_panel_products_match_the_rule_and_every_backend_matches_the_interpreter(
         let label = format!("eight accumulators, part {part}");
         check_backends(&mut others, &want, &mag, &label, &[3 * 128 + 5, 40 * 128 + 100], |be| run_wide(&built, be, &x, &k128, part));
     }
+}
+
+/// The compiler's word reaches the kernel author: on CUDA with `wgmma` (sm_90a), ptxas's
+/// warnings (docs/RUNTIME.md, "Compiler warnings") say no product of the panel kernels
+/// is serialized ("Potential Performance Loss"; `panel_ops`, whose products alternate
+/// between two sets of accumulators, gets waits injected, C7517, which are printed), and
+/// that `panel_faults`, which multiplies under a branch that splits a warpgroup, has its
+/// products serialized (the negative control). Elsewhere there is nothing to report.
+#[test]
+fn cuda_reports_serialized_products_and_none_for_the_panel_kernels() {
+    let mut cuda = match Cuda::new() {
+        Ok(c) => c,
+        Err(e) => return println!("SKIPPED on CUDA (no NVIDIA GPU here): {e}"),
+    };
+    if !cuda.info().async_panels {
+        return println!("SKIPPED on CUDA: panel products are not `wgmma` on {} (or ONEKERNEL_CUDA_WGMMA=0)", cuda.info().device);
+    }
+    let serialized = |w: &String| w.contains("Potential Performance Loss");
+    let built = Generated::new(vec![k::panel_ops().unwrap(), k::panel_wide().unwrap(), k::panel_faults().unwrap()], "panels-warnings");
+    let x = inputs(7);
+    run(&built, &mut cuda, &x, 0).expect("panel_ops on CUDA");
+    let k128: Vec<u16> = (0..128 * 128).map(|i| x.k[i % x.k.len()]).collect();
+    run_wide(&built, &mut cuda, &x, &k128, 0).expect("panel_wide on CUDA");
+    let clean = cuda.compiler_warnings();
+    println!("CUDA, panel_ops and panel_wide: {clean:#?}");
+    assert!(!clean.iter().any(serialized), "the panel kernels' products are serialized: {clean:?}");
+    let km = built.manifest.kernel("panel_faults").unwrap();
+    let mut args = Args::new()
+        .buffer("k", HostBuffer::from_u32(&vec![0x3c00_3c00; 2048]))
+        .buffer("out", HostBuffer::zeros(StorageType::F32, 4096))
+        .scalar("mode", 0u32);
+    let l = Launch { kernel: km, artifacts: &built.dir, spec: &km.variants[0].spec, groups: [1, 1, 1] };
+    cuda.launch(&l, &mut args).expect("panel_faults (mode 0) on CUDA");
+    let warned: Vec<String> = cuda.compiler_warnings().into_iter().filter(|w| w.starts_with("panel_faults")).collect();
+    println!("CUDA, panel_faults: {warned:#?}");
+    assert!(warned.iter().any(serialized), "no serialization reported for panel_faults: {warned:?}");
 }

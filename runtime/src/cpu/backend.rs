@@ -26,6 +26,7 @@ impl CpuBackend {
                 fma: "f32::mul_add (fused, one rounding)".into(),
                 f16_widening: "exact (IEEE-754)".into(),
                 async_copies: false,
+                async_panels: false,
                 max_shared_bytes: None,
                 buffer_checks: "every access (an out-of-bounds index is an error)".into(),
                 validation: "none".into(),

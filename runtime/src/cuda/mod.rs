@@ -18,12 +18,13 @@ use crate::backend::{
     TimedUnit, Work, DRIVER_COPY,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use cudarc::nvrtc::Ptx;
 use onekernel_dsl::types::Literal;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+mod ptxas;
 mod raw_launch;
 
 /// Push constants as one by-value kernel argument (the `ok_push_<k>` struct): the
@@ -47,6 +48,9 @@ pub struct Cuda {
     /// and later, unless `ONEKERNEL_CUDA_PDL=0`).
     dependent_launch: bool,
     info: DeviceInfo,
+    /// ptxas's performance warnings (serialized `wgmma`, injected waits) from each
+    /// module's compile, as "kernel (entry): message", in compile order.
+    warnings: Vec<String>,
 }
 
 /// One launch ready to go: the function, its push block and grid.
@@ -160,11 +164,22 @@ impl Cuda {
             fma: "native fmaf (fused)".into(),
             f16_widening: "cvt.f32.f16 (exact)".into(),
             async_copies,
+            async_panels: arch == "sm_90a",
             max_shared_bytes: Some(max_shared_bytes),
             buffer_checks: "none (CUDA pointers; sizes are checked before launch)".into(),
             validation: "none".into(),
         };
-        Ok(Cuda { ctx, stream, arch, modules: HashMap::new(), prelude: None, dyn_shared: HashMap::new(), dependent_launch, info })
+        Ok(Cuda {
+            ctx,
+            stream,
+            arch,
+            modules: HashMap::new(),
+            prelude: None,
+            dyn_shared: HashMap::new(),
+            dependent_launch,
+            info,
+            warnings: Vec::new(),
+        })
     }
 
     /// The module of `entry` (see the module docs), compiled on first use.
@@ -187,21 +202,20 @@ impl Cuda {
             source,
         })?;
         let src = module_source(&src, entry, &template_args(l.spec));
-        let opts = CompileOptions {
-            ftz: Some(false),
-            prec_div: Some(true),
-            prec_sqrt: Some(true),
-            fmad: Some(false),
-            options: vec!["-std=c++17".into()],
-            arch: Some(self.arch),
-            name: Some(format!("{}.cu", k.name)),
-            ..Default::default()
-        };
+        // The contract's options (--fmad=false --ftz=false, precise division and square
+        // root) for the device's architecture.
+        let options: Vec<String> =
+            ["--ftz=false", "--prec-sqrt=true", "--prec-div=true", "--fmad=false", &format!("--gpu-architecture={}", self.arch), "-std=c++17"]
+                .iter()
+                .map(|o| o.to_string())
+                .collect();
         let api = |message: String| BackendError::Api { kernel: k.name.clone(), backend: "cuda", message };
-        let ptx = catch_unwind(AssertUnwindSafe(|| compile_ptx_with_opts(&src, opts)))
+        let (ptx, log) = catch_unwind(AssertUnwindSafe(|| ptxas::compile(&src, &format!("{}.cu", k.name), &options)))
             .map_err(|_| api("NVRTC could not be loaded".into()))?
-            .map_err(|e| api(format!("NVRTC: {e:?}")))?;
-        let m = self.ctx.load_module(ptx).map_err(|e| api(format!("cuModuleLoadData: {e}")))?;
+            .map_err(|e| api(format!("NVRTC: {e}")))?;
+        // ptxas's word on the `wgmma` products (serialized, or waits injected).
+        self.warnings.extend(ptxas::performance_warnings(&log).into_iter().map(|w| format!("{} ({entry}): {w}", k.name)));
+        let m = self.ctx.load_module(Ptx::from_src(ptx)).map_err(|e| api(format!("cuModuleLoadData: {e}")))?;
         self.modules.insert(key, m.clone());
         Ok(m)
     }
@@ -234,6 +248,10 @@ impl Cuda {
 impl Backend for Cuda {
     fn name(&self) -> &'static str {
         "cuda"
+    }
+
+    fn compiler_warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     fn info(&self) -> &DeviceInfo {

@@ -71,6 +71,7 @@ impl MslEmu {
             fma: "std::fmaf (fused, one rounding)".into(),
             f16_widening: "by hand in the generated MSL".into(),
             async_copies: false,
+            async_panels: false,
             max_shared_bytes: None,
             buffer_checks: "none (sizes checked before launch)".into(),
             validation: "none".into(),

@@ -413,6 +413,7 @@ impl Vulkan {
                 "unpackHalf2x16, subnormal halves by hand".into()
             },
             async_copies: false,
+            async_panels: false,
             // `maxComputeSharedMemorySize`, which `check_supported` holds variants to.
             max_shared_bytes: Some(p.limits.max_compute_shared_memory_size),
             buffer_checks: if has_pr {
