@@ -309,7 +309,7 @@ fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bo
         "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, 1 … {slot} queries over {slot} … {max_len} tokens, {}",
         if options { "mask and sinks" } else { "no mask, no sinks" }
     );
-    Case::new(label, [slot.div_ceil(64), hq, b])
+    Case::new(label, [hq, slot.div_ceil(64), b])
         .buffer("q", rows, Fill::Uniform { lo: -1.0, hi: 1.0 })
         .buffer("k", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
         .buffer("v", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())

@@ -16,8 +16,11 @@ use onekernel_macros::kernel;
 /// Causal attention of 64 consecutive new queries of one query head over the sequence's
 /// cache, f16 K and V rows of 128 dimensions (docs/RUNTIME.md, "Prefill").
 ///
-/// Grid: x the query block (64 queries; launched heaviest first: group x takes block
-/// `num_groups().x − 1 − x`), y the query head, z the sequence. Sequence b has
+/// Grid: x the query head, y the query block (64 queries; group y takes block
+/// `num_groups().y − 1 − y`, the heaviest first), z the sequence. The scheduler starts
+/// workgroups x fastest, so each sequence's blocks start heaviest first across all its
+/// heads, a longest-first list schedule (head-major, a sequence's last heads began
+/// their heaviest blocks last; docs/PERFORMANCE.md, "Prefill attention"). Sequence b has
 /// `q_tokens[b]` new queries; query t sits at position `kv_len[b] − q_tokens[b] + t` and
 /// sees tokens `0 …` that position. Its row of `q` starts at `(q_start[b] + t) ·
 /// q_token_stride + h · q_head_stride` (any padded or interleaved layout; `q_start` the
@@ -121,8 +124,8 @@ pub fn attn_prefill_mma(
         (page * page_size + tok % page_size) * n_kv_heads + kvh
     };
     let b = group_id().z;
-    let h = group_id().y;
-    let qb = num_groups().x - 1 - group_id().x;
+    let h = group_id().x;
+    let qb = num_groups().y - 1 - group_id().y;
     let t0 = local_id().x;
     let warp = t0 / 32;
     let lane = t0 % 32;

@@ -346,8 +346,9 @@ impl PrefillProblem {
             .scalar("scale", self.scale)
             .scalar("has_mask", self.mask.is_some() as u32)
             .scalar("has_sinks", self.sinks.is_some() as u32);
-        let blocks_x = self.q_tokens.iter().map(|t| t.div_ceil(TILED_QUERY_BLOCK)).max().unwrap_or(1);
-        let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups: [blocks_x, self.n_heads, self.kv_len.len() as u32] };
+        let query_blocks = self.q_tokens.iter().map(|t| t.div_ceil(TILED_QUERY_BLOCK)).max().unwrap_or(1);
+        // Heads fastest: each sequence's blocks start heaviest first across its heads.
+        let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups: [self.n_heads, query_blocks, self.kv_len.len() as u32] };
         dev.execute(&[launch], std::slice::from_mut(&mut args))?;
         let mut out = args.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default();
         out.truncate(out_len);
