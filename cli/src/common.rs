@@ -105,18 +105,23 @@ fn read_any_manifest(dir: &Path) -> Result<Manifest> {
     })
 }
 
-/// The command as typed, for evidence files.
-/// Says on stderr what the backends' compilers reported that changes a kernel's speed
-/// and not its results (on CUDA: ptxas serialized `wgmma` products or injected waits),
-/// one line each; a benchmark's figures for such a kernel are below what it can do.
+/// What `b`'s compilers reported that changes a kernel's speed and not its results (on
+/// CUDA: ptxas serialized `wgmma` products or injected waits), one printable line each.
+pub fn compiler_warning_lines(b: &dyn Backend) -> Vec<String> {
+    b.compiler_warnings().into_iter().map(|w| format!("{:<8} compiler WARNING (speed, not results): {w}", b.name())).collect()
+}
+
+/// Says [`compiler_warning_lines`] of every backend on stderr: a benchmark's figures for
+/// such a kernel are below what it can do.
 pub fn report_compiler_warnings(backends: &[Box<dyn Backend>]) {
     for b in backends {
-        for w in b.compiler_warnings() {
-            eprintln!("{} compiler WARNING (speed, not results): {w}", b.name());
+        for line in compiler_warning_lines(b.as_ref()) {
+            eprintln!("{line}");
         }
     }
 }
 
+/// The command as typed, for evidence files.
 pub fn command_line() -> String {
     std::iter::once("onekernel".to_string()).chain(std::env::args().skip(1)).collect::<Vec<_>>().join(" ")
 }

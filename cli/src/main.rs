@@ -31,7 +31,7 @@ mod grid;
 mod vk_stats;
 
 use anyhow::{anyhow, bail, Context, Result};
-use common::{command_line, load_kernels, open_backends, read_manifest};
+use common::{command_line, compiler_warning_lines, load_kernels, open_backends, read_manifest};
 use onekernel_codegen::manifest::Manifest;
 use onekernel_codegen::output::Difference;
 use onekernel_codegen::Builder;
@@ -350,8 +350,8 @@ fn validate_cmd(o: &Options) -> Result<bool> {
             }
         }
         // Speed, not results: the verdicts stand.
-        for w in backend.compiler_warnings() {
-            println!("{:<8} compiler WARNING (speed, not results): {w}", backend.name());
+        for line in compiler_warning_lines(backend.as_ref()) {
+            println!("{line}");
         }
         if let Some(dir) = &o.evidence {
             let ev = Evidence {
