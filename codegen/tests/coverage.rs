@@ -77,6 +77,8 @@ pub fn everything(
             + tanh(bias).clamp(-0.5, 0.5);
         counts[group_id().x] = low + -(i32::MIN + 1) % 7 - (k << 2) + (-8 >> 1);
         halves[g] = many & 0xffff;
+        store_words(y, 2 * g + 2, acc, 0, 2);
+        store_words(counts, 4 * g + 4, wq, 0, 4);
         out_t[g] = sigmoid(gelu_tanh(gelu_erf(erf(softplus(log(log2(exp2(log1p(rsqrt(recip(bias + 2.0)))))))))));
         return;
     }
@@ -115,6 +117,10 @@ fn every_construct_generates_validates_and_parses_on_every_backend() {
         assert!(
             cuda.contains("reinterpret_cast<const int4*>(&ws[") && cuda.contains("reinterpret_cast<const int2*>(&ws["),
             "load_words is one vector load"
+        );
+        assert!(
+            cuda.contains("reinterpret_cast<float2*>(&y[") && cuda.contains("reinterpret_cast<int4*>(&counts["),
+            "store_words is one vector store"
         );
         let glsl = String::from_utf8(out.files.iter().find(|(p, _)| p.ends_with(".comp")).unwrap().1.clone()).unwrap();
         assert!(glsl.contains("ivec4 data[]; } ok_w4_ws;") && glsl.contains("ivec2 data[]; } ok_w2_ws;"), "GLSL views of `ws`");

@@ -397,7 +397,7 @@ pub enum StmtKind {
     /// `load_words(dst, dst_index, src, src_index, words);`: reads `words` (2 or 4)
     /// consecutive 32-bit elements of a read-only buffer or a shared array `src` from
     /// `src_index` (a multiple of `words`) into local array `dst` from `dst_index`, as
-    /// one aligned 8- or 16-byte load (docs/DSL.md, "Aligned vector loads").
+    /// one aligned 8- or 16-byte load (docs/DSL.md, "Aligned vector loads and stores").
     LoadWords {
         /// The local array written.
         dst: VarId,
@@ -409,6 +409,23 @@ pub enum StmtKind {
         /// Its first element (u32, a multiple of `words`).
         src_index: Expr,
         /// Elements per load: 2 or 4.
+        words: u32,
+    },
+    /// `store_words(dst, dst_index, src, src_index, words);`: writes `words` (2 or 4)
+    /// consecutive elements of local array `src` from `src_index` into a writable
+    /// buffer `dst` of 32-bit elements of the same type from `dst_index` (a multiple of
+    /// `words`), as one aligned 8- or 16-byte store where the language has one
+    /// (docs/DSL.md, "Aligned vector loads and stores").
+    StoreWords {
+        /// The buffer written (`&mut`).
+        dst: ParamId,
+        /// Its first element (u32, a multiple of `words`).
+        dst_index: Expr,
+        /// The local array read.
+        src: VarId,
+        /// Its first element (u32).
+        src_index: Expr,
+        /// Elements per store: 2 or 4.
         words: u32,
     },
     /// `async_commit();`: closes this invocation's group of copies started since the
@@ -701,7 +718,9 @@ pub const TILE_SLOTS: u32 = 8;
 /// [`SlotLayout::RowPairs`], so a kernel that depends on one disagrees with the others.
 /// What every layout keeps ([`SlotLayout::ROW_SLOTS`]): a slot's row depends only on
 /// the invocation and on `(slot / 2) % 2`, so a kernel may hold per-row values in two
-/// entries rather than eight.
+/// entries rather than eight; and slots 2k and 2k + 1 are neighbours in one row, the
+/// first at an even column, so a kernel may write them with one `store_words` of 2
+/// (both checked by this module's tests).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SlotLayout {
     /// `mma.sync` m16n8k16 fragments: lane 4g + t holds rows g and g + 8, columns 2t,
@@ -1125,6 +1144,26 @@ mod tests {
                     assert_eq!(layout.coords(lane, e).0, layout.coords(lane, 2 * entry).0, "{layout:?} lane {lane} slot {e}");
                 }
             }
+        }
+    }
+
+    /// Slots 2k and 2k + 1 of an invocation hold columns c and c + 1 of one row, c even,
+    /// in every layout: what a `store_words` of a row's pairs relies on.
+    #[test]
+    fn slot_pairs_are_neighbours_in_a_row_from_an_even_column() {
+        for layout in SlotLayout::ALL {
+            for lane in 0..32 {
+                for k in 0..TILE_SLOTS / 2 {
+                    let ((r0, c0), (r1, c1)) = (layout.coords(lane, 2 * k), layout.coords(lane, 2 * k + 1));
+                    assert!(r0 == r1 && c1 == c0 + 1 && c0 % 2 == 0, "{layout:?} lane {lane} pair {k}");
+                }
+            }
+        }
+        // The negative control: slots 1 and 2 are not such a pair (another row under
+        // the fragments' layout, an odd first column under the row pairs').
+        for layout in SlotLayout::ALL {
+            let ((r0, c0), (r1, c1)) = (layout.coords(5, 1), layout.coords(5, 2));
+            assert!(r0 != r1 || c1 != c0 + 1 || c0 % 2 != 0, "{layout:?}");
         }
     }
 

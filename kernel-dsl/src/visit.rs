@@ -35,7 +35,11 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             None => vec![value],
         },
         StmtKind::Arrive { index, count, .. } => vec![index, count],
-        StmtKind::AsyncCopy { dst_index, src_index, .. } | StmtKind::LoadWords { dst_index, src_index, .. } => vec![dst_index, src_index],
+        StmtKind::AsyncCopy { dst_index, src_index, .. }
+        | StmtKind::LoadWords { dst_index, src_index, .. }
+        | StmtKind::StoreWords { dst_index, src_index, .. } => {
+            vec![dst_index, src_index]
+        }
         StmtKind::Tile(t) => t.exprs(),
         StmtKind::Break | StmtKind::Continue | StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => vec![],
     }

@@ -219,6 +219,8 @@ fn the_fast_mode_names_what_it_cannot_take() {
         ("D = 128", PrefillProblem { head_dim: 64, ..p.clone() }),
         ("positive, finite scale", PrefillProblem { scale: -0.5, ..p.clone() }),
         ("positive, finite scale", PrefillProblem { scale: 0.0, ..p.clone() }),
+        ("odd stride", PrefillProblem { q_layout: RowLayout { head_stride: p.q_layout.head_stride - 1, ..p.q_layout }, ..p.clone() }),
+        ("odd stride", PrefillProblem { out_layout: RowLayout { head_stride: p.out_layout.head_stride + 1, ..p.out_layout }, ..p.clone() }),
     ];
     for (what, bad) in cases {
         let err = bad.run_tensor_cores(TiledBlocks::Kv32, &mut dev).expect_err(what).to_string();

@@ -548,6 +548,50 @@ fn word_loads_fill_local_arrays_and_misalignment_is_reported() {
     assert!(matches!(&err, InterpError::Fault { fault: Fault::OutOfBounds { .. }, .. }), "{err}");
 }
 
+/// Aligned vector stores: invocation t stores a local array's words 1 … 4 (or 2 … 3
+/// with `mode` 2) at 4t … (2t …) of `y`, reversed in the array first. `mode` 3 plants a
+/// destination index that is not a multiple of 4, mode 4 one past the buffer's end.
+#[kernel(workgroup = 32)]
+fn word_stores(x: &[f32], y: &mut [f32], #[push] mode: u32) {
+    let t = local_id().x;
+    let mut w = [0.0; 6];
+    for e in 0..4u32 {
+        w[4 - e] = x[4 * t + e];
+    }
+    if mode == 2 {
+        store_words(y, 2 * t, w, 2, 2);
+    } else {
+        let skew = select(mode == 3, 2u32, select(mode == 4, 4u32, 0u32));
+        store_words(y, 4 * t + skew, w, 1, 4);
+    }
+}
+
+#[test]
+fn word_stores_write_buffers_and_misalignment_is_reported() {
+    let k = word_stores().unwrap();
+    let x: Vec<f32> = (0..128u32).map(|i| (i as f32) * 0.75 - 17.0).collect();
+    let run = |mode: u32| {
+        let mut args = Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, 128)).scalar("mode", mode);
+        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_f32())
+    };
+    let y = run(0).unwrap();
+    for t in 0..32 {
+        for e in 0..4 {
+            assert_eq!(y[4 * t + e].to_bits(), x[4 * t + 3 - e].to_bits(), "invocation {t}, word {e}");
+        }
+    }
+    let y = run(2).unwrap();
+    for t in 0..32 {
+        // w[2], w[3] are x[4t + 2], x[4t + 1].
+        assert_eq!((y[2 * t].to_bits(), y[2 * t + 1].to_bits()), (x[4 * t + 2].to_bits(), x[4 * t + 1].to_bits()), "invocation {t}");
+    }
+    let err = run(3).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::MisalignedStore { words: 4, dst: 2 }, .. }), "{err}");
+    assert!(err.to_string().contains("word_stores") && err.to_string().contains("multiple of 4"), "{err}");
+    let err = run(4).unwrap_err();
+    assert!(matches!(&err, InterpError::Fault { fault: Fault::OutOfBounds { .. }, .. }), "{err}");
+}
+
 /// Aligned vector loads from shared memory: invocation t stages words 4t … 4t + 3 of
 /// `x`, then loads its neighbour's four (t + 1 mod 32) and writes them out reversed.
 /// `mode` 1 leaves out the barrier (a race), 2 plants a source index that is not a

@@ -259,6 +259,30 @@ fn load_words_reads_32_bit_read_only_buffers_into_arrays_of_their_type() {
     expect(&with_load_words(buffer(2), 4, Scalar::F32), ErrorKind::Type, "`load_words` reads a buffer; `n` is a scalar parameter");
 }
 
+/// `base` plus `let mut w = [<elem>; 4]; store_words(<dst>, 0, w, 0, <words>);` built
+/// by hand.
+fn with_store_words(dst: u32, words: u32, elem: Scalar) -> Kernel {
+    let mut k = with_load_words(Place::Buffer(ParamId(0)), 2, elem);
+    let w = VarId(k.locals.len() as u32 - 1);
+    let zero = Expr { kind: ExprKind::Lit(Literal::U32(0)), ty: Scalar::U32, span: SpanId::NONE };
+    let store = StmtKind::StoreWords { dst: ParamId(dst), dst_index: zero.clone(), src: w, src_index: zero, words };
+    // After the load (the statement at 1), which `elem` other than f32 makes invalid:
+    // replaced by the store alone.
+    k.body[1] = Stmt { kind: store, span: SpanId::NONE };
+    k
+}
+
+#[test]
+fn store_words_writes_32_bit_writable_buffers_from_arrays_of_their_type() {
+    // The negative control: f32 words of an f32 array into the writable `y`.
+    assert!(errors(&with_store_words(1, 4, Scalar::F32)).is_empty(), "{:#?}", errors(&with_store_words(1, 4, Scalar::F32)));
+    assert!(errors(&with_store_words(1, 2, Scalar::F32)).is_empty());
+    expect(&with_store_words(1, 3, Scalar::F32), ErrorKind::Unsupported, "`store_words` stores 2 or 4 elements, not 3");
+    expect(&with_store_words(0, 4, Scalar::F32), ErrorKind::Type, "`store_words` writes `&mut` buffers; `x` is `&[f32]`");
+    expect(&with_store_words(1, 4, Scalar::U32), ErrorKind::Type, "`w` holds u32, buffer `y` holds f32");
+    expect(&with_store_words(2, 4, Scalar::F32), ErrorKind::Type, "`store_words` writes a buffer; `n` is a scalar parameter");
+}
+
 #[test]
 fn load_words_reads_shared_arrays_of_the_array_type_but_not_local_arrays() {
     let shared = Place::Shared(SharedId(0));

@@ -134,6 +134,10 @@ impl Dialect for Cuda {
         format!("*reinterpret_cast<const {}*>(&{buffer}[{index}])", self.word_vector(elem, words))
     }
 
+    fn word_store_place(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> Option<String> {
+        Some(format!("*reinterpret_cast<{}*>(&{buffer}[{index}])", self.word_vector(elem, words)))
+    }
+
     // Shared arrays are declared 16-byte aligned (`shared_decl`), so an index that is a
     // multiple of `words` is an aligned vector: nvcc then emits one `LDS.64` / `LDS.128`
     // even where it cannot prove the alignment itself.

@@ -292,6 +292,40 @@ pub trait Dialect {
         body
     }
 
+    /// The place of the vector of `words` elements of writable buffer `buffer` at element
+    /// `index` (a multiple of `words`), written with one aligned store, where the
+    /// language can view a buffer as vectors for writing; `None` where it cannot.
+    fn word_store_place(&self, _buffer: &str, _index: &str, _elem: Scalar, _words: u32) -> Option<String> {
+        None
+    }
+
+    /// `store_words`: `words` elements of local array `src` from `src_index` into
+    /// `buffer` from `index`, as one aligned store where the language has one
+    /// ([`Dialect::word_store_place`]), otherwise as the element stores. GLSL writes the
+    /// elements: a second, vector-typed view of a binding that is also written through
+    /// its own declaration would need the two views' writes ordered, which GLSL does not
+    /// state for aliased blocks.
+    #[allow(clippy::too_many_arguments)]
+    fn store_words(&self, buffer: &str, elem: StorageType, index: &str, src: &str, src_index: &str, words: u32) -> String {
+        let u = self.scalar(Scalar::U32);
+        let value = elem.value_type();
+        if let Some(place) = self.word_store_place(buffer, index, value, words) {
+            let v = self.word_vector(value, words);
+            let mut body = format!("{{ const {u} ok_si = {src_index}; {v} ok_sw;");
+            for (w, lane) in ["x", "y", "z", "w"].iter().take(words as usize).enumerate() {
+                body.push_str(&format!(" ok_sw.{lane} = {src}[ok_si + {w}u];"));
+            }
+            body.push_str(&format!(" {place} = ok_sw; }}"));
+            return body;
+        }
+        let mut body = format!("{{ const {u} ok_sj = {index}; const {u} ok_si = {src_index};");
+        for w in 0..words {
+            body.push_str(&format!(" {};", self.buffer_store(buffer, elem, &format!("ok_sj + {w}u"), &format!("{src}[ok_si + {w}u]"))));
+        }
+        body.push_str(" }");
+        body
+    }
+
     /// Stores the lanes of vector expression `load` (`words` elements) into local array
     /// `dst` from `dst_index`.
     fn unpack_words(&self, dst: &str, dst_index: &str, load: &str, elem: Scalar, words: u32) -> String {

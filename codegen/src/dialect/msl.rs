@@ -121,6 +121,10 @@ impl Dialect for Msl {
         format!("*((device const {}*)(&{buffer}[{index}]))", self.word_vector(elem, words))
     }
 
+    fn word_store_place(&self, buffer: &str, index: &str, elem: Scalar, words: u32) -> Option<String> {
+        Some(format!("*((device {}*)(&{buffer}[{index}]))", self.word_vector(elem, words)))
+    }
+
     fn device_fence(&self) -> &'static str {
         // MSL 3.2's device-scope fence, on the buffers a kernel with arrivals reads,
         // which it declares `coherent(device)`.

@@ -251,6 +251,13 @@ impl<'a> Printer<'a> {
                 }
             }
             StmtKind::LoadWords { dst, dst_index, src, src_index, words } => self.load_words(*dst, dst_index, src, src_index, *words),
+            StmtKind::StoreWords { dst, dst_index, src, src_index, words } => {
+                let (di, si) = (self.expr(dst_index), self.expr(src_index));
+                let param = &self.k.params[dst.0 as usize];
+                let ParamKind::Buffer { elem, .. } = param.kind else { return };
+                let line = self.d.store_words(&ident(&param.name), elem, &di, &self.local(*src), &si, *words);
+                self.line(&line);
+            }
             StmtKind::Tile(t) => self.tile(t),
             StmtKind::AsyncCommit => {
                 if let Some(line) = self.d.async_commit() {

@@ -74,6 +74,7 @@ fn stmt(locals: &[LocalDecl], s: &Stmt, st: State, d: &mut Diagnostics) -> State
         }
         StmtKind::Store { .. }
         | StmtKind::LoadWords { .. }
+        | StmtKind::StoreWords { .. }
         | StmtKind::Barrier
         | StmtKind::AsyncCopy { .. }
         | StmtKind::AsyncCommit

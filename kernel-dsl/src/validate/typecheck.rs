@@ -190,6 +190,10 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             check_transfer_indices(sc, dst_index, src_index, "load_words", d);
             check_load_words(sc, *dst, *src, *words, s.span, d);
         }
+        StmtKind::StoreWords { dst, dst_index, src, src_index, words } => {
+            check_transfer_indices(sc, dst_index, src_index, "store_words", d);
+            check_store_words(sc, *dst, *src, *words, s.span, d);
+        }
         StmtKind::Tile(t) => check_tile(sc, t, s.span, d),
         StmtKind::AsyncWait { pending } => {
             if *pending > MAX_ASYNC_PENDING {
@@ -245,8 +249,8 @@ fn check_index_type(d: &mut Diagnostics, span: SpanId, t: Option<Scalar>) {
     }
 }
 
-/// The destination and source indices of a transfer (`async_copy`, `load_words`) are
-/// u32.
+/// The destination and source indices of a transfer (`async_copy`, `load_words`,
+/// `store_words`) are u32.
 fn check_transfer_indices(sc: &Scope, dst_index: &Expr, src_index: &Expr, what: &str, d: &mut Diagnostics) {
     for (index, role) in [(dst_index, "destination"), (src_index, "source")] {
         let it = check_expr(sc, index, d);
@@ -352,6 +356,51 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
     }
 }
 
+/// `store_words`: a writable buffer of 32-bit elements filled from a local array of the
+/// same type, 2 or 4 elements at a time (the 8- and 16-byte stores of CUDA and MSL).
+fn check_store_words(sc: &Scope, dst: ParamId, src: VarId, words: u32, span: SpanId, d: &mut Diagnostics) {
+    if sc.in_function.is_some() {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return;
+    }
+    if !matches!(words, 2 | 4) {
+        d.error(span, ErrorKind::Unsupported, format!("`store_words` stores 2 or 4 elements, not {words}"));
+    }
+    let Some(decl) = local(sc, src, span, d) else { return };
+    let VarType::Array { elem: src_elem, len } = decl.ty else {
+        d.error(span, ErrorKind::Type, format!("`store_words` stores from a local array; `{}` is a scalar", decl.name));
+        return;
+    };
+    if len < words {
+        d.error(span, ErrorKind::Type, format!("`store_words` of {words} elements from `{}`, which holds {len}", decl.name));
+    }
+    let Some(param) = sc.kernel.params.get(dst.0 as usize) else {
+        d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", dst.0));
+        return;
+    };
+    let ParamKind::Buffer { elem, access, .. } = &param.kind else {
+        d.error(span, ErrorKind::Type, format!("`store_words` writes a buffer; `{}` is a scalar parameter", param.name));
+        return;
+    };
+    if *access != Access::ReadWrite {
+        d.error(span, ErrorKind::Type, format!("`store_words` writes `&mut` buffers; `{}` is `&[{}]`", param.name, elem.name()));
+    }
+    let word = matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32);
+    if !word || elem.value_type() != src_elem {
+        d.error(
+            span,
+            ErrorKind::Type,
+            format!(
+                "`store_words` stores 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
+                decl.name,
+                src_elem,
+                param.name,
+                elem.name()
+            ),
+        );
+    }
+}
+
 /// A kernel with tiles (reported once, at its first tile): `fast`, since tensor cores do
 /// not round their sums as the interpreter does, and whole groups of 32 invocations, the
 /// unit that holds a tile.
@@ -393,6 +442,7 @@ fn check_counters_only_arrive(k: &Kernel, d: &mut Diagnostics) {
             StmtKind::Store { place: Place::Buffer(p), .. } => Some(*p),
             StmtKind::AsyncCopy { src, .. } => Some(*src),
             StmtKind::LoadWords { src: Place::Buffer(p), .. } => Some(*p),
+            StmtKind::StoreWords { dst, .. } => Some(*dst),
             _ => None,
         };
         if let Some(p) = place.filter(|p| counters.contains(p)) {

@@ -113,7 +113,7 @@ impl Analysis<'_> {
                 true
             }
             // Per-invocation operations: nothing to synchronize, no local written.
-            StmtKind::AsyncCopy { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
+            StmtKind::AsyncCopy { .. } | StmtKind::StoreWords { .. } | StmtKind::AsyncCommit | StmtKind::AsyncWait { .. } => true,
             // Collective over a group of 32 invocations, not over the workgroup: that the
             // group reaches it together with equal operands is a property of the values
             // (warp indices), which the interpreter checks at run time. The slots it

@@ -125,6 +125,15 @@ pub enum Fault {
         /// Source index.
         src: u32,
     },
+    /// A `store_words` whose destination index is not a multiple of its element count
+    /// (the backends store 8 and 16 bytes only to aligned addresses).
+    #[error("`store_words` of {words} elements needs a destination index that is a multiple of {words}; found {dst}")]
+    MisalignedStore {
+        /// Elements per store.
+        words: u32,
+        /// Destination index.
+        dst: u32,
+    },
     /// A tile operation reached by only some invocations of a group of 32.
     #[error("`{op}` reached by {active} of the 32 invocations of group {group} (a group computes a tile together)")]
     TilePartialGroup {

@@ -318,6 +318,13 @@ impl<'k> Machine<'k> {
                 self.give(si);
                 r
             }
+            StmtKind::StoreWords { dst, dst_index, src, src_index, words } => {
+                let (di, si) = self.eval_indices(frame, dst_index, src_index, lanes)?;
+                let r = self.store_words(frame, *dst, *src, *words, s.span, lanes, &di, &si);
+                self.give(di);
+                self.give(si);
+                r
+            }
             StmtKind::Tile(t) => self.exec_tile(frame, t, s.span, lanes),
             StmtKind::AsyncCommit => {
                 for &l in lanes {
@@ -701,6 +708,49 @@ impl<'k> Machine<'k> {
                     (None, None) => 0,
                 };
                 frame.vars[dst.0 as usize][l as usize * dst_len + d as usize] = value;
+            }
+        }
+        self.ops += (lanes.len() * words as usize) as u64;
+        Ok(())
+    }
+
+    /// `store_words`: `words` consecutive elements of a local array into a buffer, the
+    /// destination index checked for the alignment the backends' vector stores need.
+    #[allow(clippy::too_many_arguments)]
+    fn store_words(
+        &mut self,
+        frame: &mut Frame<'k>,
+        dst: ParamId,
+        src: VarId,
+        words: u32,
+        span: SpanId,
+        lanes: &[u16],
+        di: &[u32],
+        si: &[u32],
+    ) -> R<()> {
+        let Binding::Buffer(b) = self.bindings[dst.0 as usize] else { return Ok(()) };
+        let dst_len = self.buffers[b].vals.len();
+        let src_len = match frame.decls[src.0 as usize].ty {
+            VarType::Array { len, .. } => len as usize,
+            VarType::Scalar(_) => 1,
+        };
+        for &l in lanes {
+            let (d0, s0) = (di[l as usize], si[l as usize] as u64);
+            if d0 % words != 0 {
+                return Err(self.fault(span, l, Fault::MisalignedStore { words, dst: d0 }));
+            }
+            for w in 0..words as u64 {
+                let (d, s) = (d0 as u64 + w, s0 + w);
+                if s >= src_len as u64 {
+                    let target = self.place_name(frame, Place::Local(src));
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: s as i64, len: src_len }));
+                }
+                if d >= dst_len as u64 {
+                    let target = self.place_name(frame, Place::Buffer(dst));
+                    return Err(self.fault(span, l, Fault::OutOfBounds { target, index: d as i64, len: dst_len }));
+                }
+                let v = self.buffers[b].narrow(frame.vars[src.0 as usize][l as usize * src_len + s as usize]);
+                self.buffers[b].vals[d as usize] = v;
             }
         }
         self.ops += (lanes.len() * words as usize) as u64;

@@ -24,7 +24,8 @@ use onekernel_macros::kernel;
 /// `q_tokens[b]` new queries; query t sits at position `kv_len[b] − q_tokens[b] + t` and
 /// sees tokens `0 …` that position. Its row of `q` starts at `(q_start[b] + t) ·
 /// q_token_stride + h · q_head_stride` (any padded or interleaved layout; `q_start` the
-/// cumulative offsets of a varlen batch), its output row likewise in `out`. Query head h
+/// cumulative offsets of a varlen batch), its output row likewise in `out`; the strides
+/// are even (Q values and outputs move in pairs, 8 bytes at a time). Query head h
 /// reads KV head `h / (n_heads / n_kv_heads)`; pages and the block table are decode's.
 ///
 /// The queries, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
@@ -148,15 +149,14 @@ pub fn attn_prefill_mma(
     // pair as it arrived, NVIDIA's compiler issued no pair's loads before the pair before
     // had its values (18–20 µs per workgroup on the H200 with the rounding written in the
     // kernel; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
-    // (two values) of a row in each of 32 steps, two rows per step; a row's padding words
-    // (64 … 67) are never read.
+    // (two values, one 8-byte load: the strides are even) of a row in each of 32 steps,
+    // two rows per step; a row's padding words (64 … 67) are never read.
     let qw = t0 % 64;
     let mut qv = [0.0; 64];
     for j in 0..32u32 {
         let t = min(first + 2 * j + t0 / 64, tq - 1);
         let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * qw;
-        qv[2 * j] = q[at];
-        qv[2 * j + 1] = q[at + 1];
+        load_words(qv, 2 * j, q, at, 2);
     }
     for j in 0..32u32 {
         qs[(2 * j + t0 / 64) * 68 + qw] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
@@ -496,52 +496,72 @@ pub fn attn_prefill_mma(
         }
         fr[i] = w / total;
     }
+    // Slots 2k and 2k + 1 are columns c and c + 1 of one row (c even, in every layout:
+    // docs/DSL.md, "Element access"), so each pair leaves in one 8-byte store: half the
+    // stores of one value each, every one writing whole 32-byte sectors (with the Q
+    // tile's 8-byte loads, 5–15 % of the step on the H200; docs/PERFORMANCE.md).
     tile_get(ov, o0, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 0 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 0 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o1, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 16 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 16 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o2, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 32 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 32 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o3, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 48 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 48 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o4, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 64 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 64 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o5, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 80 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 80 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o6, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 96 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 96 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o7, sc, sb, scs);
-    for e in 0..8u32 {
-        if first + warp * 16 + rows[e] < tq {
-            out[ob + (first + warp * 16 + rows[e]) * out_token_stride + 112 + cols[e]] = ov[e] * fr[(e / 2) % 2];
+    for k in 0..4u32 {
+        ov[2 * k] = ov[2 * k] * fr[k % 2];
+        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+        if first + warp * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 112 + cols[2 * k], ov, 2 * k, 2);
         }
     }
 }

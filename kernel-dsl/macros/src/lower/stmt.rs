@@ -368,6 +368,7 @@ impl Lowerer {
             }
             syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, out),
             syn::Expr::Call(c) if is_call_to(e, "load_words") => self.load_words(c, out),
+            syn::Expr::Call(c) if is_call_to(e, "store_words") => self.store_words(c, out),
             syn::Expr::Call(c) if super::tile::is_operation(e) => self.tile_op(c, out),
             syn::Expr::Call(c) if is_call_to(e, "async_commit") => {
                 if !c.args.is_empty() {
@@ -390,7 +391,7 @@ impl Lowerer {
             }
             syn::Expr::Match(_) => Err(err(span, "`match` is not supported; use `if` / `else if`")),
             syn::Expr::Macro(_) => Err(err(span, "macros are not supported in kernel bodies")),
-            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()`, `load_words`, the `tile_*` operations and the `async_*` copies")),
+            _ => Err(err(span, "this expression does nothing as a statement; statements are `let`, assignments, stores, `if`, `for`, `while`, `break`, `continue`, `return`, `barrier()`, `load_words`, `store_words`, the `tile_*` operations and the `async_*` copies")),
         }
     }
 
@@ -560,7 +561,23 @@ impl Lowerer {
         Ok(())
     }
 
-    /// The five arguments every transfer (`async_copy`, `load_words`) takes:
+    /// `store_words(dst, dst_index, src, src_index, words)`: a buffer parameter, a local
+    /// array, and the element count as a literal.
+    fn store_words(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let usage = "`store_words(buffer, index, local_array, index, words)` stores 2 or 4 elements";
+        let t = self.transfer_args(c, "store_words", usage)?;
+        let Place::Buffer(dst) = t.dst else {
+            return Err(err(t.dst_expr.span(), "the destination of `store_words` is a buffer parameter"));
+        };
+        let Place::Local(src) = t.src else {
+            return Err(err(t.src_expr.span(), "the source of `store_words` is a local array"));
+        };
+        let (dst_index, src_index, words) = (t.dst_index, t.src_index, t.words);
+        self.push(out, StmtKind::StoreWords { dst, dst_index, src, src_index, words }, c.span());
+        Ok(())
+    }
+
+    /// The five arguments every transfer (`async_copy`, `load_words`, `store_words`) takes:
     /// destination, its u32 index, source, its u32 index, and the element count as a
     /// literal. The kinds of destination and source are the caller's to check.
     fn transfer_args<'c>(&mut self, c: &'c syn::ExprCall, what: &str, usage: &str) -> syn::Result<Transfer<'c>> {

@@ -297,6 +297,14 @@ impl PrefillProblem {
             format!("Hq = {} over Hkv = {}", self.n_heads, self.n_kv_heads)
         } else if self.softcap != 0.0 || self.max_bias != 0.0 {
             "softcap or ALiBi (the exact mode's options)".to_string()
+        } else if let Some((what, l)) =
+            [("q", self.q_layout), ("output", self.out_layout)].into_iter().find(|(_, l)| l.token_stride % 2 != 0 || l.head_stride % 2 != 0)
+        {
+            // Its Q values and outputs move in pairs, one 8-byte access each.
+            format!(
+                "an odd stride in the {what} layout (token stride {}, head stride {}: it moves pairs of values, 8 bytes at a time)",
+                l.token_stride, l.head_stride
+            )
         } else if !(self.scale > 0.0 && self.scale.is_finite()) {
             // Each row's maximum is taken over the unscaled scores.
             format!("scale {} (it takes a positive, finite scale)", self.scale)

@@ -1,9 +1,10 @@
-//! `load_words` generated and run on Vulkan (lavapipe in CI; CUDA where there is a GPU)
-//! against the interpreter, bitwise: 2- and 4-word loads of u32, i32 and f32 buffers,
-//! i.e. every vector view GLSL declares (`uvec4`, `ivec2`, `vec4`, `vec2`) and every
-//! C++ vector type. Each invocation reads another invocation's words at an offset into
-//! its local array, so a view indexed in the wrong unit or a swapped lane changes the
-//! output.
+//! `load_words` and `store_words` generated and run on Vulkan (lavapipe in CI; CUDA
+//! where there is a GPU) against the interpreter, bitwise: 2- and 4-word loads of u32,
+//! i32 and f32 buffers, i.e. every vector view GLSL declares (`uvec4`, `ivec2`, `vec4`,
+//! `vec2`) and every C++ vector type, and 2- and 4-word stores of u32, i32 and f32. Each
+//! invocation reads another invocation's words at an offset into its local array, and
+//! stores from an offset into another invocation's place, so a view indexed in the
+//! wrong unit or a swapped lane changes the output.
 
 use onekernel_codegen::Builder;
 use onekernel_dsl::cases::{Case, Fill};
@@ -19,6 +20,9 @@ fn word_mix(
     #[len(num_groups().x * 384)] f: &[f32],
     #[len(num_groups().x * 64)] out: &mut [u32],
     #[len(num_groups().x * 64)] fout: &mut [f32],
+    #[len(num_groups().x * 256)] uout: &mut [u32],
+    #[len(num_groups().x * 128)] sout: &mut [i32],
+    #[len(num_groups().x * 384)] wfout: &mut [f32],
 ) {
     let g = global_id().x;
     let t = local_id().x;
@@ -34,10 +38,15 @@ fn word_mix(
     load_words(wf, 5, f, 6 * base + 256 + 2 * (63 - t), 2);
     out[g] = wu[0] ^ (wu[1] << 1) ^ (wu[2] >> 3) ^ (wu[3] * 5) ^ (ws[1] as u32) ^ ((ws[2] as u32) << 7) ^ (ws[0] as u32);
     fout[g] = wf[1] * 0.5 + wf[2] - wf[3] * wf[4] + wf[5] + wf[6] * 0.25 + wf[0];
+    // The words back, each invocation's into its mirror's place (every element once).
+    store_words(uout, 4 * mirror, wu, 0, 4);
+    store_words(sout, 2 * mirror, ws, 1, 2);
+    store_words(wfout, 6 * base + 4 * (63 - t), wf, 1, 4);
+    store_words(wfout, 6 * base + 256 + 2 * t, wf, 5, 2);
 }
 
 #[test]
-fn word_loads_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
+fn word_loads_and_stores_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
     let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
     let kernels = vec![word_mix().unwrap()];
     let dir = std::env::temp_dir().join(format!("onekernel-word-loads-{}", std::process::id()));
@@ -47,6 +56,15 @@ fn word_loads_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
     for view in ["uvec4 data[]; } ok_w4_u;", "ivec2 data[]; } ok_w2_s;", "vec4 data[]; } ok_w4_f;", "vec2 data[]; } ok_w2_f;"] {
         assert!(glsl.contains(view), "GLSL declares `{view}`");
     }
+    let cuda_text = String::from_utf8(g.files["cuda/word_mix.cu"].clone()).unwrap();
+    for store in [
+        "reinterpret_cast<uint4*>(&uout[",
+        "reinterpret_cast<int2*>(&sout[",
+        "reinterpret_cast<float4*>(&wfout[",
+        "reinterpret_cast<float2*>(&wfout[",
+    ] {
+        assert!(cuda_text.contains(store), "CUDA stores through `{store}`");
+    }
     let mut cpu = CpuBackend::new(kernels);
     let groups = 3u32;
     let case = Case::new("3 groups", [groups, 1, 1])
@@ -54,7 +72,10 @@ fn word_loads_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
         .buffer("s", 128 * groups as usize, Fill::Ints { lo: -100_000, hi: 100_000 })
         .buffer("f", 384 * groups as usize, Fill::Uniform { lo: -8.0, hi: 8.0 })
         .buffer("out", 64 * groups as usize, Fill::Zeros)
-        .buffer("fout", 64 * groups as usize, Fill::Zeros);
+        .buffer("fout", 64 * groups as usize, Fill::Zeros)
+        .buffer("uout", 256 * groups as usize, Fill::Zeros)
+        .buffer("sout", 128 * groups as usize, Fill::Zeros)
+        .buffer("wfout", 384 * groups as usize, Fill::Zeros);
     let k = &m.kernels[0];
     let v = &k.variants[0];
     let verdict = validate(&mut vk, &mut cpu, k, &dir, v, &case, 47, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
