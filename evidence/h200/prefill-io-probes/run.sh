@@ -1,4 +1,4 @@
-# H200 calls (call-1: the default VARIANTS; call-2: VARIANTS="base v2q v2o v2 io16"): timing probes of `attn_prefill_mma` (probes.py: hand-edited copies of
+# H200 calls (call-1: the default VARIANTS; call-2: VARIANTS="base v2q v2o v2 io16"), on the tree of 1120f79 (its generated/ and binary): timing probes of `attn_prefill_mma` (probes.py: hand-edited copies of
 # generated/ with half-width Q reads and output stores, and two bounds), each against
 # the tree's generated/ with the same binary (.devbin/new), alternated twice on CUDA.
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

@@ -499,7 +499,7 @@ pub fn attn_prefill_mma(
     // Slots 2k and 2k + 1 are columns c and c + 1 of one row (c even, in every layout:
     // docs/DSL.md, "Element access"), so each pair leaves in one 8-byte store: half the
     // stores of one value each, every one writing whole 32-byte sectors (with the Q
-    // tile's 8-byte loads, 5–15 % of the step on the H200; docs/PERFORMANCE.md).
+    // tile's 8-byte loads, 4.6–15 % of the step on the H200; docs/PERFORMANCE.md).
     tile_get(ov, o0, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
