@@ -548,6 +548,18 @@ fn word_loads_fill_local_arrays_and_misalignment_is_reported() {
     assert!(matches!(&err, InterpError::Fault { fault: Fault::OutOfBounds { .. }, .. }), "{err}");
 }
 
+/// 128 distinct f32 values for the word-transfer kernels' `x`.
+fn ramp_128() -> Vec<f32> {
+    (0..128u32).map(|i| (i as f32) * 0.75 - 17.0).collect()
+}
+
+/// Runs a one-workgroup kernel of `x: &[f32], y: &mut [f32], #[push] mode: u32` on the
+/// interpreter; `y` (128 values) or its fault.
+fn run_x_to_y(k: &Kernel, x: &[f32], mode: u32) -> Result<Vec<f32>, InterpError> {
+    let mut args = Args::new().buffer("x", HostBuffer::from_f32(x)).buffer("y", HostBuffer::zeros(StorageType::F32, 128)).scalar("mode", mode);
+    cpu::run(k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_f32())
+}
+
 /// Aligned vector stores: invocation t stores a local array's words 1 … 4 (or 2 … 3
 /// with `mode` 2) at 4t … (2t …) of `y`, reversed in the array first. `mode` 3 plants a
 /// destination index that is not a multiple of 4, mode 4 one past the buffer's end.
@@ -569,11 +581,8 @@ fn word_stores(x: &[f32], y: &mut [f32], #[push] mode: u32) {
 #[test]
 fn word_stores_write_buffers_and_misalignment_is_reported() {
     let k = word_stores().unwrap();
-    let x: Vec<f32> = (0..128u32).map(|i| (i as f32) * 0.75 - 17.0).collect();
-    let run = |mode: u32| {
-        let mut args = Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, 128)).scalar("mode", mode);
-        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_f32())
-    };
+    let x = ramp_128();
+    let run = |mode: u32| run_x_to_y(&k, &x, mode);
     let y = run(0).unwrap();
     for t in 0..32 {
         for e in 0..4 {
@@ -617,11 +626,8 @@ fn shared_word_loads(x: &[f32], y: &mut [f32], #[push] mode: u32) {
 #[test]
 fn shared_word_loads_fill_local_arrays_with_the_shared_memory_checks() {
     let k = shared_word_loads().unwrap();
-    let x: Vec<f32> = (0..128u32).map(|i| (i as f32) * 0.75 - 17.0).collect();
-    let run = |mode: u32| {
-        let mut args = Args::new().buffer("x", HostBuffer::from_f32(&x)).buffer("y", HostBuffer::zeros(StorageType::F32, 128)).scalar("mode", mode);
-        cpu::run(&k, &mut args, [1, 1, 1]).map(|_| args.get_buffer("y").unwrap().to_f32())
-    };
+    let x = ramp_128();
+    let run = |mode: u32| run_x_to_y(&k, &x, mode);
     let y = run(0).unwrap();
     for t in 0..32 {
         let n = (t + 1) % 32;
