@@ -297,17 +297,31 @@ pub const DRIVER_COPY: &str = "driver copy";
 pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), BackendError> {
     let k = l.kernel;
     let err = |message: String| BackendError::Arguments { kernel: k.name.clone(), backend, message };
-    // The value of a parameter for length expressions: push from the arguments, spec
-    // from the launch's variant, else the spec default.
+    // A spec constant's value in this launch: the variant's, else its default.
+    let spec_value = |name: &str| -> Option<Literal> {
+        let default = k.spec_constants.iter().find(|s| s.name == name)?.default;
+        Some(l.spec.iter().find(|(n, _)| n == name).map_or(default, |(_, v)| *v))
+    };
+    // A scalar argument that names a spec constant must say what the launch compiles:
+    // the kernel runs with the launch's value, whatever the arguments say.
+    for name in args.names() {
+        if let (Some(ArgValue::Scalar(given)), Some(value)) = (args.get(name), spec_value(name)) {
+            if *given != value {
+                return Err(err(format!("`{name}` is a spec constant, {value} in this launch; the arguments give {given}")));
+            }
+        }
+    }
+    // The value of a parameter for length expressions: a spec constant's in this
+    // launch, a push constant's from the arguments.
     let param = |p: onekernel_dsl::ir::ParamId| -> Option<Literal> {
         let name = k.param_names.get(p.0 as usize)?;
-        if let Some(ArgValue::Scalar(v)) = args.get(name) {
-            return Some(*v);
+        if let Some(v) = spec_value(name) {
+            return Some(v);
         }
-        if let Some((_, v)) = l.spec.iter().find(|(n, _)| n == name) {
-            return Some(*v);
+        match args.get(name) {
+            Some(ArgValue::Scalar(v)) => Some(*v),
+            _ => None,
         }
-        k.spec_constants.iter().find(|s| &s.name == name).map(|s| s.default)
     };
     for b in &k.buffers {
         match args.get(&b.name) {

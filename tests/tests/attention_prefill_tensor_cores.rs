@@ -243,3 +243,25 @@ fn the_vulkan_form_fits_48_kib_of_shared_memory() {
         assert_eq!(v.shared_bytes <= 48 * 1024, !kv64, "{:?}: {} bytes", v.spec, v.shared_bytes);
     }
 }
+
+/// The page size is a spec constant of `attn_prefill_mma` (one compiled instance per
+/// page size): a scalar argument of that name that disagrees with the launch's value is
+/// an error before anything runs, naming both values; one that agrees is accepted (the
+/// negative control), as the decode step's shared arguments pass it.
+#[test]
+fn a_page_size_argument_must_match_the_spec_constant_it_names() {
+    let m = manifest();
+    let k = m.kernel("attn_prefill_mma").expect("attn_prefill_mma in the manifest");
+    let case = &onekernel_kernels::cases::validation_cases("attn_prefill_mma").unwrap()[0];
+    let v = &k.variants[0];
+    assert!(v.spec.iter().any(|(n, val)| n == "page_size" && *val == onekernel_dsl::types::Literal::U32(16)), "{:?}", v.spec);
+    let generated = root().join("generated");
+    let launch = onekernel_runtime::Launch { kernel: k, artifacts: &generated, spec: &v.spec, groups: case.groups };
+    let args = onekernel_runtime::validate::inputs(k, case, 1).unwrap();
+    onekernel_runtime::backend::check_args("cpu", &launch, &args).expect("the case's arguments");
+    let agreeing = args.clone().scalar("page_size", 16u32);
+    onekernel_runtime::backend::check_args("cpu", &launch, &agreeing).expect("a page size equal to the spec value");
+    let other = args.scalar("page_size", 32u32);
+    let e = onekernel_runtime::backend::check_args("cpu", &launch, &other).unwrap_err().to_string();
+    assert_eq!(e, "kernel `attn_prefill_mma` (cpu): `page_size` is a spec constant, 16u32 in this launch; the arguments give 32u32");
+}

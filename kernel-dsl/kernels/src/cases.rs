@@ -322,7 +322,6 @@ fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bo
         .buffer("out", rows, Fill::Zeros)
         .scalar("n_heads", Literal::U32(hq))
         .scalar("n_kv_heads", Literal::U32(hkv))
-        .scalar("page_size", Literal::U32(p))
         .scalar("pages_per_seq", Literal::U32(pages_per_seq))
         .scalar("q_token_stride", Literal::U32(hq * d))
         .scalar("q_head_stride", Literal::U32(d))

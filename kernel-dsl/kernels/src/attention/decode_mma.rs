@@ -59,13 +59,16 @@ pub fn attn_decode_chunk_mma(
     #[len(select(finish, num_groups().z * n_kv_heads, 1))] arrivals: &mut [u32],
     #[push] n_heads: u32,
     #[push] n_kv_heads: u32,
-    #[push] page_size: u32,
     #[push] pages_per_seq: u32,
     #[push] n_chunks: u32,
     #[push] chunk_tokens: u32,
     #[push] scale: f32,
     #[push] has_mask: u32,
     #[push] has_sinks: u32,
+    // A spec constant, so that the compiler divides by it with shifts (a power of two)
+    // or a constant's multiply: the division by a push constant in the next block's
+    // cells cost `attn_prefill_mma` 6–11 % of its step on the H200 (docs/PERFORMANCE.md).
+    #[spec(default = 16)] page_size: u32,
 ) {
     // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows
     // of one 8 × 8 matrix load start 4 banks apart and hit all 32 banks), per buffer. At

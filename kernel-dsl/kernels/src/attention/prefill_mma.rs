@@ -61,7 +61,6 @@ pub fn attn_prefill_mma(
     #[len(out_len)] out: &mut [f32],
     #[push] n_heads: u32,
     #[push] n_kv_heads: u32,
-    #[push] page_size: u32,
     #[push] pages_per_seq: u32,
     #[push] q_token_stride: u32,
     #[push] q_head_stride: u32,
@@ -72,6 +71,10 @@ pub fn attn_prefill_mma(
     #[push] scale: f32,
     #[push] has_mask: u32,
     #[push] has_sinks: u32,
+    // A spec constant, so that the compiler divides by it with shifts (a power of two)
+    // or a constant's multiply: the division by a push constant in the next block's
+    // cells cost 6–11 % of the step on the H200 (docs/PERFORMANCE.md).
+    #[spec(default = 16)] page_size: u32,
 ) {
     // The Q tile: 64 rows of 136 f16 values (128 + 8: the eight rows of one 8 × 8
     // matrix load start 4 banks apart and hit all 32 banks).

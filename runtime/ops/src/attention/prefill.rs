@@ -326,7 +326,8 @@ impl PrefillProblem {
         let name = "attn_prefill_mma";
         let kernel = dev.kernel(name).ok_or_else(|| AttentionError::Manifest(format!("`{name}` is not in the manifest")))?;
         let axes = [("paged", Literal::Bool(self.block_table.is_some())), ("kv64", Literal::Bool(blocks == TiledBlocks::Kv64))];
-        let spec = variant_spec(kernel, &axes, &[])?;
+        // The page size is a spec constant: one compiled instance per page size.
+        let spec = variant_spec(kernel, &axes, &[("page_size", self.page_size)])?;
         let starts: Vec<u32> = self.q_tokens.iter().scan(0u32, |acc, &t| Some(std::mem::replace(acc, *acc + t))).collect();
         let out_len = self.out_layout.len(self.n_queries(), self.n_heads, self.v_dim());
         let (ql, ol) = (self.q_layout, self.out_layout);
@@ -343,7 +344,6 @@ impl PrefillProblem {
             .buffer("out", HostBuffer::zeros(StorageType::F32, out_len.max(1)))
             .scalar("n_heads", self.n_heads)
             .scalar("n_kv_heads", self.n_kv_heads)
-            .scalar("page_size", self.page_size)
             .scalar("pages_per_seq", self.pages_per_seq)
             .scalar("q_token_stride", ql.token_stride as u32)
             .scalar("q_head_stride", ql.head_stride as u32)

@@ -611,7 +611,10 @@ impl DecodeProblem {
         } else if plan.long_pairs {
             return Err(AttentionError::Manifest("`attn_decode_chunk` has no `long_pairs` variant".into()));
         }
-        let chunk_spec = variant_spec(chunk, &axes, &[("head_dim", d)])?;
+        // `attn_decode_chunk_mma` takes the page size as a spec constant (one instance per
+        // page size), the exact kernels as a push constant (`variant_spec` sets only the
+        // variant's own spec constants).
+        let chunk_spec = variant_spec(chunk, &axes, &[("head_dim", d), ("page_size", self.page_size)])?;
         let chunk_launch = Launch { kernel: chunk, artifacts, spec: &chunk_spec, groups: [n_groups, self.n_kv_heads, b] };
         if finish {
             let mut only = [a];
