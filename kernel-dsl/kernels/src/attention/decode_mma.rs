@@ -67,7 +67,7 @@ pub fn attn_decode_chunk_mma(
     #[push] has_sinks: u32,
     // A spec constant, so that the compiler divides by it with shifts (a power of two)
     // or a constant's multiply: the division by a push constant in the next block's
-    // cells cost `attn_prefill_mma` 6–11 % of its step on the H200 (docs/PERFORMANCE.md).
+    // cells cost `attn_prefill_mma` 6–10 % of its step on the H200 (docs/PERFORMANCE.md).
     #[spec(default = 16)] page_size: u32,
 ) {
     // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows

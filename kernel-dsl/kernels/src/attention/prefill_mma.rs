@@ -73,7 +73,7 @@ pub fn attn_prefill_mma(
     #[push] has_sinks: u32,
     // A spec constant, so that the compiler divides by it with shifts (a power of two)
     // or a constant's multiply: the division by a push constant in the next block's
-    // cells cost 6–11 % of the step on the H200 (docs/PERFORMANCE.md).
+    // cells cost 6–10 % of the step on the H200 (docs/PERFORMANCE.md).
     #[spec(default = 16)] page_size: u32,
 ) {
     // The Q tile: 64 rows of 136 f16 values (128 + 8: the eight rows of one 8 × 8
