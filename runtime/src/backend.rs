@@ -293,7 +293,8 @@ pub const DRIVER_COPY: &str = "driver copy";
 
 /// Checks the arguments against the manifest before anything touches a device: every
 /// buffer present with the declared element type and a non-zero length, every push
-/// constant present with its type, and nothing unknown.
+/// constant present with its type, nothing unknown, and a scalar that names a spec
+/// constant equal to the launch's value.
 pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), BackendError> {
     let k = l.kernel;
     let err = |message: String| BackendError::Arguments { kernel: k.name.clone(), backend, message };
@@ -302,15 +303,6 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         let default = k.spec_constants.iter().find(|s| s.name == name)?.default;
         Some(l.spec.iter().find(|(n, _)| n == name).map_or(default, |(_, v)| *v))
     };
-    // A scalar argument that names a spec constant must say what the launch compiles:
-    // the kernel runs with the launch's value, whatever the arguments say.
-    for name in args.names() {
-        if let (Some(ArgValue::Scalar(given)), Some(value)) = (args.get(name), spec_value(name)) {
-            if *given != value {
-                return Err(err(format!("`{name}` is a spec constant, {value} in this launch; the arguments give {given}")));
-            }
-        }
-    }
     // The value of a parameter for length expressions: a spec constant's in this
     // launch, a push constant's from the arguments.
     let param = |p: onekernel_dsl::ir::ParamId| -> Option<Literal> {
@@ -354,6 +346,14 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         }
     }
     for name in args.names() {
+        // A scalar that names a spec constant must say what the launch compiles: the
+        // kernel runs with the launch's value, whatever the arguments say.
+        if let (Some(ArgValue::Scalar(given)), Some(value)) = (args.get(name), spec_value(name)) {
+            if *given != value {
+                return Err(err(format!("`{name}` is a spec constant, {value} in this launch; the arguments give {given}")));
+            }
+            continue;
+        }
         let known = k.buffers.iter().any(|b| b.name == name) || k.push_constants.iter().any(|p| p.name == name) || k.has_spec_constant(name);
         if !known {
             return Err(err(format!("unknown argument `{name}`")));
