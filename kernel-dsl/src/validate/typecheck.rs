@@ -298,26 +298,44 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
     }
 }
 
+/// What `load_words` and `store_words` share: a kernel's (not a library function's)
+/// statement of 2 or 4 elements, whose local array `var` holds at least that many.
+/// `op` names the statement, its verb and the array's preposition ("into", "from") for
+/// the messages. The array's declaration and element type, or `None` where the
+/// statement cannot be checked further.
+fn word_array<'s>(
+    sc: &'s Scope,
+    var: VarId,
+    words: u32,
+    span: SpanId,
+    op: (&str, &str, &str),
+    d: &mut Diagnostics,
+) -> Option<(&'s LocalDecl, Scalar)> {
+    let (what, verb, prep) = op;
+    if sc.in_function.is_some() {
+        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
+        return None;
+    }
+    if !matches!(words, 2 | 4) {
+        d.error(span, ErrorKind::Unsupported, format!("`{what}` {verb} 2 or 4 elements, not {words}"));
+    }
+    let decl = local(sc, var, span, d)?;
+    let VarType::Array { elem, len } = decl.ty else {
+        d.error(span, ErrorKind::Type, format!("`{what}` {verb} {prep} a local array; `{}` is a scalar", decl.name));
+        return None;
+    };
+    if len < words {
+        d.error(span, ErrorKind::Type, format!("`{what}` of {words} elements {prep} `{}`, which holds {len}", decl.name));
+    }
+    Some((decl, elem))
+}
+
 /// `load_words`: a local array of 32-bit elements filled from a read-only buffer or a
 /// shared array of the same type, 2 or 4 elements at a time (the 8- and 16-byte loads
 /// of every backend; buffers read-only because GLSL reads them through a second,
 /// vector-typed view of the binding).
 fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId, d: &mut Diagnostics) {
-    if sc.in_function.is_some() {
-        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
-        return;
-    }
-    if !matches!(words, 2 | 4) {
-        d.error(span, ErrorKind::Unsupported, format!("`load_words` loads 2 or 4 elements, not {words}"));
-    }
-    let Some(decl) = local(sc, dst, span, d) else { return };
-    let VarType::Array { elem: dst_elem, len } = decl.ty else {
-        d.error(span, ErrorKind::Type, format!("`load_words` fills a local array; `{}` is a scalar", decl.name));
-        return;
-    };
-    if len < words {
-        d.error(span, ErrorKind::Type, format!("`load_words` of {words} elements into `{}`, which holds {len}", decl.name));
-    }
+    let Some((decl, dst_elem)) = word_array(sc, dst, words, span, ("load_words", "loads", "into"), d) else { return };
     let (src_name, held, matching) = match src {
         Place::Buffer(p) => {
             let Some(param) = sc.kernel.params.get(p.0 as usize) else {
@@ -359,21 +377,7 @@ fn check_load_words(sc: &Scope, dst: VarId, src: Place, words: u32, span: SpanId
 /// `store_words`: a writable buffer of 32-bit elements filled from a local array of the
 /// same type, 2 or 4 elements at a time (the 8- and 16-byte stores of CUDA and MSL).
 fn check_store_words(sc: &Scope, dst: ParamId, src: VarId, words: u32, span: SpanId, d: &mut Diagnostics) {
-    if sc.in_function.is_some() {
-        d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
-        return;
-    }
-    if !matches!(words, 2 | 4) {
-        d.error(span, ErrorKind::Unsupported, format!("`store_words` stores 2 or 4 elements, not {words}"));
-    }
-    let Some(decl) = local(sc, src, span, d) else { return };
-    let VarType::Array { elem: src_elem, len } = decl.ty else {
-        d.error(span, ErrorKind::Type, format!("`store_words` stores from a local array; `{}` is a scalar", decl.name));
-        return;
-    };
-    if len < words {
-        d.error(span, ErrorKind::Type, format!("`store_words` of {words} elements from `{}`, which holds {len}", decl.name));
-    }
+    let Some((decl, src_elem)) = word_array(sc, src, words, span, ("store_words", "stores", "from"), d) else { return };
     let Some(param) = sc.kernel.params.get(dst.0 as usize) else {
         d.error(span, ErrorKind::Undeclared, format!("reference to undeclared parameter #{}", dst.0));
         return;

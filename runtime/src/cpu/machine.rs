@@ -65,6 +65,16 @@ pub(crate) struct Frame<'a> {
     pub decls: &'a [LocalDecl],
 }
 
+impl Frame<'_> {
+    /// Values per invocation of local `var`: an array's length, 1 for a scalar.
+    fn slots(&self, var: VarId) -> usize {
+        match self.decls[var.0 as usize].ty {
+            VarType::Array { len, .. } => len as usize,
+            VarType::Scalar(_) => 1,
+        }
+    }
+}
+
 pub(crate) struct Machine<'k> {
     pub kernel: &'k Kernel,
     pub n: usize,
@@ -214,10 +224,7 @@ impl<'k> Machine<'k> {
                 None => Ok(()),
                 Some(Init::Value(e)) => self.eval_into_var(frame, e, lanes, var.0 as usize),
                 Some(Init::Array(a)) => {
-                    let len = match frame.decls[var.0 as usize].ty {
-                        VarType::Array { len, .. } => len as usize,
-                        VarType::Scalar(_) => 1,
-                    };
+                    let len = frame.slots(*var);
                     let elems: Vec<&Expr> = match a {
                         ArrayInit::Fill(e) => vec![e],
                         ArrayInit::Elements(es) => es.iter().collect(),
@@ -583,10 +590,7 @@ impl<'k> Machine<'k> {
                 }
             }
             Place::Local(v) => {
-                let len = match frame.decls[v.0 as usize].ty {
-                    VarType::Array { len, .. } => len as usize,
-                    VarType::Scalar(_) => 1,
-                };
+                let len = frame.slots(v);
                 for &l in lanes {
                     let i = self.index_of(frame, place, span, l, idx[l as usize], signed, len)?;
                     frame.vars[v.0 as usize][l as usize * len + i] = val[l as usize];
@@ -678,10 +682,7 @@ impl<'k> Machine<'k> {
             Place::Shared(sh) => (None, Some(sh.0 as usize), self.shared[sh.0 as usize].len()),
             Place::Local(_) => return Ok(()),
         };
-        let dst_len = match frame.decls[dst.0 as usize].ty {
-            VarType::Array { len, .. } => len as usize,
-            VarType::Scalar(_) => 1,
-        };
+        let dst_len = frame.slots(dst);
         let epoch = self.epoch;
         for &l in lanes {
             let (d0, s0) = (di[l as usize] as u64, si[l as usize]);
@@ -730,10 +731,7 @@ impl<'k> Machine<'k> {
     ) -> R<()> {
         let Binding::Buffer(b) = self.bindings[dst.0 as usize] else { return Ok(()) };
         let dst_len = self.buffers[b].vals.len();
-        let src_len = match frame.decls[src.0 as usize].ty {
-            VarType::Array { len, .. } => len as usize,
-            VarType::Scalar(_) => 1,
-        };
+        let src_len = frame.slots(src);
         for &l in lanes {
             let (d0, s0) = (di[l as usize], si[l as usize] as u64);
             if d0 % words != 0 {
@@ -778,10 +776,7 @@ impl<'k> Machine<'k> {
                 }
             }
             Place::Local(v) => {
-                let len = match frame.decls[v.0 as usize].ty {
-                    VarType::Array { len, .. } => len as usize,
-                    VarType::Scalar(_) => 1,
-                };
+                let len = frame.slots(v);
                 for &l in lanes {
                     let i = self.index_of(frame, place, e.span, l, idx[l as usize], signed, len)?;
                     out[l as usize] = frame.vars[v.0 as usize][l as usize * len + i];
