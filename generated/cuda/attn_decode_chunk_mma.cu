@@ -56,10 +56,11 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
 }
 // async_copy / async_commit / async_wait (docs/DSL.md): cp.async from global to shared
 // memory, 4, 8 or 16 bytes; the DSL requires aligned indices (the interpreter checks
-// them). Before sm_80 the copies are synchronous and waiting is a no-op. Every size
+// them). Before sm_80 the copies are synchronous and waiting is a no-op. `async_copy`
 // allocates in L1 (`.ca`): for 16 bytes, `.cg` (L2 only) left a third of the sectors the
 // tensor-core decode step streams counted as L2 hits and the step 3-4 % slower on an
-// H100 (docs/PERFORMANCE.md, "Decode attention").
+// H100 (docs/PERFORMANCE.md, "Decode attention"). `async_copy_bypass_l1` is the 16-byte
+// `.cg` (3 % off the prefill step on the H200, whose blocks every workgroup reads from L2).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define OK_ASYNC_COPY(BYTES) \
     static __device__ __forceinline__ void ok_async_copy##BYTES(void* dst, const void* src) { \
@@ -69,12 +70,16 @@ static __device__ __forceinline__ float ok_f16_to_f32(unsigned int h) {
 OK_ASYNC_COPY(4)
 OK_ASYNC_COPY(8)
 OK_ASYNC_COPY(16)
+static __device__ __forceinline__ void ok_async_copy16_past_l1(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+}
 static __device__ __forceinline__ void ok_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> static __device__ __forceinline__ void ok_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 #else
 static __device__ __forceinline__ void ok_async_copy4(void* dst, const void* src) { *(unsigned int*)dst = *(const unsigned int*)src; }
 static __device__ __forceinline__ void ok_async_copy8(void* dst, const void* src) { *(uint2*)dst = *(const uint2*)src; }
 static __device__ __forceinline__ void ok_async_copy16(void* dst, const void* src) { *(uint4*)dst = *(const uint4*)src; }
+static __device__ __forceinline__ void ok_async_copy16_past_l1(void* dst, const void* src) { *(uint4*)dst = *(const uint4*)src; }
 static __device__ __forceinline__ void ok_async_commit() {}
 template <int N> static __device__ __forceinline__ void ok_async_wait() {}
 #endif

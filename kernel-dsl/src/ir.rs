@@ -382,6 +382,7 @@ pub enum StmtKind {
     /// waiting for them (docs/DSL.md, "Asynchronous copies"). The destination is
     /// undefined until this invocation's [`StmtKind::AsyncWait`] retires the copy;
     /// other invocations see it after a `barrier()` that follows that wait.
+    /// `async_copy_bypass_l1(…)` is the same copy (4 elements) with `bypass_l1` set.
     AsyncCopy {
         /// The shared array written.
         dst: SharedId,
@@ -393,6 +394,9 @@ pub enum StmtKind {
         src_index: Expr,
         /// Elements per copy: 1, 2 or 4.
         words: u32,
+        /// Whether the bytes bypass L1 on their way (a cache hint with no effect on the
+        /// result: CUDA's `cp.async.cg`; backends without the distinction ignore it).
+        bypass_l1: bool,
     },
     /// `load_words(dst, dst_index, src, src_index, words);`: reads `words` (2 or 4)
     /// consecutive 32-bit elements of a read-only buffer or a shared array `src` from

@@ -1,10 +1,11 @@
-//! `load_words` and `store_words` generated and run on Vulkan (lavapipe in CI; CUDA
-//! where there is a GPU) against the interpreter, bitwise: 2- and 4-word loads of u32,
-//! i32 and f32 buffers, i.e. every vector view GLSL declares (`uvec4`, `ivec2`, `vec4`,
-//! `vec2`) and every C++ vector type, and 2- and 4-word stores of u32, i32 and f32. Each
-//! invocation reads another invocation's words at an offset into its local array, and
-//! stores from an offset into another invocation's place, so a view indexed in the
-//! wrong unit or a swapped lane changes the output.
+//! `load_words`, `store_words` and 16-byte asynchronous copies generated and run on
+//! Vulkan (lavapipe in CI; CUDA where there is a GPU) against the interpreter, bitwise:
+//! 2- and 4-word loads of u32, i32 and f32 buffers, i.e. every vector view GLSL declares
+//! (`uvec4`, `ivec2`, `vec4`, `vec2`) and every C++ vector type, and 2- and 4-word stores
+//! of u32, i32 and f32. Each invocation reads another invocation's words at an offset
+//! into its local array, and stores from an offset into another invocation's place, so a
+//! view indexed in the wrong unit or a swapped lane changes the output. The copies go
+//! through L1 and past it.
 
 use onekernel_codegen::Builder;
 use onekernel_dsl::cases::{Case, Fill};
@@ -83,6 +84,57 @@ fn word_loads_and_stores_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda
     match onekernel_runtime::cuda::Cuda::new() {
         Ok(mut cuda) => {
             let verdict = validate(&mut cuda, &mut cpu, k, &dir, v, &case, 47, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+            assert!(verdict.passed, "{verdict:#?}");
+        }
+        Err(e) => eprintln!("SKIPPED on CUDA: {e}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 16-byte asynchronous copies into shared memory, through L1 (`async_copy`) and past it
+/// (`async_copy_bypass_l1`), each invocation's quad read back by its mirror: the two
+/// forms copy the same bits on every backend, and CUDA emits `cp.async.ca` for the first
+/// and `cp.async.cg` for the second.
+#[kernel(workgroup = 64)]
+fn quad_copies(#[len(num_groups().x * 512)] x: &[u32], #[len(num_groups().x * 512)] y: &mut [u32]) {
+    let s = shared::<u32, 512>();
+    let t = local_id().x;
+    let base = group_id().x * 512;
+    async_copy(s, 4 * t, x, base + 4 * t, 4);
+    async_copy_bypass_l1(s, 256 + 4 * t, x, base + 256 + 4 * t, 4);
+    async_commit();
+    async_wait(0);
+    barrier();
+    for i in 0..4u32 {
+        y[base + 4 * t + i] = s[4 * (63 - t) + i];
+        y[base + 256 + 4 * t + i] = s[256 + 4 * (63 - t) + i] ^ 0x8000_0001;
+    }
+}
+
+#[test]
+fn copies_past_l1_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
+    let Some(mut vk) = onekernel_tests::harness::vulkan_or_skip() else { return };
+    let kernels = vec![quad_copies().unwrap()];
+    let dir = std::env::temp_dir().join(format!("onekernel-quad-copies-{}", std::process::id()));
+    let g = Builder::new().kernels(kernels.clone()).out_dir(&dir).write().unwrap();
+    let m: Manifest = serde_json::from_slice(&g.files["manifest.json"]).unwrap();
+    let cuda_text = String::from_utf8(g.files["cuda/quad_copies.cu"].clone()).unwrap();
+    assert!(cuda_text.contains("ok_async_copy16(&sh_s["), "CUDA copies through L1");
+    assert!(cuda_text.contains("ok_async_copy16_past_l1(&sh_s["), "CUDA copies past L1");
+    assert!(cuda_text.contains("cp.async.cg.shared.global [%0], [%1], 16;"), "the helper bypasses L1");
+    let mut cpu = CpuBackend::new(kernels);
+    let groups = 2u32;
+    let case = Case::new("2 groups", [groups, 1, 1]).buffer("x", 512 * groups as usize, Fill::Bits { and: u32::MAX, or: 0 }).buffer(
+        "y",
+        512 * groups as usize,
+        Fill::Zeros,
+    );
+    let (k, v) = (&m.kernels[0], &m.kernels[0].variants[0]);
+    let verdict = validate(&mut vk, &mut cpu, k, &dir, v, &case, 5, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(verdict.passed, "{verdict:#?}");
+    match onekernel_runtime::cuda::Cuda::new() {
+        Ok(mut cuda) => {
+            let verdict = validate(&mut cuda, &mut cpu, k, &dir, v, &case, 5, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
             assert!(verdict.passed, "{verdict:#?}");
         }
         Err(e) => eprintln!("SKIPPED on CUDA: {e}"),

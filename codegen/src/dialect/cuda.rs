@@ -1,6 +1,6 @@
 //! CUDA C++ compiled by NVRTC (`--fmad=false`) or nvcc.
 
-use super::{Dialect, FieldText, SignatureBuffer};
+use super::{CopyText, Dialect, FieldText, SignatureBuffer};
 use onekernel_dsl::ir::Access;
 use onekernel_dsl::ir::{Builtin, Param};
 use onekernel_dsl::ir::{TileReduce, TileRole};
@@ -145,8 +145,9 @@ impl Dialect for Cuda {
         Some(self.word_load(array, index, elem, words))
     }
 
-    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, _elem: Scalar, words: u32) -> Vec<String> {
-        vec![format!("ok_async_copy{}(&{dst}[{dst_index}], &{src}[{src_index}]);", 4 * words)]
+    fn async_copy(&self, c: &CopyText) -> Vec<String> {
+        let past_l1 = if c.bypass_l1 { "_past_l1" } else { "" };
+        vec![format!("ok_async_copy{}{past_l1}(&{}[{}], &{}[{}]);", 4 * c.words, c.dst, c.dst_index, c.src, c.src_index)]
     }
 
     fn async_commit(&self) -> Option<&'static str> {

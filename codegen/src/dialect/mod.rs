@@ -73,6 +73,26 @@ pub struct PanelMma {
     pub fence: bool,
 }
 
+/// One `async_copy` as the printer hands it to a dialect: `words` elements of type
+/// `elem` of buffer `src` from `src_index` into shared array `dst` from `dst_index`
+/// (printed expressions), past L1 where `bypass_l1`.
+pub struct CopyText<'a> {
+    /// The shared array's name.
+    pub dst: &'a str,
+    /// Its first element.
+    pub dst_index: &'a str,
+    /// The buffer's name.
+    pub src: &'a str,
+    /// Its first element.
+    pub src_index: &'a str,
+    /// The elements' type.
+    pub elem: Scalar,
+    /// Elements per copy: 1, 2 or 4.
+    pub words: u32,
+    /// `async_copy_bypass_l1`: a cache hint.
+    pub bypass_l1: bool,
+}
+
 /// A shared-array index `base + ((x >> k) & mask)` as printed parts (`mask + 1` a power
 /// of two): a table's start plus a bit field of a word.
 pub struct FieldText {
@@ -345,18 +365,17 @@ pub trait Dialect {
         body
     }
 
-    /// `async_copy`: the lines that copy `words` elements (of type `elem`) of buffer `src`
-    /// from `src_index` into shared array `dst` from `dst_index`. By default a
+    /// `async_copy`: the lines of copy `c`. By default a
     /// synchronous copy (the language has no asynchronous one), which completes before
     /// any `async_wait`: one aligned vector load of the `words` elements (the indices are
     /// multiples of `words`), then its lanes stored (one 16-byte load instead of four
     /// element reads took 4 % off NVIDIA Vulkan's tensor-core decode step,
-    /// docs/PERFORMANCE.md).
-    fn async_copy(&self, dst: &str, dst_index: &str, src: &str, src_index: &str, elem: Scalar, words: u32) -> Vec<String> {
-        if words == 1 {
-            return vec![format!("{dst}[{dst_index}] = {};", self.buffer_element(src, src_index))];
+    /// docs/PERFORMANCE.md). `bypass_l1` is a cache hint a synchronous copy has no use for.
+    fn async_copy(&self, c: &CopyText) -> Vec<String> {
+        if c.words == 1 {
+            return vec![format!("{}[{}] = {};", c.dst, c.dst_index, self.buffer_element(c.src, c.src_index))];
         }
-        vec![self.unpack_words(dst, dst_index, &self.word_load(src, src_index, elem, words), elem, words)]
+        vec![self.unpack_words(c.dst, c.dst_index, &self.word_load(c.src, c.src_index, c.elem, c.words), c.elem, c.words)]
     }
 
     /// `async_commit`: the line that closes a group of copies, if the language has one.

@@ -15,7 +15,7 @@ mod names;
 pub use names::ident;
 
 use crate::analysis::KernelInfo;
-use crate::dialect::{Dialect, FieldText};
+use crate::dialect::{CopyText, Dialect, FieldText};
 use onekernel_dsl::ir::{
     ArrayInit, BinaryOp, Builtin, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, Stmt, StmtKind,
     TileOp, UnaryOp, VarId,
@@ -226,7 +226,7 @@ impl<'a> Printer<'a> {
                 self.reduce_pair(*var, *op, value, a);
                 self.dirty.clear();
             }
-            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } if self.halves.contains(&(dst.0 as usize)) => {
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, .. } if self.halves.contains(&(dst.0 as usize)) => {
                 // Into f16 pairs: each word converted (the dialect has no asynchronous
                 // copies where it declares such arrays), read as one aligned vector.
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
@@ -241,12 +241,13 @@ impl<'a> Printer<'a> {
                 };
                 self.line(&line);
             }
-            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, bypass_l1 } => {
                 let sh = shared_name(&self.k.shared[dst.0 as usize].name);
                 let buf = ident(&self.k.params[src.0 as usize].name);
                 let (di, si) = (self.expr(dst_index), self.expr(src_index));
                 let elem = self.buffer_scalar(*src);
-                for line in self.d.async_copy(&sh, &di, &buf, &si, elem, *words) {
+                let copy = CopyText { dst: &sh, dst_index: &di, src: &buf, src_index: &si, elem, words: *words, bypass_l1: *bypass_l1 };
+                for line in self.d.async_copy(&copy) {
                     self.line(&line);
                 }
             }

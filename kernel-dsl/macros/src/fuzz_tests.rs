@@ -65,6 +65,7 @@ const WORDS: &[&str] = &[
     "tile_mma",
     "tile_load",
     "async_copy",
+    "async_copy_bypass_l1",
     "exp",
     "sqrt",
     "fma",

@@ -182,9 +182,10 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
             }
         }
         StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit => {}
-        StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
-            check_transfer_indices(sc, dst_index, src_index, "async_copy", d);
-            check_async_copy(sc, *dst, *src, *words, s.span, d);
+        StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, bypass_l1 } => {
+            let what = if *bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
+            check_transfer_indices(sc, dst_index, src_index, what, d);
+            check_async_copy(sc, *dst, *src, *words, *bypass_l1, s.span, d);
         }
         StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
             check_transfer_indices(sc, dst_index, src_index, "load_words", d);
@@ -262,13 +263,18 @@ fn check_transfer_indices(sc: &Scope, dst_index: &Expr, src_index: &Expr, what: 
 pub const MAX_ASYNC_PENDING: u32 = 7;
 
 /// `async_copy`: a shared array of 32-bit elements filled from a buffer of the same
-/// type, 1, 2 or 4 elements at a time (the sizes every backend copies natively).
-fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: SpanId, d: &mut Diagnostics) {
+/// type, 1, 2 or 4 elements at a time (the sizes every backend copies natively); 4 where
+/// the copy bypasses L1.
+fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, bypass_l1: bool, span: SpanId, d: &mut Diagnostics) {
     if sc.in_function.is_some() {
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
         return;
     }
-    if !matches!(words, 1 | 2 | 4) {
+    let what = if bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
+    if bypass_l1 && words != 4 {
+        // CUDA's `cp.async.cg` exists for 16-byte copies only.
+        d.error(span, ErrorKind::Unsupported, format!("`{what}` moves 4 elements (16 bytes, the one size that can bypass L1), not {words}"));
+    } else if !matches!(words, 1 | 2 | 4) {
         d.error(span, ErrorKind::Unsupported, format!("`async_copy` moves 1, 2 or 4 elements, not {words}"));
     }
     let Some(shared) = sc.kernel.shared.get(dst.0 as usize) else {
@@ -280,7 +286,7 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
         return;
     };
     let ParamKind::Buffer { elem, .. } = &param.kind else {
-        d.error(span, ErrorKind::Type, format!("`async_copy` reads a buffer; `{}` is a scalar parameter", param.name));
+        d.error(span, ErrorKind::Type, format!("`{what}` reads a buffer; `{}` is a scalar parameter", param.name));
         return;
     };
     if !matches!(elem, StorageType::F32 | StorageType::I32 | StorageType::U32) || elem.value_type() != shared.elem {
@@ -288,7 +294,7 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, span: S
             span,
             ErrorKind::Type,
             format!(
-                "`async_copy` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
+                "`{what}` copies 32-bit elements between equal types: `{}` holds {}, buffer `{}` holds {}",
                 shared.name,
                 shared.elem,
                 param.name,

@@ -311,7 +311,7 @@ impl<'k> Machine<'k> {
                 self.epoch += 1;
                 Ok(())
             }
-            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words } => {
+            StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, .. } => {
                 let (di, si) = self.eval_indices(frame, dst_index, src_index, lanes)?;
                 let r = self.start_copies(frame, *dst, *src, *words, s.span, lanes, &di, &si);
                 self.give(di);

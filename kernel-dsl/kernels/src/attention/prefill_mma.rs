@@ -30,7 +30,8 @@ use onekernel_macros::kernel;
 ///
 /// The queries, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
 /// rounds), are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
-/// K and V move in blocks of 64 tokens through two buffers with 16-byte `async_copy`s
+/// K and V move in blocks of 64 tokens through two buffers with 16-byte asynchronous
+/// copies past L1 (`async_copy_bypass_l1`)
 /// (`kv64`: CUDA, 85.5 KiB of shared memory in use there), or of 32 tokens through one
 /// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). With `kv64` the blocks are panels
 /// and the products `tile_mma_panel`s (`wgmma` on Hopper, docs/DSL.md "Panels"), the Q
@@ -262,6 +263,9 @@ pub fn attn_prefill_mma(
             let buf = (st % nb) * 2 * kb * 68;
             // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
             // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            // Past L1: every workgroup reads its blocks from L2 (its head's other
+            // query blocks run on other SMs), and copies that allocate in L1 took 3 %
+            // more of the step on the H200 (docs/PERFORMANCE.md).
             // The rows' cells are read first, as in `attn_decode_chunk_mma` (a shared
             // read between synchronous copies serializes them on NVIDIA's Vulkan).
             let mut srcs = [0u32; 8];
@@ -275,8 +279,8 @@ pub fn attn_prefill_mma(
                     // With `kv64` K and V are panels of 64 rows at `buf` and `buf + kb · 68`.
                     let kd = select(kv64, buf + panel_word(r, quad, 64), buf + r * 68 + quad * 4);
                     let vd = select(kv64, buf + kb * 68 + panel_word(r, quad, 64), buf + (kb + r) * 68 + quad * 4);
-                    async_copy(kv, kd, k, srcs[j], 4);
-                    async_copy(kv, vd, v, srcs[j], 4);
+                    async_copy_bypass_l1(kv, kd, k, srcs[j], 4);
+                    async_copy_bypass_l1(kv, vd, v, srcs[j], 4);
                 }
             }
             // Read by the next step's copies, after its barrier (or this step's last).

@@ -366,7 +366,8 @@ impl Lowerer {
                 self.push(out, StmtKind::Barrier, span);
                 Ok(())
             }
-            syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, out),
+            syn::Expr::Call(c) if is_call_to(e, "async_copy") => self.async_copy(c, false, out),
+            syn::Expr::Call(c) if is_call_to(e, "async_copy_bypass_l1") => self.async_copy(c, true, out),
             syn::Expr::Call(c) if is_call_to(e, "load_words") => self.load_words(c, out),
             syn::Expr::Call(c) if is_call_to(e, "store_words") => self.store_words(c, out),
             syn::Expr::Call(c) if super::tile::is_operation(e) => self.tile_op(c, out),
@@ -526,18 +527,24 @@ impl Lowerer {
     }
 
     /// `async_copy(dst, dst_index, src, src_index, words)`: a shared array, a buffer, and
-    /// the element count as a literal.
-    fn async_copy(&mut self, c: &syn::ExprCall, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let usage = "`async_copy(shared_array, index, buffer, index, words)` copies 1, 2 or 4 elements";
-        let t = self.transfer_args(c, "async_copy", usage)?;
+    /// the element count as a literal; `async_copy_bypass_l1` (`bypass_l1`) the same, of
+    /// 4 elements.
+    fn async_copy(&mut self, c: &syn::ExprCall, bypass_l1: bool, out: &mut Vec<Stmt>) -> syn::Result<()> {
+        let what = if bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
+        let usage = if bypass_l1 {
+            "`async_copy_bypass_l1(shared_array, index, buffer, index, 4)` copies 4 elements (16 bytes) past L1"
+        } else {
+            "`async_copy(shared_array, index, buffer, index, words)` copies 1, 2 or 4 elements"
+        };
+        let t = self.transfer_args(c, what, usage)?;
         let Place::Shared(dst) = t.dst else {
-            return Err(err(t.dst_expr.span(), "the destination of `async_copy` is a shared array"));
+            return Err(err(t.dst_expr.span(), format!("the destination of `{what}` is a shared array")));
         };
         let Place::Buffer(src) = t.src else {
-            return Err(err(t.src_expr.span(), "the source of `async_copy` is a buffer parameter"));
+            return Err(err(t.src_expr.span(), format!("the source of `{what}` is a buffer parameter")));
         };
         let (dst_index, src_index, words) = (t.dst_index, t.src_index, t.words);
-        self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words }, c.span());
+        self.push(out, StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, bypass_l1 }, c.span());
         Ok(())
     }
 
