@@ -9,10 +9,13 @@
 
 use onekernel_codegen::Builder;
 use onekernel_dsl::cases::{Case, Fill};
+use onekernel_dsl::ir::Kernel;
 use onekernel_dsl::manifest::Manifest;
 use onekernel_macros::kernel;
 use onekernel_runtime::cpu::CpuBackend;
 use onekernel_runtime::validate::{validate, ValidateOptions};
+use onekernel_runtime::vulkan::Vulkan;
+use std::path::Path;
 
 #[kernel(workgroup = 64)]
 fn word_mix(
@@ -66,7 +69,6 @@ fn word_loads_and_stores_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda
     ] {
         assert!(cuda_text.contains(store), "CUDA stores through `{store}`");
     }
-    let mut cpu = CpuBackend::new(kernels);
     let groups = 3u32;
     let case = Case::new("3 groups", [groups, 1, 1])
         .buffer("u", 256 * groups as usize, Fill::Bits { and: u32::MAX, or: 0 })
@@ -77,18 +79,24 @@ fn word_loads_and_stores_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda
         .buffer("uout", 256 * groups as usize, Fill::Zeros)
         .buffer("sout", 128 * groups as usize, Fill::Zeros)
         .buffer("wfout", 384 * groups as usize, Fill::Zeros);
-    let k = &m.kernels[0];
-    let v = &k.variants[0];
-    let verdict = validate(&mut vk, &mut cpu, k, &dir, v, &case, 47, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    bitwise_on_gpus(&mut vk, kernels, &m, &dir, &case, 47);
+}
+
+/// `case` of the one kernel of `m` (generated into `dir`, which is then removed) on
+/// Vulkan and, where there is one, CUDA: each result bitwise the interpreter's.
+fn bitwise_on_gpus(vk: &mut Vulkan, kernels: Vec<Kernel>, m: &Manifest, dir: &Path, case: &Case, seed: u64) {
+    let mut cpu = CpuBackend::new(kernels);
+    let (k, v) = (&m.kernels[0], &m.kernels[0].variants[0]);
+    let verdict = validate(vk, &mut cpu, k, dir, v, case, seed, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(verdict.passed, "{verdict:#?}");
     match onekernel_runtime::cuda::Cuda::new() {
         Ok(mut cuda) => {
-            let verdict = validate(&mut cuda, &mut cpu, k, &dir, v, &case, 47, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+            let verdict = validate(&mut cuda, &mut cpu, k, dir, v, case, seed, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
             assert!(verdict.passed, "{verdict:#?}");
         }
         Err(e) => eprintln!("SKIPPED on CUDA: {e}"),
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// 16-byte asynchronous copies into shared memory, through L1 (`async_copy`) and past it
@@ -122,22 +130,11 @@ fn copies_past_l1_are_bitwise_equal_to_the_interpreter_on_vulkan_and_cuda() {
     assert!(cuda_text.contains("ok_async_copy16(&sh_s["), "CUDA copies through L1");
     assert!(cuda_text.contains("ok_async_copy16_past_l1(&sh_s["), "CUDA copies past L1");
     assert!(cuda_text.contains("cp.async.cg.shared.global [%0], [%1], 16;"), "the helper bypasses L1");
-    let mut cpu = CpuBackend::new(kernels);
     let groups = 2u32;
     let case = Case::new("2 groups", [groups, 1, 1]).buffer("x", 512 * groups as usize, Fill::Bits { and: u32::MAX, or: 0 }).buffer(
         "y",
         512 * groups as usize,
         Fill::Zeros,
     );
-    let (k, v) = (&m.kernels[0], &m.kernels[0].variants[0]);
-    let verdict = validate(&mut vk, &mut cpu, k, &dir, v, &case, 5, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    assert!(verdict.passed, "{verdict:#?}");
-    match onekernel_runtime::cuda::Cuda::new() {
-        Ok(mut cuda) => {
-            let verdict = validate(&mut cuda, &mut cpu, k, &dir, v, &case, 5, ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-            assert!(verdict.passed, "{verdict:#?}");
-        }
-        Err(e) => eprintln!("SKIPPED on CUDA: {e}"),
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    bitwise_on_gpus(&mut vk, kernels, &m, &dir, &case, 5);
 }
