@@ -211,6 +211,17 @@ impl Literal {
         }
     }
 
+    /// The value as a person reads it, without the type suffix `Display` gives it (`16`,
+    /// `-3`, `0.5`, `true`): for messages that name the type once.
+    pub fn value_text(self) -> String {
+        match self {
+            Literal::F32(b) => format!("{:?}", f32::from_bits(b)),
+            Literal::I32(v) => v.to_string(),
+            Literal::U32(v) => v.to_string(),
+            Literal::Bool(v) => v.to_string(),
+        }
+    }
+
     /// Rebuilds a literal of type `ty` from register bits.
     pub fn from_bits(ty: Scalar, bits: u32) -> Literal {
         match ty {
@@ -229,6 +240,24 @@ impl fmt::Display for Literal {
             Literal::I32(v) => write!(f, "{v}i32"),
             Literal::U32(v) => write!(f, "{v}u32"),
             Literal::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Literal;
+
+    #[test]
+    fn value_text_is_display_without_the_type_suffix() {
+        for (l, text, display) in [
+            (Literal::U32(16), "16", "16u32"),
+            (Literal::I32(-3), "-3", "-3i32"),
+            (Literal::f32(0.5), "0.5", "0.5f32"),
+            (Literal::Bool(true), "true", "true"),
+        ] {
+            assert_eq!(l.value_text(), text);
+            assert_eq!(l.to_string(), display);
         }
     }
 }

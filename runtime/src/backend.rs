@@ -350,7 +350,9 @@ pub fn check_args(backend: &'static str, l: &Launch, args: &Args) -> Result<(), 
         // kernel runs with the launch's value, whatever the arguments say.
         if let (Some(ArgValue::Scalar(given)), Some(value)) = (args.get(name), spec_value(name)) {
             if *given != value {
-                return Err(err(format!("`{name}` is a spec constant, {value} in this launch; the arguments give {given}")));
+                // The values alone where the types agree; with their suffixes where not.
+                let (v, g) = if given.ty() == value.ty() { (value.value_text(), given.value_text()) } else { (value.to_string(), given.to_string()) };
+                return Err(err(format!("`{name}` ({}) is a spec constant, {v} in this launch; the arguments give {g}", value.ty())));
             }
             continue;
         }

@@ -261,7 +261,11 @@ fn a_page_size_argument_must_match_the_spec_constant_it_names() {
     onekernel_runtime::backend::check_args("cpu", &launch, &args).expect("the case's arguments");
     let agreeing = args.clone().scalar("page_size", 16u32);
     onekernel_runtime::backend::check_args("cpu", &launch, &agreeing).expect("a page size equal to the spec value");
-    let other = args.scalar("page_size", 32u32);
+    let other = args.clone().scalar("page_size", 32u32);
     let e = onekernel_runtime::backend::check_args("cpu", &launch, &other).unwrap_err().to_string();
-    assert_eq!(e, "kernel `attn_prefill_mma` (cpu): `page_size` is a spec constant, 16u32 in this launch; the arguments give 32u32");
+    assert_eq!(e, "kernel `attn_prefill_mma` (cpu): `page_size` (u32) is a spec constant, 16 in this launch; the arguments give 32");
+    // Another type: the values keep their suffixes, which tell them apart.
+    let typed = args.scalar("page_size", 16i32);
+    let e = onekernel_runtime::backend::check_args("cpu", &launch, &typed).unwrap_err().to_string();
+    assert_eq!(e, "kernel `attn_prefill_mma` (cpu): `page_size` (u32) is a spec constant, 16u32 in this launch; the arguments give 16i32");
 }
