@@ -11,7 +11,9 @@
 #     address arithmetic) removed, the K/V buffers zeroed once (wrong output; a bound on
 #     what copies issued by other warps or by TMA could save the computing warps).
 # usage: python3 probes.py GENERATED_DIR OUT_PREFIX  -> OUT_PREFIX-{nomerge,cbar,dsmem,nocopy}/
-import sys, re, shutil, hashlib, os
+import sys, re, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from probe_edit import write_probe
 src, pre = sys.argv[1], sys.argv[2]
 
 def sub1(pat, rep, s, flags=0):
@@ -80,13 +82,4 @@ def nocopy(s):
 
 for name, kern, edit in [('nomerge', 'attn_decode_chunk_mma', nomerge), ('cbar', 'attn_decode_chunk_mma', cbar),
                          ('dsmem', 'attn_decode_chunk_mma', dsmem), ('nocopy', 'attn_prefill_mma', nocopy)]:
-    dst = f'{pre}-{name}'
-    shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-    p = os.path.join(dst, f'cuda/{kern}.cu')
-    s = open(p).read(); old = hashlib.sha256(s.encode()).hexdigest()
-    s = edit(s)
-    open(p, 'w').write(s)
-    new = hashlib.sha256(s.encode()).hexdigest()
-    m = os.path.join(dst, 'manifest.json'); t = open(m).read(); assert t.count(old) == 1
-    open(m, 'w').write(t.replace(old, new))
-    print(name, new[:12])
+    print(name, write_probe(src, f'{pre}-{name}', kern, edit)[:12])

@@ -4,7 +4,9 @@
 #           the copies' latency as the step sees it;
 #   cg:     the 16-byte copies bypass L1 (`cp.async.cg`) instead of allocating in it.
 # usage: python3 probes2.py GENERATED_DIR OUT_PREFIX NAME...  -> OUT_PREFIX-NAME/
-import sys, re, shutil, hashlib, os
+import sys, re, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from probe_edit import write_probe
 src, pre, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 def nowait(s):
@@ -20,13 +22,4 @@ def cg(s):
 
 for name in names:
     edit = {'nowait': nowait, 'cg': cg}[name]
-    dst = f'{pre}-{name}'
-    shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-    p = os.path.join(dst, 'cuda/attn_prefill_mma.cu')
-    s = open(p).read(); old = hashlib.sha256(s.encode()).hexdigest()
-    s = edit(s)
-    open(p, 'w').write(s)
-    new = hashlib.sha256(s.encode()).hexdigest()
-    m = os.path.join(dst, 'manifest.json'); t = open(m).read(); assert t.count(old) == 1
-    open(m, 'w').write(t.replace(old, new))
-    print(name, new[:12])
+    print(name, write_probe(src, f'{pre}-{name}', 'attn_prefill_mma', edit)[:12])

@@ -7,7 +7,9 @@
 #   peekpf: as peek, and that invocation then prefetches the other chunks' partial
 #           results into L1 (`prefetch.global.L1`) while the workgroup runs its epilogue.
 # usage: python3 probes3.py GENERATED_DIR OUT_PREFIX  -> OUT_PREFIX-{peek,peekpf}/
-import sys, re, shutil, hashlib, os
+import sys, re, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from probe_edit import write_probe
 src, pre = sys.argv[1], sys.argv[2]
 IDX = '((b_2 * pc.n_kv_heads) + kvh_1)'
 
@@ -33,13 +35,4 @@ def peek(s, pf=False):
     return s[:a] + new + s[m.end():]
 
 for name, edit in [('peek', peek), ('peekpf', lambda s: peek(s, True))]:
-    dst = f'{pre}-{name}'
-    shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-    p = os.path.join(dst, 'cuda/attn_decode_chunk_mma.cu')
-    s = open(p).read(); old = hashlib.sha256(s.encode()).hexdigest()
-    s = edit(s)
-    open(p, 'w').write(s)
-    new = hashlib.sha256(s.encode()).hexdigest()
-    m = os.path.join(dst, 'manifest.json'); t = open(m).read(); assert t.count(old) == 1
-    open(m, 'w').write(t.replace(old, new))
-    print(name, new[:12])
+    print(name, write_probe(src, f'{pre}-{name}', 'attn_decode_chunk_mma', edit)[:12])

@@ -5,7 +5,9 @@
 #             before, their traffic from L2 gone (L1 hits);
 #   nocopy:   the block loop's copies removed, the K/V buffers zeroed once.
 # usage: python3 probes4.py GENERATED_DIR OUT_PREFIX  -> OUT_PREFIX-{sameaddr,nocopy}/
-import sys, re, shutil, hashlib, os
+import sys, re, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from probe_edit import write_probe
 src, pre = sys.argv[1], sys.argv[2]
 
 def sameaddr(s):
@@ -21,13 +23,4 @@ def nocopy(s):
     return s[:i] + 'for (unsigned int z = threadIdx.x; z < (kv64 ? 17408u : 4352u); z += 128u) sh_kv[z] = 0u; ' + s[i:]
 
 for name, edit in [('sameaddr', sameaddr), ('nocopy', nocopy)]:
-    dst = f'{pre}-{name}'
-    shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-    p = os.path.join(dst, 'cuda/attn_prefill_mma.cu')
-    s = open(p).read(); old = hashlib.sha256(s.encode()).hexdigest()
-    s = edit(s)
-    open(p, 'w').write(s)
-    new = hashlib.sha256(s.encode()).hexdigest()
-    m = os.path.join(dst, 'manifest.json'); t = open(m).read(); assert t.count(old) == 1
-    open(m, 'w').write(t.replace(old, new))
-    print(name, new[:12])
+    print(name, write_probe(src, f'{pre}-{name}', 'attn_prefill_mma', edit)[:12])

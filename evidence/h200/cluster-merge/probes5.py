@@ -5,7 +5,9 @@
 #   pclus: `attn_prefill_mma` with `__cluster_dims__(4, 1, 1)`: the four query heads of a
 #          KV head (grid x) at one query block co-scheduled in one GPC.
 # usage: python3 probes5.py GENERATED_DIR OUT_PREFIX  -> OUT_PREFIX-{dclus,pclus}/
-import sys, shutil, hashlib, os
+import sys, os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from probe_edit import write_probe
 src, pre = sys.argv[1], sys.argv[2]
 
 def cluster(n):
@@ -16,13 +18,4 @@ def cluster(n):
     return edit
 
 for name, kern, edit in [('dclus', 'attn_decode_chunk_mma', cluster(2)), ('pclus', 'attn_prefill_mma', cluster(4))]:
-    dst = f'{pre}-{name}'
-    shutil.rmtree(dst, ignore_errors=True); shutil.copytree(src, dst)
-    p = os.path.join(dst, f'cuda/{kern}.cu')
-    s = open(p).read(); old = hashlib.sha256(s.encode()).hexdigest()
-    s = edit(s)
-    open(p, 'w').write(s)
-    new = hashlib.sha256(s.encode()).hexdigest()
-    m = os.path.join(dst, 'manifest.json'); t = open(m).read(); assert t.count(old) == 1
-    open(m, 'w').write(t.replace(old, new))
-    print(name, new[:12])
+    print(name, write_probe(src, f'{pre}-{name}', kern, edit)[:12])
