@@ -1,0 +1,3 @@
+# H200, the same machine right after call-1/ (the binary and generated/ of 7a10262; its
+# /tmp/b/onekernel): every shape of the tensor-core decode step, twice, SDPA after.
+for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD; mkdir -p /tmp/ev2; K=/tmp/b/onekernel; for i in 1 2; do timeout 100 $K bench --backend cuda --tensor-cores 2 --tensor-cores-only --runs 20 > /tmp/ev2/all-$i.md 2> /tmp/ev2/all-$i.log; grep -E "^\| [0-9]+ × [0-9]+ \| [0-9.]+ µs" /tmp/ev2/all-$i.md | awk -F'|' '{printf "%s:%s ", $2, $3}'; echo; done; python3 cli/anchors/sdpa.py /tmp/ev2/bench-sdpa.json > /tmp/ev2/bench-sdpa.log 2>&1; grep -iE "cudnn" /tmp/ev2/bench-sdpa.log; tar czf $OUT/ev2.tgz -C /tmp ev2
