@@ -365,12 +365,12 @@ pub trait Dialect {
         body
     }
 
-    /// `async_copy`: the lines of copy `c`. By default a
-    /// synchronous copy (the language has no asynchronous one), which completes before
-    /// any `async_wait`: one aligned vector load of the `words` elements (the indices are
-    /// multiples of `words`), then its lanes stored (one 16-byte load instead of four
-    /// element reads took 4 % off NVIDIA Vulkan's tensor-core decode step,
-    /// docs/PERFORMANCE.md). `bypass_l1` is a cache hint a synchronous copy has no use for.
+    /// `async_copy`: the lines of copy `c`. By default a synchronous copy (the language
+    /// has no asynchronous one), which completes before any `async_wait`: one aligned
+    /// vector load of the `words` elements (the indices are multiples of `words`), then
+    /// its lanes stored (one 16-byte load instead of four element reads took 4 % off
+    /// NVIDIA Vulkan's tensor-core decode step, docs/PERFORMANCE.md). `bypass_l1` is a
+    /// cache hint a synchronous copy has no use for.
     fn async_copy(&self, c: &CopyText) -> Vec<String> {
         if c.words == 1 {
             return vec![format!("{}[{}] = {};", c.dst, c.dst_index, self.buffer_element(c.src, c.src_index))];
