@@ -307,6 +307,16 @@ impl ReduceOp {
     }
 }
 
+/// The DSL name of an [`StmtKind::AsyncCopy`]: `async_copy`, or `async_copy_bypass_l1`
+/// where it bypasses L1 (for messages that name the statement as written).
+pub fn async_copy_name(bypass_l1: bool) -> &'static str {
+    if bypass_l1 {
+        "async_copy_bypass_l1"
+    } else {
+        "async_copy"
+    }
+}
+
 /// Statement kinds.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -2,8 +2,8 @@
 
 use super::{Diagnostics, ErrorKind};
 use crate::ir::{
-    Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId, SpanId, Stmt,
-    StmtKind, TileOp, TileRole, VarId,
+    async_copy_name, Access, ArrayInit, Expr, ExprKind, Function, Init, Intrinsic, Kernel, LocalDecl, ParamId, ParamKind, Place, ReduceOp, SharedId,
+    SpanId, Stmt, StmtKind, TileOp, TileRole, VarId,
 };
 use crate::types::{Scalar, StorageType, VarType};
 use crate::typing;
@@ -183,8 +183,7 @@ fn check_stmt(sc: &Scope, s: &Stmt, loop_depth: u32, d: &mut Diagnostics) {
         }
         StmtKind::Return | StmtKind::Barrier | StmtKind::AsyncCommit => {}
         StmtKind::AsyncCopy { dst, dst_index, src, src_index, words, bypass_l1 } => {
-            let what = if *bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
-            check_transfer_indices(sc, dst_index, src_index, what, d);
+            check_transfer_indices(sc, dst_index, src_index, async_copy_name(*bypass_l1), d);
             check_async_copy(sc, *dst, *src, *words, *bypass_l1, s.span, d);
         }
         StmtKind::LoadWords { dst, dst_index, src, src_index, words } => {
@@ -270,7 +269,7 @@ fn check_async_copy(sc: &Scope, dst: SharedId, src: ParamId, words: u32, bypass_
         d.error(span, ErrorKind::Unsupported, "library functions cannot access buffers or shared memory");
         return;
     }
-    let what = if bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
+    let what = async_copy_name(bypass_l1);
     if bypass_l1 && words != 4 {
         // CUDA's `cp.async.cg` exists for 16-byte copies only.
         d.error(span, ErrorKind::Unsupported, format!("`{what}` moves 4 elements (16 bytes, the one size that can bypass L1), not {words}"));

@@ -6,7 +6,7 @@
 use super::closure::closure_call;
 use super::expr::{compound_op, is_untyped_literal};
 use super::{err, Lowerer, Name};
-use onekernel_dsl::ir::{ArrayInit, Init, Place, ReduceOp, SharedDecl, Stmt, StmtKind};
+use onekernel_dsl::ir::{async_copy_name, ArrayInit, Init, Place, ReduceOp, SharedDecl, Stmt, StmtKind};
 use onekernel_dsl::types::{Scalar, VarType};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -530,7 +530,7 @@ impl Lowerer {
     /// the element count as a literal; `async_copy_bypass_l1` (`bypass_l1`) the same, of
     /// 4 elements.
     fn async_copy(&mut self, c: &syn::ExprCall, bypass_l1: bool, out: &mut Vec<Stmt>) -> syn::Result<()> {
-        let what = if bypass_l1 { "async_copy_bypass_l1" } else { "async_copy" };
+        let what = async_copy_name(bypass_l1);
         let usage = if bypass_l1 {
             "`async_copy_bypass_l1(shared_array, index, buffer, index, 4)` copies 4 elements (16 bytes) past L1"
         } else {
