@@ -3,14 +3,9 @@
 # loop's copies; alternated twice, SDPA (decode) in the same call; generated/ and the
 # binary of da6327f. Results: call-1/ (the cluster probes fail `validate` at its first
 # case, a launch of one chunk per sequence, which a cluster of two cannot take).
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/ev; mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/*
-E=/tmp/ev; K=/tmp/b/onekernel
+. evidence/h200/device_prelude.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
 python3 evidence/h200/cluster-merge/probes.py generated /tmp/pr > $E/probes.log
-drow() { grep -E "^\| [0-9]+ × [0-9]+ \| [0-9.]+ µs" $1 | awk -F'|' '{printf "%s:%s ", $2, $3}'; echo; }
-prow() { grep 'tensor cores (' $1 | awk -F'|' '{printf "%s%s:%s  ", $2, $3, $6}'; echo; }
 for v in cbar dsmem; do
   timeout 120 $K validate --backend cuda --kernel attn_decode_chunk_mma --out /tmp/pr-$v > $E/validate-$v.log 2>&1
   echo "validate $v exit $?: $(grep -c ' ok ' $E/validate-$v.log) ok, $(grep -c MISMATCH $E/validate-$v.log) mismatches"

@@ -2,14 +2,11 @@
 # generated/ of da6327f with three-buffers.patch applied, comments aside) against the
 # kernels of generated/ (da6327f), and timing probes of the copies (probes2.py);
 # alternated twice. Results: call-2/.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/s3 /tmp/ev; mkdir -p /tmp/b /tmp/s3 /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; gunzip -c .devbin/s3/onekernel.gz > /tmp/s3/onekernel; chmod +x /tmp/b/* /tmp/s3/*
-E=/tmp/ev; K=/tmp/b/onekernel; S=/tmp/s3/onekernel
+. evidence/h200/device_prelude.sh
+rm -rf /tmp/s3; mkdir -p /tmp/s3; gunzip -c .devbin/s3/onekernel.gz > /tmp/s3/onekernel; chmod +x /tmp/s3/*; S=/tmp/s3/onekernel
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
 python3 evidence/h200/cluster-merge/probes2.py generated /tmp/q nowait cg > $E/probes.log
 python3 evidence/h200/cluster-merge/probes2.py .devbin/s3/generated /tmp/q3 cg >> $E/probes.log
-prow() { grep 'tensor cores (' $1 | awk -F'|' '{printf "%s%s:%s  ", $2, $3, $6}'; echo; }
 timeout 120 $S validate --backend cuda --kernel attn_prefill_mma --out .devbin/s3/generated > $E/validate-s3.log 2>&1
 echo "validate s3 exit $?: $(grep -c ' ok ' $E/validate-s3.log) ok, $(grep -c MISMATCH $E/validate-s3.log) mismatches"
 for i in 1 2; do

@@ -2,13 +2,9 @@
 # after the block loop, with and without an L1 prefetch of the other chunks' partial
 # results) against the kernels of generated/ (a38e559), alternated twice; validate of
 # both probes on CUDA; SDPA (decode) in the same call. Results: call-3/.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/ev; mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/*
-E=/tmp/ev; K=/tmp/b/onekernel
+. evidence/h200/device_prelude.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
 python3 evidence/h200/cluster-merge/probes3.py generated /tmp/pk > $E/probes.log
-drow() { grep -E "^\| [0-9]+ × [0-9]+ \| [0-9.]+ µs" $1 | awk -F'|' '{printf "%s:%s ", $2, $3}'; echo; }
 for v in peek peekpf; do
   timeout 150 $K validate --backend cuda --kernel attn_decode_chunk_mma --out /tmp/pk-$v > $E/validate-$v.log 2>&1
   echo "validate $v exit $?: $(grep -c ' ok ' $E/validate-$v.log) ok, $(grep -c SKIPPED $E/validate-$v.log) skipped, $(grep -c MISMATCH $E/validate-$v.log) mismatches"

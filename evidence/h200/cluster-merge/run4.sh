@@ -1,13 +1,9 @@
 # H200 call: timing probes of the prefill copies (probes4.py: the same copy instructions
 # without their L2 traffic, and no copies at all) against the kernels of generated/
 # (a38e559, copies past L1), alternated twice. Results: call-4/.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/ev; mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/*
-E=/tmp/ev; K=/tmp/b/onekernel
+. evidence/h200/device_prelude.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
 python3 evidence/h200/cluster-merge/probes4.py generated /tmp/p4 > $E/probes.log
-prow() { grep 'tensor cores (' $1 | awk -F'|' '{printf "%s%s:%s  ", $2, $3, $6}'; echo; }
 for i in 1 2; do
   for v in base sameaddr nocopy; do
     G=generated; [ $v != base ] && G=/tmp/p4-$v

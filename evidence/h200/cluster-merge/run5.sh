@@ -1,13 +1,8 @@
 # H200 call: cluster launches alone (probes5.py) against the kernels of generated/
 # (988f614), alternated twice; SDPA (decode) in the same call. Results: call-5/.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/ev; mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/*
-E=/tmp/ev; K=/tmp/b/onekernel
+. evidence/h200/device_prelude.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
 python3 evidence/h200/cluster-merge/probes5.py generated /tmp/p5 > $E/probes.log
-drow() { grep -E "^\| [0-9]+ × [0-9]+ \| [0-9.]+ µs" $1 | awk -F'|' '{printf "%s:%s ", $2, $3}'; echo; }
-prow() { grep 'tensor cores (' $1 | awk -F'|' '{printf "%s%s:%s  ", $2, $3, $6}'; echo; }
 for i in 1 2; do
   for v in base dclus; do
     G=generated; [ $v != base ] && G=/tmp/p5-$v

@@ -3,13 +3,11 @@
 # da6327f (.devbin/old: its binary and generated/), alternated twice on CUDA, SDPA in
 # the same call; the prefill suite, the word-transfer tests on NVIDIA's Vulkan and CUDA,
 # and validate of the kernel on both backends.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/old /tmp/ev; mkdir -p /tmp/b /tmp/old /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; gunzip -c .devbin/old/onekernel.gz > /tmp/old/onekernel
+. evidence/h200/device_prelude.sh
+rm -rf /tmp/old; mkdir -p /tmp/old; gunzip -c .devbin/old/onekernel.gz > /tmp/old/onekernel
 for t in .devbin/new/t/*.gz; do gunzip -c $t > /tmp/b/$(basename $t .gz); done; chmod +x /tmp/b/* /tmp/old/*; tar xzf .devbin/old/generated.tgz -C /tmp/old
-E=/tmp/ev; K=/tmp/b/onekernel; O=/tmp/old/onekernel
+O=/tmp/old/onekernel
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $E/device.txt
-prow() { grep 'tensor cores (' $1 | awk -F'|' '{printf "%s%s:%s  ", $2, $3, $6}'; echo; }
 timeout 100 /tmp/b/attention_prefill_tensor_cores --test-threads 1 2>&1 | grep -E "^test |panicked|result|SKIPPED" > $E/prefill-suite.log; grep -E "^test result|panicked" $E/prefill-suite.log
 timeout 100 /tmp/b/word_transfers_on_vulkan --test-threads 1 --nocapture 2>&1 | grep -E "^test |panicked|result|SKIPPED" > $E/word-transfers.log; cat $E/word-transfers.log
 timeout 120 $K validate --backend cuda,vulkan --kernel attn_prefill_mma > $E/validate-prefill.log 2>&1; echo "validate prefill exit $?: $(grep -c ' ok ' $E/validate-prefill.log) ok, $(grep -c SKIPPED $E/validate-prefill.log) skipped, $(grep -c MISMATCH $E/validate-prefill.log) mismatches"

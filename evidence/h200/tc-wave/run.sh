@@ -2,13 +2,8 @@
 # workgroup slot (132 SMs × 2: 33 chunks per KV head of 1000 or 1008 tokens, 264
 # workgroups) against the scheduler's 1024 (32 chunks, 256 workgroups); the binary and
 # generated/ of 7a10262, alternated three times; SDPA in the same call. Results: call-1/.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-export PATH=$PATH:/usr/local/cuda/bin ONEKERNEL_ROOT=$PWD
-rm -rf /tmp/b /tmp/ev; mkdir -p /tmp/b /tmp/ev; gunzip -c .devbin/new/onekernel.gz > /tmp/b/onekernel; chmod +x /tmp/b/*
-E=/tmp/ev; K=/tmp/b/onekernel
+. evidence/h200/device_prelude.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,count --format=csv,noheader | tee $E/device.txt
-nvidia-smi --query-gpu=name --format=csv,noheader > /dev/null
-drow() { grep -E "^\| [0-9]+ × [0-9]+ \| [0-9.]+ µs" $1 | awk -F'|' '{printf "%s:%s ", $2, $3}'; echo; }
 for i in 1 2 3; do
   for c in sched 1000 1008; do
     X=""; [ $c != sched ] && X="--tc-chunk $c"
