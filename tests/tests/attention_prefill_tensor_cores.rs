@@ -127,6 +127,9 @@ fn tiled_prefill_is_within_the_fixture_tolerance_of_the_f64_reference() {
     let cases = [
         ("GQA 4, varlen, paged, mask and sinks", step(8, 2, &[150, 41, 1], &[100, 40, 1], true, true, 5)),
         ("MQA 4/1, contiguous, no options", step(4, 1, &[70, 130], &[70, 3], false, false, 9)),
+        // An odd group: each workgroup pairs two query blocks of one head, the later
+        // one past the last query in sequence 0's second workgroup.
+        ("MHA 3/3, two query blocks per workgroup, paged, mask and sinks", step(3, 3, &[200, 90], &[150, 70], true, true, 11)),
         ("the running maximum jumps by 30 after 100 tokens", late_jump()),
     ];
     let mut backends = all_backends_and_msl_emu();
@@ -156,7 +159,7 @@ fn tiled_prefill_is_within_the_fixture_tolerance_of_the_f64_reference() {
             }
         }
     }
-    assert!(ran >= 4, "the interpreter runs both forms of both cases");
+    assert!(ran >= 8, "the interpreter runs both forms of every case");
     // The fast path at full speed: ptxas kept every product of the 64-token form
     // asynchronous (on CUDA with `wgmma`; panels.rs has the negative control).
     for b in &backends {

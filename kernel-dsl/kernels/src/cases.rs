@@ -309,7 +309,10 @@ fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bo
         "f16 K/V, B=2 Hq={hq} Hkv={hkv} D=128 P=16, 1 … {slot} queries over {slot} … {max_len} tokens, {}",
         if options { "mask and sinks" } else { "no mask, no sinks" }
     );
-    Case::new(label, [hq, slot.div_ceil(64), b])
+    // Row tiles in pairs: two heads of one KV head, or (an odd group) two query blocks.
+    let pair_heads = (hq / hkv).is_multiple_of(2);
+    let grid = if pair_heads { [hq / 2, slot.div_ceil(64), b] } else { [hq, slot.div_ceil(128), b] };
+    Case::new(label, grid)
         .buffer("q", rows, Fill::Uniform { lo: -1.0, hi: 1.0 })
         .buffer("k", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
         .buffer("v", n_pages * (p * hkv * d / 2) as usize, CacheFormat::F16.fill())
@@ -332,6 +335,7 @@ fn attention_prefill_mma(hq: u32, hkv: u32, slot: u32, max_len: u32, options: bo
         .scalar("scale", Literal::f32(0.088_388_35))
         .scalar("has_mask", Literal::U32(options as u32))
         .scalar("has_sinks", Literal::U32(options as u32))
+        .scalar("pair_heads", Literal::U32(pair_heads as u32))
 }
 
 /// `hq` heads of two sequences over `n_chunks` chunks of 64 tokens, sequence lengths in
@@ -662,7 +666,9 @@ pub fn validation_cases(kernel: &str) -> Option<Vec<Case>> {
         ],
         // GQA 4 with two blocks of 64 queries (the second partial) over caches of up to
         // 200 tokens; GQA 4/1 with one partial block.
-        "attn_prefill_mma" => vec![attention_prefill_mma(8, 2, 80, 200, true), attention_prefill_mma(4, 1, 20, 70, false)],
+        "attn_prefill_mma" => {
+            vec![attention_prefill_mma(8, 2, 80, 200, true), attention_prefill_mma(4, 1, 20, 70, false), attention_prefill_mma(3, 1, 150, 300, true)]
+        }
         "attn_decode_wide" => {
             use CacheFormat::*;
             use WideFormat::*;

@@ -3,8 +3,9 @@
 //! D = 128.
 //!
 //! The exact mode runs every query as a decode row (docs/RUNTIME.md, "Prefill"), so each
-//! query reads its whole prefix on its own. Here a workgroup takes 64 consecutive queries
-//! of one head and reads each K/V block once for all of them: `S = Q · Kᵀ` and `O += P · V`
+//! query reads its whole prefix on its own. Here a workgroup takes two row tiles of 64
+//! consecutive queries that read the same tokens (two query heads of one KV head, or two
+//! query blocks of one head) and reads each K/V block once for both: `S = Q · Kᵀ` and `O += P · V`
 //! are register tiles, the softmax is online (a running maximum per query row) on the
 //! tiles' slots (`tile_get`, `tile_set`: registers on CUDA), and
 //! blocks past the last query's position are never read. Class `fast`: tensor cores sum
@@ -13,14 +14,22 @@
 
 use onekernel_macros::kernel;
 
-/// Causal attention of 64 consecutive new queries of one query head over the sequence's
+/// Causal attention of two row tiles of 64 consecutive new queries over the sequence's
 /// cache, f16 K and V rows of 128 dimensions (docs/RUNTIME.md, "Prefill").
 ///
-/// Grid: x the query head, y the query block (64 queries; group y takes block
-/// `num_groups().y − 1 − y`, the heaviest first), z the sequence. The scheduler starts
-/// workgroups x fastest, so each sequence's blocks start heaviest first across all its
-/// heads, a longest-first list schedule (head-major, a sequence's last heads began
-/// their heaviest blocks last; docs/PERFORMANCE.md, "Prefill attention"). Sequence b has
+/// The workgroup's two halves (128 invocations each) hold one row tile each and share
+/// the K/V blocks: every block is copied once for 128 rows of products, half the copies
+/// and L2 traffic per product of one tile per workgroup (docs/PERFORMANCE.md, "Two row
+/// tiles per workgroup"). With `pair_heads` (the runtime's choice where each KV head has
+/// an even number of query heads) half `hf` takes query head `2x + hf` at query block
+/// `y`: both halves see the same tokens. Otherwise it takes head `x` at query block
+/// `2y + hf`, and the first half drops the later block's tokens past its queries as the
+/// causal limit drops any. Grid: x the head pair (or head), y the query block (or pair
+/// of blocks; group y takes `num_groups().y − 1 − y`, the heaviest first), z the
+/// sequence. The scheduler starts workgroups x fastest, so each sequence's blocks start
+/// heaviest first across all its heads, a longest-first list schedule (head-major, a
+/// sequence's last heads began their heaviest blocks last; docs/PERFORMANCE.md,
+/// "Prefill attention"). Sequence b has
 /// `q_tokens[b]` new queries; query t sits at position `kv_len[b] − q_tokens[b] + t` and
 /// sees tokens `0 …` that position. Its row of `q` starts at `(q_start[b] + t) ·
 /// q_token_stride + h · q_head_stride` (any padded or interleaved layout; `q_start` the
@@ -29,13 +38,14 @@ use onekernel_macros::kernel;
 /// reads KV head `h / (n_heads / n_kv_heads)`; pages and the block table are decode's.
 ///
 /// The queries, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
-/// rounds), are the rows of the workgroup's Q tiles; each group of 32 invocations owns 16 of them.
-/// K and V move in blocks of 64 tokens through two buffers with 16-byte asynchronous
-/// copies past L1 (`async_copy_bypass_l1`)
-/// (`kv64`: CUDA, 85.5 KiB of shared memory in use there), or of 32 tokens through one
-/// (46.25 KiB, within the 48 KiB of NVIDIA's Vulkan). With `kv64` the blocks are panels
-/// and the products `tile_mma_panel`s (`wgmma` on Hopper, docs/DSL.md "Panels"), the Q
-/// rows held in eight A tiles, and S runs while the next block's copies are issued. Per
+/// rounds), are the rows of the Q tiles, staged through the K/V buffer and held in eight
+/// A tiles per group of 32 invocations (16 rows each). K and V move in blocks of 64
+/// tokens through two buffers with 16-byte asynchronous copies past L1
+/// (`async_copy_bypass_l1`; `kv64`: CUDA, 120.5 KiB of shared memory, one workgroup per
+/// SM), or of 32 tokens through one (41.25 KiB, within the 48 KiB of NVIDIA's Vulkan).
+/// With `kv64` the blocks are panels and the products `tile_mma_panel`s (`wgmma` on
+/// Hopper, one per half: docs/DSL.md "Panels"), and S runs while the next block's
+/// copies are issued. Per
 /// block, each group computes its
 /// 16 × block scores as register tiles and works on their slots (`tile_get`): CUDA in
 /// its registers, GLSL and MSL through the `sc` scratch. Tokens past a query's position
@@ -48,7 +58,7 @@ use onekernel_macros::kernel;
 /// a backend must); the row sums add them before rounding (as FlashAttention does). At
 /// the end the sinks join the sums (as the decode combine does) and each row is divided
 /// by its sum. The scale must be positive: rows' maxima are taken before it.
-#[kernel(workgroup = 128, fast, resident = 2, variants(paged = [false, true], kv64 = [false, true]))]
+#[kernel(workgroup = 256, fast, resident = 1, variants(paged = [false, true], kv64 = [false, true]))]
 pub fn attn_prefill_mma(
     #[len(q_len)] q: &[f32],
     #[len(n_kv_heads * 64)] k: &[u32],
@@ -72,22 +82,24 @@ pub fn attn_prefill_mma(
     #[push] scale: f32,
     #[push] has_mask: u32,
     #[push] has_sinks: u32,
+    #[push] pair_heads: u32,
     // A spec constant, so that the compiler divides by it with shifts (a power of two)
     // or a constant's multiply: the division by a push constant in the next block's
     // cells cost 6–10 % of the step on the H200 (docs/PERFORMANCE.md).
     #[spec(default = 16)] page_size: u32,
 ) {
-    // The Q tile: 64 rows of 136 f16 values (128 + 8: the eight rows of one 8 × 8
-    // matrix load start 4 banks apart and hit all 32 banks).
-    let qs = shared::<u32, 4352u32>();
-    // K then V rows of a block (rows of 136 f16 values), in two buffers with `kv64`.
+    // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows
+    // of one 8 × 8 matrix load start 4 banks apart and hit all 32 banks), in two buffers
+    // with `kv64`. Before the first block, the Q rows pass through it on their way to
+    // the Q tiles (both halves' 128 rows at once with `kv64`, one half's 64 at a time
+    // without).
     let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
     // Where a backend reaches tiles' values only through memory (GLSL, MSL; CUDA reads
     // its registers and leaves these unused): each group's score and O tiles' slots, 16
     // rows of `scs` f32 (68 with `kv64`, else 32), and its numerators as A operands, 16
     // rows of `pw` words of f16 pairs (36 with `kv64`, else 16).
-    let sc = shared::<f32, { select(kv64, 4352u32, 2048u32) }>();
-    let ps = shared::<u32, { select(kv64, 2304u32, 1024u32) }>();
+    let sc = shared::<f32, { select(kv64, 8704u32, 4096u32) }>();
+    let ps = shared::<u32, { select(kv64, 4608u32, 2048u32) }>();
     // The cache cells of the next block's tokens, found by one invocation each while the
     // current block is used (the block table's division once per token, not once per
     // copy); two blocks' worth.
@@ -106,7 +118,7 @@ pub fn attn_prefill_mma(
     let o7 = tile_acc();
     let ta = tile_a();
     let tb = tile_b();
-    // With `kv64`: the group's Q rows as eight A operands, loaded once, and the block's
+    // The group's Q rows as eight A operands, loaded once; with `kv64` the block's
     // numerators as four (`ta` the first), all read by `tile_mma_panel`.
     let q0 = tile_a();
     let q1 = tile_a();
@@ -129,57 +141,76 @@ pub fn attn_prefill_mma(
         (page * page_size + tok % page_size) * n_kv_heads + kvh
     };
     let b = group_id().z;
-    let h = group_id().x;
-    let qb = num_groups().y - 1 - group_id().y;
     let t0 = local_id().x;
     let warp = t0 / 32;
-    let lane = t0 % 32;
+    // The workgroup's half (four groups, one row tile of 64 queries) and, for half `hf`,
+    // its query head and first query: heads 2x + hf of query block y with `pair_heads`
+    // (two heads of one KV head), else head x, query block 2y + hf.
+    let half = warp / 4;
+    let head_of = |hf: u32| -> u32 { select(pair_heads != 0, 2 * group_id().x + hf, group_id().x) };
+    let first_of =
+        |hf: u32| -> u32 { (num_groups().y - 1 - group_id().y) * select(pair_heads != 0, 64u32, 128u32) + select(pair_heads != 0, 0u32, 64 * hf) };
+    let h = head_of(half);
+    let first = first_of(half);
     let tq = q_tokens[b];
     let len = kv_len[b];
-    let first = qb * 64;
-    if first >= tq {
+    if first_of(0) >= tq {
         return;
     }
-    let kvh = h / (n_heads / n_kv_heads);
+    let kvh = head_of(0) / (n_heads / n_kv_heads);
     let kb = select(kv64, 64u32, 32u32);
     let nb = select(kv64, 2u32, 1u32);
     let scs = select(kv64, 68u32, 32u32);
     let pw = select(kv64, 36u32, 16u32);
-    // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's.
+    // Position of query 0; blocks 0 … nblk − 1 hold tokens up to the last query's of
+    // either half (a half whose queries all lie past the last, or before a block, drops
+    // that block's tokens as any query past its position does).
     let pos0 = len - tq;
-    let nblk = (pos0 + min(first + 63, tq - 1)) / kb + 1;
+    let nblk = (pos0 + min(first_of(1) + 63, tq - 1)) / kb + 1;
     // Every invocation's Q values are loaded before any is converted: where the rounding
     // tests each value (GLSL's and MSL's `select`s; CUDA's is one `cvt`), converting each
     // pair as it arrived, NVIDIA's compiler issued no pair's loads before the pair before
     // had its values (18–20 µs per workgroup on the H200 with the rounding written in the
     // kernel; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
-    // (two values, one 8-byte load: the strides are even) of a row in each of 32 steps,
-    // two rows per step; a row's padding words (64 … 67) are never read.
-    let qw = t0 % 64;
-    let mut qv = [0.0; 64];
-    for j in 0..32u32 {
-        let t = min(first + 2 * j + t0 / 64, tq - 1);
-        let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 2 * qw;
-        load_words(qv, 2 * j, q, at, 2);
-    }
-    for j in 0..32u32 {
-        qs[(2 * j + t0 / 64) * 68 + qw] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
-    }
+    // (two values, one 8-byte load: the strides are even) of a row in each of 32 steps
+    // (16 per round without `kv64`), four rows per step; a row's padding words (64 …
+    // 67) are never read. Row r of the 128 is half r / 64's query r % 64.
     if t0 < kb {
         let c0 = cell_of(min(t0, len - 1), b, kvh);
         cells[t0] = c0;
     }
-    barrier();
-    if kv64 {
-        let qr = warp * 16 * 136;
-        tile_load(q0, qs, qr, 136, false);
-        tile_load(q1, qs, qr + 16, 136, false);
-        tile_load(q2, qs, qr + 32, 136, false);
-        tile_load(q3, qs, qr + 48, 136, false);
-        tile_load(q4, qs, qr + 64, 136, false);
-        tile_load(q5, qs, qr + 80, 136, false);
-        tile_load(q6, qs, qr + 96, 136, false);
-        tile_load(q7, qs, qr + 112, 136, false);
+    let rounds = select(kv64, 1u32, 2u32);
+    let qw = t0 % 64;
+    let mut qv = [0.0; 64];
+    for rd in 0..rounds {
+        for j in 0..32u32 {
+            if 4 * j * rounds < 128 {
+                let r = rd * 64 + 4 * j + t0 / 64;
+                let t = min(first_of(r / 64) + r % 64, tq - 1);
+                let at = (q_start[b] + t) * q_token_stride + head_of(r / 64) * q_head_stride + 2 * qw;
+                load_words(qv, 2 * j, q, at, 2);
+            }
+        }
+        for j in 0..32u32 {
+            if 4 * j * rounds < 128 {
+                kv[(4 * j + t0 / 64) * 68 + qw] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
+            }
+        }
+        barrier();
+        // The groups whose rows this round staged take their Q tiles.
+        if warp * 16 / (128 / rounds) == rd {
+            let qr = (warp * 16 - rd * 64) * 136;
+            tile_load(q0, kv, qr, 136, false);
+            tile_load(q1, kv, qr + 16, 136, false);
+            tile_load(q2, kv, qr + 32, 136, false);
+            tile_load(q3, kv, qr + 48, 136, false);
+            tile_load(q4, kv, qr + 64, 136, false);
+            tile_load(q5, kv, qr + 80, 136, false);
+            tile_load(q6, kv, qr + 96, 136, false);
+            tile_load(q7, kv, qr + 112, 136, false);
+        }
+        // Before the next round's rows, or the first block's copies, take their place.
+        barrier();
     }
     // Each slot's query row (rows past the last query repeat it: finite values, never
     // written), its position, and its column within a 16-token tile.
@@ -191,7 +222,7 @@ pub fn attn_prefill_mma(
     // per slot, as the softmax state below: fewer registers on NVIDIA's Vulkan compiler.
     let mut pos = [0u32; 2];
     for i in 0..2u32 {
-        pos[i] = pos0 + min(first + warp * 16 + rows[2 * i], tq - 1);
+        pos[i] = pos0 + min(first + (warp % 4) * 16 + rows[2 * i], tq - 1);
     }
     let sb = warp * 16 * scs;
     let pb = warp * 16 * pw;
@@ -262,18 +293,18 @@ pub fn attn_prefill_mma(
         if st < nblk {
             let buf = (st % nb) * 2 * kb * 68;
             // Unrolled, so that the rows' copies start together: 16 copies of 16 bytes
-            // per row, each invocation the same quad of rows t0 / 16 + 8j of K and V.
+            // per row, each invocation the same quad of rows t0 / 16 + 16j of K and V.
             // Past L1: every workgroup reads its blocks from L2 (its head's other
             // query blocks run on other SMs), and copies that allocate in L1 took 3 %
             // more of the step on the H200 (docs/PERFORMANCE.md).
             // The rows' cells are read first, as in `attn_decode_chunk_mma` (a shared
             // read between synchronous copies serializes them on NVIDIA's Vulkan).
-            let mut srcs = [0u32; 8];
-            for j in 0..8u32 {
-                srcs[j] = cells[(st % 2) * kb + min(t0 / 16 + 8 * j, kb - 1)] * 64 + (t0 % 16) * 4;
+            let mut srcs = [0u32; 4];
+            for j in 0..4u32 {
+                srcs[j] = cells[(st % 2) * kb + min(t0 / 16 + 16 * j, kb - 1)] * 64 + (t0 % 16) * 4;
             }
-            for j in 0..8u32 {
-                let r = t0 / 16 + 8 * j;
+            for j in 0..4u32 {
+                let r = t0 / 16 + 16 * j;
                 if r < kb {
                     let quad = t0 % 16;
                     // With `kv64` K and V are panels of 64 rows at `buf` and `buf + kb · 68`.
@@ -306,13 +337,40 @@ pub fn attn_prefill_mma(
             } else {
                 tile_fill(s0, 0.0);
                 tile_fill(s1, 0.0);
-                for kk in 0..8u32 {
-                    tile_load(ta, qs, warp * 16 * 136 + kk * 16, 136, false);
-                    tile_load(tb, kv, kbase + kk * 16, 136, true);
-                    tile_mma(s0, ta, tb);
-                    tile_load(tb, kv, kbase + 16 * 136 + kk * 16, 136, true);
-                    tile_mma(s1, ta, tb);
-                }
+                // Per 16 dimensions, the Q tile's A operand against the block's two
+                // 16-token halves of K.
+                tile_load(tb, kv, kbase, 136, true);
+                tile_mma(s0, q0, tb);
+                tile_load(tb, kv, kbase + 16 * 136, 136, true);
+                tile_mma(s1, q0, tb);
+                tile_load(tb, kv, kbase + 16, 136, true);
+                tile_mma(s0, q1, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 16, 136, true);
+                tile_mma(s1, q1, tb);
+                tile_load(tb, kv, kbase + 32, 136, true);
+                tile_mma(s0, q2, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 32, 136, true);
+                tile_mma(s1, q2, tb);
+                tile_load(tb, kv, kbase + 48, 136, true);
+                tile_mma(s0, q3, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 48, 136, true);
+                tile_mma(s1, q3, tb);
+                tile_load(tb, kv, kbase + 64, 136, true);
+                tile_mma(s0, q4, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 64, 136, true);
+                tile_mma(s1, q4, tb);
+                tile_load(tb, kv, kbase + 80, 136, true);
+                tile_mma(s0, q5, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 80, 136, true);
+                tile_mma(s1, q5, tb);
+                tile_load(tb, kv, kbase + 96, 136, true);
+                tile_mma(s0, q6, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 96, 136, true);
+                tile_mma(s1, q6, tb);
+                tile_load(tb, kv, kbase + 112, 136, true);
+                tile_mma(s0, q7, tb);
+                tile_load(tb, kv, kbase + 16 * 136 + 112, 136, true);
+                tile_mma(s1, q7, tb);
             }
             // The scores in registers (through the scratch where a backend must), not
             // yet scaled: tokens past each query's position dropped, the mask added
@@ -511,64 +569,64 @@ pub fn attn_prefill_mma(
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 0 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 0 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o1, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 16 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 16 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o2, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 32 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 32 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o3, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 48 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 48 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o4, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 64 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 64 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o5, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 80 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 80 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o6, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 96 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 96 + cols[2 * k], ov, 2 * k, 2);
         }
     }
     tile_get(ov, o7, sc, sb, scs);
     for k in 0..4u32 {
         ov[2 * k] = ov[2 * k] * fr[k % 2];
         ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + warp * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + warp * 16 + rows[2 * k]) * out_token_stride + 112 + cols[2 * k], ov, 2 * k, 2);
+        if first + (warp % 4) * 16 + rows[2 * k] < tq {
+            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 112 + cols[2 * k], ov, 2 * k, 2);
         }
     }
 }

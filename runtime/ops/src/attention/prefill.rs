@@ -20,7 +20,8 @@ use crate::Device;
 use onekernel_dsl::types::{Literal, StorageType};
 use onekernel_runtime::{Args, HostBuffer, Launch};
 
-/// Queries per workgroup of `attn_prefill_mma` (four groups of 16 rows).
+/// Queries per row tile of `attn_prefill_mma` (four groups of 16 rows); a workgroup
+/// holds two tiles that read the same K/V blocks ([`PrefillProblem::pairs_heads`]).
 pub const TILED_QUERY_BLOCK: u32 = 64;
 
 /// How `attn_prefill_mma` moves K and V (its `kv64` variant axis).
@@ -353,14 +354,28 @@ impl PrefillProblem {
             .scalar("out_len", out_len as u32)
             .scalar("scale", self.scale)
             .scalar("has_mask", self.mask.is_some() as u32)
-            .scalar("has_sinks", self.sinks.is_some() as u32);
+            .scalar("has_sinks", self.sinks.is_some() as u32)
+            .scalar("pair_heads", self.pairs_heads() as u32);
         let query_blocks = self.q_tokens.iter().map(|t| t.div_ceil(TILED_QUERY_BLOCK)).max().unwrap_or(1);
         // Heads fastest: each sequence's blocks start heaviest first across its heads.
-        let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups: [self.n_heads, query_blocks, self.kv_len.len() as u32] };
+        let groups = if self.pairs_heads() {
+            [self.n_heads / 2, query_blocks, self.kv_len.len() as u32]
+        } else {
+            [self.n_heads, query_blocks.div_ceil(2), self.kv_len.len() as u32]
+        };
+        let launch = Launch { kernel, artifacts: dev.artifacts(), spec: &spec, groups };
         dev.execute(&[launch], std::slice::from_mut(&mut args))?;
         let mut out = args.get_buffer("out").map(|o| o.to_f32()).unwrap_or_default();
         out.truncate(out_len);
         Ok(out)
+    }
+
+    /// How `attn_prefill_mma` pairs its row tiles: two query heads of one KV head at the
+    /// same query block where each KV head has an even number of query heads, so that
+    /// the tiles read the same tokens; else two consecutive query blocks of one head
+    /// (the later tile reads up to 64 tokens more, which the earlier one masks).
+    pub fn pairs_heads(&self) -> bool {
+        self.n_kv_heads > 0 && (self.n_heads / self.n_kv_heads).is_multiple_of(2)
     }
 
     /// Places `[Σ T_b][Hq][Dv]` dense rows in `out_layout`.
@@ -405,6 +420,15 @@ mod tests {
             mask: None,
             sinks: None,
             v_head_dim: None,
+        }
+    }
+
+    #[test]
+    fn row_tiles_pair_heads_only_where_each_kv_head_has_an_even_group() {
+        let mut p = step(vec![10], vec![3]);
+        for (hq, hkv, pairs) in [(2, 1, true), (32, 8, true), (8, 4, true), (3, 3, false), (6, 2, false), (1, 1, false)] {
+            (p.n_heads, p.n_kv_heads) = (hq, hkv);
+            assert_eq!(p.pairs_heads(), pairs, "Hq {hq}, Hkv {hkv}");
         }
     }
 
