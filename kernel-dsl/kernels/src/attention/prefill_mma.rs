@@ -37,11 +37,11 @@ use onekernel_macros::kernel;
 /// are even (Q values and outputs move in pairs, 8 bytes at a time). Query head h
 /// reads KV head `h / (n_heads / n_kv_heads)`; pages and the block table are decode's.
 ///
-/// The queries, rounded to f16 (`f32_to_f16_bits`: to nearest even, as an f16 store
-/// rounds), are the rows of the Q tiles, staged through the K/V buffer and held in eight
-/// A tiles per group of 32 invocations (16 rows each). K and V move in blocks of 64
+/// The queries, rounded to f16 (to nearest even, as an f16 store rounds), are the rows
+/// of the Q tiles, loaded straight into eight A tiles per group of 32 invocations (16
+/// rows each, `tile_set`). K and V move in blocks of 64
 /// tokens through two buffers with 16-byte asynchronous copies past L1
-/// (`async_copy_bypass_l1`; `kv64`: CUDA, 120.5 KiB of shared memory, one workgroup per
+/// (`async_copy_bypass_l1`; `kv64`: CUDA, 103 KiB of shared memory, one workgroup per
 /// SM), or of 32 tokens through one (41.25 KiB, within the 48 KiB of NVIDIA's Vulkan).
 /// With `kv64` the blocks are panels and the products `tile_mma_panel`s (`wgmma` on
 /// Hopper, one per half: docs/DSL.md "Panels"), and S runs while the next block's
@@ -90,9 +90,7 @@ pub fn attn_prefill_mma(
 ) {
     // K then V rows of a block (rows of 136 f16 values: 128 + 8, so that the eight rows
     // of one 8 × 8 matrix load start 4 banks apart and hit all 32 banks), in two buffers
-    // with `kv64`. Before the first block, the Q rows pass through it on their way to
-    // the Q tiles (both halves' 128 rows at once with `kv64`, one half's 64 at a time
-    // without).
+    // with `kv64`.
     let kv = shared::<u32, { select(kv64, 17408u32, 4352u32) }>();
     // Where a backend reaches tiles' values only through memory (GLSL, MSL; CUDA reads
     // its registers and leaves these unused): each group's score and O tiles' slots, 16
@@ -167,56 +165,69 @@ pub fn attn_prefill_mma(
     // that block's tokens as any query past its position does).
     let pos0 = len - tq;
     let nblk = (pos0 + min(first_of(1) + 63, tq - 1)) / kb + 1;
-    // Every invocation's Q values are loaded before any is converted: where the rounding
-    // tests each value (GLSL's and MSL's `select`s; CUDA's is one `cvt`), converting each
-    // pair as it arrived, NVIDIA's compiler issued no pair's loads before the pair before
-    // had its values (18–20 µs per workgroup on the H200 with the rounding written in the
-    // kernel; docs/PERFORMANCE.md, "Prefill attention"). Each invocation takes one word
-    // (two values, one 8-byte load: the strides are even) of a row in each of 32 steps
-    // (16 per round without `kv64`), four rows per step; a row's padding words (64 …
-    // 67) are never read. Row r of the 128 is half r / 64's query r % 64.
-    if t0 < kb {
-        let c0 = cell_of(min(t0, len - 1), b, kvh);
-        cells[t0] = c0;
-    }
-    let rounds = select(kv64, 1u32, 2u32);
-    let qw = t0 % 64;
-    let mut qv = [0.0; 64];
-    for rd in 0..rounds {
-        for j in 0..32u32 {
-            if 4 * j * rounds < 128 {
-                let r = rd * 64 + 4 * j + t0 / 64;
-                let t = min(first_of(r / 64) + r % 64, tq - 1);
-                let at = (q_start[b] + t) * q_token_stride + head_of(r / 64) * q_head_stride + 2 * qw;
-                load_words(qv, 2 * j, q, at, 2);
-            }
-        }
-        for j in 0..32u32 {
-            if 4 * j * rounds < 128 {
-                kv[(4 * j + t0 / 64) * 68 + qw] = f32_to_f16_bits(qv[2 * j]) | (f32_to_f16_bits(qv[2 * j + 1]) << 16);
-            }
-        }
-        barrier();
-        // The groups whose rows this round staged take their Q tiles.
-        if warp * 16 / (128 / rounds) == rd {
-            let qr = (warp * 16 - rd * 64) * 136;
-            tile_load(q0, kv, qr, 136, false);
-            tile_load(q1, kv, qr + 16, 136, false);
-            tile_load(q2, kv, qr + 32, 136, false);
-            tile_load(q3, kv, qr + 48, 136, false);
-            tile_load(q4, kv, qr + 64, 136, false);
-            tile_load(q5, kv, qr + 80, 136, false);
-            tile_load(q6, kv, qr + 96, 136, false);
-            tile_load(q7, kv, qr + 112, 136, false);
-        }
-        // Before the next round's rows, or the first block's copies, take their place.
-        barrier();
-    }
     // Each slot's query row (rows past the last query repeat it: finite values, never
     // written), its position, and its column within a 16-token tile.
     let mut rows = [0u32; 8];
     let mut cols = [0u32; 8];
     tile_coords(rows, cols);
+    let sb = warp * 16 * scs;
+    let pb = warp * 16 * pw;
+    if t0 < kb {
+        let c0 = cell_of(min(t0, len - 1), b, kvh);
+        cells[t0] = c0;
+    }
+    // The Q rows go straight into each group's eight A tiles, no staging: slot e of tile
+    // kk is the group's query row `rows[e]`, dimension 16·kk + `cols[e]`, and slots 2k and
+    // 2k + 1 are neighbouring columns of one row, one 8-byte load (the strides are even).
+    // Every value is loaded before any is converted: where the rounding tests each value
+    // (GLSL's and MSL's), converting each pair as it arrived, NVIDIA's compiler issued no
+    // pair's loads before the pair before had its values (docs/PERFORMANCE.md, "Prefill
+    // attention").
+    let mut qv = [0.0; 64];
+    for kk in 0..8u32 {
+        for k2 in 0..4u32 {
+            let t = min(first + (warp % 4) * 16 + rows[2 * k2], tq - 1);
+            let at = (q_start[b] + t) * q_token_stride + h * q_head_stride + 16 * kk + cols[2 * k2];
+            load_words(qv, 8 * kk + 2 * k2, q, at, 2);
+        }
+    }
+    // Rounded to f16 by `tile_set` (to nearest even, as `f32_to_f16_bits`), through the
+    // `ps` scratch where a backend must.
+    let mut qt = [0.0; 8];
+    for e in 0..8u32 {
+        qt[e] = qv[e];
+    }
+    tile_set(q0, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[8 + e];
+    }
+    tile_set(q1, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[16 + e];
+    }
+    tile_set(q2, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[24 + e];
+    }
+    tile_set(q3, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[32 + e];
+    }
+    tile_set(q4, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[40 + e];
+    }
+    tile_set(q5, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[48 + e];
+    }
+    tile_set(q6, qt, ps, 2 * pb, 2 * pw);
+    for e in 0..8u32 {
+        qt[e] = qv[56 + e];
+    }
+    tile_set(q7, qt, ps, 2 * pb, 2 * pw);
+    // The first block's cells, for every invocation's copies.
+    barrier();
     // Per row this invocation holds (slot e's is `(e / 2) % 2`, and row i's slots include
     // slot 2i: docs/DSL.md, "Element access"), its position. Two values rather than one
     // per slot, as the softmax state below: fewer registers on NVIDIA's Vulkan compiler.
@@ -224,8 +235,6 @@ pub fn attn_prefill_mma(
     for i in 0..2u32 {
         pos[i] = pos0 + min(first + (warp % 4) * 16 + rows[2 * i], tq - 1);
     }
-    let sb = warp * 16 * scs;
-    let pb = warp * 16 * pw;
     // Per row, its running maximum, the value the numerators subtract and this
     // invocation's part of the row's sum.
     let mut m_row = [f32::NEG_INFINITY; 2];
