@@ -129,14 +129,15 @@ pub fn attn_prefill_mma(
     let p1 = tile_a();
     let p2 = tile_a();
     let p3 = tile_a();
-    // Token `tok`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
-    let cell_of = |tok: u32, b: u32, kvh: u32| -> u32 {
+    // Token `tok`'s page; its cache cell is `(page · page_size + tok % page_size) ·
+    // n_kv_heads + kvh`.
+    let page_of = |tok: u32, b: u32| -> u32 {
         let logical = b * pages_per_seq + tok / page_size;
         let mut page = logical;
         if paged {
             page = block_table[logical] as u32;
         }
-        (page * page_size + tok % page_size) * n_kv_heads + kvh
+        page
     };
     let b = group_id().z;
     let t0 = local_id().x;
@@ -172,9 +173,18 @@ pub fn attn_prefill_mma(
     tile_coords(rows, cols);
     let sb = warp * 16 * scs;
     let pb = warp * 16 * pw;
+    // The cells of the block after the next are found one step ahead of their use: an
+    // invocation reads its token's page from the block table in one step and writes the
+    // cell in the next, so the read's latency passes under a step's products.
+    let mut pg = 0u32;
     if t0 < kb {
-        let c0 = cell_of(min(t0, len - 1), b, kvh);
-        cells[t0] = c0;
+        let tok = min(t0, len - 1);
+        let p0 = page_of(tok, b);
+        cells[t0] = (p0 * page_size + tok % page_size) * n_kv_heads + kvh;
+        if nblk > 1 {
+            let p1 = page_of(min(kb + t0, len - 1), b);
+            pg = p1;
+        }
     }
     // The Q rows go straight into each group's eight A tiles, no staging: slot e of tile
     // kk is the group's query row `rows[e]`, dimension 16·kk + `cols[e]`, and slots 2k and
@@ -325,8 +335,12 @@ pub fn attn_prefill_mma(
             }
             // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < kb {
-                let cn = cell_of(min((st + 1) * kb + t0, len - 1), b, kvh);
-                cells[((st + 1) % 2) * kb + t0] = cn;
+                let tok = min((st + 1) * kb + t0, len - 1);
+                cells[((st + 1) % 2) * kb + t0] = (pg * page_size + tok % page_size) * n_kv_heads + kvh;
+                if st + 2 < nblk {
+                    let pn = page_of(min((st + 2) * kb + t0, len - 1), b);
+                    pg = pn;
+                }
             }
         }
         async_commit();
