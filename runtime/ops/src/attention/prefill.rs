@@ -28,10 +28,10 @@ pub const TILED_QUERY_BLOCK: u32 = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TiledBlocks {
     /// Blocks of 64 tokens in two buffers filled by asynchronous copies while the other
-    /// is used (112.5 KiB of shared memory per workgroup): backends with asynchronous
-    /// copies (CUDA from sm_80).
+    /// is used (120.5 KiB of shared memory per workgroup in the manifest, 103 KiB as
+    /// CUDA allocates it): backends with asynchronous copies (CUDA from sm_80).
     Kv64,
-    /// Blocks of 32 tokens in one buffer (47.25 KiB, within NVIDIA's Vulkan limit of
+    /// Blocks of 32 tokens in one buffer (41.25 KiB, within NVIDIA's Vulkan limit of
     /// 48 KiB): backends whose copies are synchronous.
     Kv32,
 }
