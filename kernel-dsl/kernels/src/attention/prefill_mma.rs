@@ -129,8 +129,7 @@ pub fn attn_prefill_mma(
     let p1 = tile_a();
     let p2 = tile_a();
     let p3 = tile_a();
-    // Token `tok`'s page; its cache cell is `(page · page_size + tok % page_size) ·
-    // n_kv_heads + kvh`.
+    // Token `tok`'s page, and its cache cell in that page.
     let page_of = |tok: u32, b: u32| -> u32 {
         let logical = b * pages_per_seq + tok / page_size;
         let mut page = logical;
@@ -139,6 +138,7 @@ pub fn attn_prefill_mma(
         }
         page
     };
+    let cell_at = |page: u32, tok: u32, kvh: u32| -> u32 { (page * page_size + tok % page_size) * n_kv_heads + kvh };
     let b = group_id().z;
     let t0 = local_id().x;
     let warp = t0 / 32;
@@ -180,7 +180,7 @@ pub fn attn_prefill_mma(
     if t0 < kb {
         let tok = min(t0, len - 1);
         let p0 = page_of(tok, b);
-        cells[t0] = (p0 * page_size + tok % page_size) * n_kv_heads + kvh;
+        cells[t0] = cell_at(p0, tok, kvh);
         if nblk > 1 {
             let p1 = page_of(min(kb + t0, len - 1), b);
             pg = p1;
@@ -189,8 +189,8 @@ pub fn attn_prefill_mma(
     // The Q rows go straight into each group's eight A tiles, no staging: slot e of tile
     // kk is the group's query row `rows[e]`, dimension 16·kk + `cols[e]`, and slots 2k and
     // 2k + 1 are neighbouring columns of one row, one 8-byte load (the strides are even).
-    // Every value is loaded before any is converted: where the rounding tests each value
-    // (GLSL's and MSL's), converting each pair as it arrived, NVIDIA's compiler issued no
+    // Every value is loaded before any is converted, so that all the loads issue
+    // together: with each pair converted as it arrived, NVIDIA's compiler once issued no
     // pair's loads before the pair before had its values (docs/PERFORMANCE.md, "Prefill
     // attention").
     let mut qv = [0.0; 64];
@@ -336,7 +336,7 @@ pub fn attn_prefill_mma(
             // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < kb {
                 let tok = min((st + 1) * kb + t0, len - 1);
-                cells[((st + 1) % 2) * kb + t0] = (pg * page_size + tok % page_size) * n_kv_heads + kvh;
+                cells[((st + 1) % 2) * kb + t0] = cell_at(pg, tok, kvh);
                 if st + 2 < nblk {
                     let pn = page_of(min((st + 2) * kb + t0, len - 1), b);
                     pg = pn;
