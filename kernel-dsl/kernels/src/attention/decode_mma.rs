@@ -18,7 +18,8 @@ use onekernel_macros::kernel;
 /// move in blocks of 64 tokens through `stages` shared buffers of 34 KiB (1: 44.75 KiB in
 /// all, within the 48 KiB of NVIDIA's Vulkan; 2 or 3: CUDA, blocks travelling while one
 /// is used) with 16-byte `async_copy`s, the block table read once per token by one
-/// invocation while the block before it is used. Each group of 32 invocations takes 16
+/// invocation while the block before it is used (with two or more buffers a step before
+/// that, its page held in a register). Each group of 32 invocations takes 16
 /// tokens of every block, FlashAttention-2's split: `S = Q · Kᵀ` (heads × tokens) as a
 /// register tile, the scaled and masked scores on its slots (`tile_get`), a running
 /// maximum per head in log2 units that moves only when some head passes it by more than
@@ -139,15 +140,17 @@ pub fn attn_decode_chunk_mma(
         }
         return;
     }
-    // Token `t`'s cache cell `(page · page_size + slot) · n_kv_heads + kvh`.
-    let cell_of = |t: u32, b: u32, kvh: u32| -> u32 {
+    // Token `t`'s page, and its cache cell `(page · page_size + slot) · n_kv_heads + kvh`
+    // in that page.
+    let page_of = |t: u32, b: u32| -> u32 {
         let logical = b * pages_per_seq + t / page_size;
         let mut page = logical;
         if paged {
             page = block_table[logical] as u32;
         }
-        (page * page_size + t % page_size) * n_kv_heads + kvh
+        page
     };
+    let cell_at = |page: u32, t: u32, kvh: u32| -> u32 { (page * page_size + t % page_size) * n_kv_heads + kvh };
     // Blocks of 64 tokens; tokens past the chunk repeat its last.
     let nblk = (n + 63) / 64;
     for i in (t0..1088u32).step_by(WORKGROUP_X) {
@@ -160,9 +163,21 @@ pub fn attn_decode_chunk_mma(
         }
         qs[i] = bits;
     }
+    // With two or more buffers the cells of the block after the next are found one step
+    // ahead of their use: an invocation reads its token's page from the block table in
+    // one step and writes the cell in the next, so the read's latency passes under a
+    // step's products (as in `attn_prefill_mma`). The one-buffer form (NVIDIA's Vulkan)
+    // reads and writes in one step: read a step ahead, it ran 2–5 % slower there
+    // (docs/PERFORMANCE.md).
+    let mut pg = 0u32;
     if t0 < 64 {
-        let c0 = cell_of(start + min(t0, n - 1), b, kvh);
-        cells[t0] = c0;
+        let tok = start + min(t0, n - 1);
+        let p0 = page_of(tok, b);
+        cells[t0] = cell_at(p0, tok, kvh);
+        if stages >= 2 && nblk > 1 {
+            let p1 = page_of(start + min(64 + t0, n - 1), b);
+            pg = p1;
+        }
     }
     barrier();
     // Each slot's head (row) and its token within the group's 16 (column).
@@ -222,8 +237,17 @@ pub fn attn_decode_chunk_mma(
             }
             // Read by the next step's copies, after its barrier (or this step's last).
             if st + 1 < nblk && t0 < 64 {
-                let cn = cell_of(start + min((st + 1) * 64 + t0, n - 1), b, kvh);
-                cells[((st + 1) % 2) * 64 + t0] = cn;
+                let tok = start + min((st + 1) * 64 + t0, n - 1);
+                if stages >= 2 {
+                    cells[((st + 1) % 2) * 64 + t0] = cell_at(pg, tok, kvh);
+                    if st + 2 < nblk {
+                        let pn = page_of(start + min((st + 2) * 64 + t0, n - 1), b);
+                        pg = pn;
+                    }
+                } else {
+                    let pn = page_of(tok, b);
+                    cells[((st + 1) % 2) * 64 + t0] = cell_at(pn, tok, kvh);
+                }
             }
         }
         async_commit();
@@ -440,7 +464,10 @@ pub fn attn_decode_chunk_mma(
         let mut l = 0.0;
         for g in 0..4u32 {
             let mg = f32::from_bits(kv[g * 2080 + 2048 + h]);
-            let w = select(mg == f32::NEG_INFINITY, 0.0, exp2(mg - top));
+            // The hardware's 2^x (one instruction on CUDA, where the portable `exp2` is
+            // about 160 and four of them sat in the step's tail): the kernel is `fast`,
+            // and the partial results, not these weights, are what the combine reads.
+            let w = select(mg == f32::NEG_INFINITY, 0.0, fast_exp2(mg - top));
             kv[8320 + 4 * h + g] = w.to_bits();
             l += f32::from_bits(kv[g * 2080 + 2064 + h]) * w;
         }
