@@ -725,9 +725,10 @@ fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
 /// No shared arrays (a library function's printer, or a dialect without f16 pairs).
 static NO_ARRAYS: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
 
-/// The generated name of a register tile.
+/// The generated name of a register tile; element `o[3]` of a tile array is `tl_o3`
+/// (the macro keeps tiles and elements from meeting there).
 pub fn tile_name(name: &str) -> String {
-    format!("tl_{name}")
+    format!("tl_{}", name.replace(['[', ']'], ""))
 }
 
 /// The generated name of a shared array.

@@ -18,6 +18,14 @@ pub fn is_identifier(s: &str) -> bool {
         && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
 }
 
+/// Whether `s` names a tile: an identifier, or element `name[i]` of a tile array.
+pub fn is_tile_name(s: &str) -> bool {
+    match s.strip_suffix(']').and_then(|r| r.split_once('[')) {
+        Some((array, index)) => is_identifier(array) && !index.is_empty() && index.len() <= 4 && index.bytes().all(|b| b.is_ascii_digit()),
+        None => is_identifier(s),
+    }
+}
+
 pub(super) fn check(k: &Kernel, d: &mut Diagnostics) {
     let bad = |what: &str, name: &str, span: SpanId, d: &mut Diagnostics| {
         d.error(span, ErrorKind::Unsupported, format!("{what} name {name:?} is not an ASCII identifier of at most {MAX_NAME_LEN} bytes"));
@@ -40,6 +48,16 @@ pub(super) fn check(k: &Kernel, d: &mut Diagnostics) {
             d.error(s.span, ErrorKind::Unsupported, format!("shared array `{}` has the name of another parameter or array", s.name));
         }
     }
+    // Tiles print as `tl_` and their name with an element's brackets dropped (`o[3]`:
+    // `tl_o3`), so those spellings are distinct too.
+    let mut tiles = std::collections::BTreeSet::new();
+    for t in &k.tiles {
+        if !is_tile_name(&t.name) {
+            bad("tile", &t.name, t.span, d);
+        } else if !tiles.insert(t.name.replace(['[', ']'], "")) {
+            d.error(t.span, ErrorKind::Unsupported, format!("tile `{}` has the generated name of another tile", t.name));
+        }
+    }
     for l in &k.locals {
         if !is_identifier(&l.name) {
             bad("local", &l.name, SpanId(0), d);
@@ -58,6 +76,16 @@ pub(super) fn check(k: &Kernel, d: &mut Diagnostics) {
 #[cfg(test)]
 mod tests {
     use super::is_identifier;
+
+    #[test]
+    fn tile_names_are_identifiers_or_array_elements() {
+        for ok in ["o", "q0", "o[0]", "acc_x[63]"] {
+            assert!(super::is_tile_name(ok), "{ok}");
+        }
+        for bad in ["o[]", "[3]", "o[x]", "o[3", "o[3]]", "o[1][2]", "a b[1]", "o[12345]"] {
+            assert!(!super::is_tile_name(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn identifiers_and_not() {

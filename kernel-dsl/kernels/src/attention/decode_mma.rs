@@ -85,14 +85,8 @@ pub fn attn_decode_chunk_mma(
     // The cache cells of a block's tokens, two blocks' worth.
     let cells = shared::<u32, 128u32>();
     let s = tile_acc();
-    let o0 = tile_acc();
-    let o1 = tile_acc();
-    let o2 = tile_acc();
-    let o3 = tile_acc();
-    let o4 = tile_acc();
-    let o5 = tile_acc();
-    let o6 = tile_acc();
-    let o7 = tile_acc();
+    // O: 16 heads × 128 dimensions, 16 dimensions per tile.
+    let o = [tile_acc(); 8];
     let ta = tile_a();
     let tb = tile_b();
     let c = group_id().x;
@@ -303,55 +297,17 @@ pub fn attn_decode_chunk_mma(
                     m_use[i] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
                 }
                 if u > 0 {
-                    tile_get(ov, o0, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
+                    for j in 0..8u32 {
+                        tile_get(ov, o[j], sc, sb, 16);
+                        for e in 0..8u32 {
+                            ov[e] = ov[e] * fac[(e / 2) % 2];
+                        }
+                        tile_set(o[j], ov, sc, sb, 16);
                     }
-                    tile_set(o0, ov, sc, sb, 16);
-                    tile_get(ov, o1, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o1, ov, sc, sb, 16);
-                    tile_get(ov, o2, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o2, ov, sc, sb, 16);
-                    tile_get(ov, o3, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o3, ov, sc, sb, 16);
-                    tile_get(ov, o4, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o4, ov, sc, sb, 16);
-                    tile_get(ov, o5, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o5, ov, sc, sb, 16);
-                    tile_get(ov, o6, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o6, ov, sc, sb, 16);
-                    tile_get(ov, o7, sc, sb, 16);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o7, ov, sc, sb, 16);
                 } else {
-                    tile_fill(o0, 0.0);
-                    tile_fill(o1, 0.0);
-                    tile_fill(o2, 0.0);
-                    tile_fill(o3, 0.0);
-                    tile_fill(o4, 0.0);
-                    tile_fill(o5, 0.0);
-                    tile_fill(o6, 0.0);
-                    tile_fill(o7, 0.0);
+                    for j in 0..8u32 {
+                        tile_fill(o[j], 0.0);
+                    }
                 }
             }
             // The numerators, at most 2^8; the sums add them before they are rounded to
@@ -362,22 +318,10 @@ pub fn attn_decode_chunk_mma(
             }
             tile_set(ta, f, ps, sb, 16);
             // O (16 heads × 128 dimensions) += P · V over the group's 16 tokens.
-            tile_load(tb, kv, vbase, 136, false);
-            tile_mma(o0, ta, tb);
-            tile_load(tb, kv, vbase + 16, 136, false);
-            tile_mma(o1, ta, tb);
-            tile_load(tb, kv, vbase + 32, 136, false);
-            tile_mma(o2, ta, tb);
-            tile_load(tb, kv, vbase + 48, 136, false);
-            tile_mma(o3, ta, tb);
-            tile_load(tb, kv, vbase + 64, 136, false);
-            tile_mma(o4, ta, tb);
-            tile_load(tb, kv, vbase + 80, 136, false);
-            tile_mma(o5, ta, tb);
-            tile_load(tb, kv, vbase + 96, 136, false);
-            tile_mma(o6, ta, tb);
-            tile_load(tb, kv, vbase + 112, 136, false);
-            tile_mma(o7, ta, tb);
+            for j in 0..8u32 {
+                tile_load(tb, kv, vbase + 16 * j, 136, false);
+                tile_mma(o[j], ta, tb);
+            }
             if stages == 1 {
                 barrier();
             }
@@ -396,57 +340,19 @@ pub fn attn_decode_chunk_mma(
         barrier();
     }
     let gb = warp * 2080;
-    tile_get(ov, o0, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o1, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 16 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o2, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 32 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o3, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 48 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o4, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 64 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o5, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 80 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o6, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 96 + cols[e]] = ov[e].to_bits();
-        }
-    }
-    tile_get(ov, o7, sc, sb, 16);
-    for e in 0..8u32 {
-        if rows[e] < group {
-            kv[gb + rows[e] * 128 + 112 + cols[e]] = ov[e].to_bits();
-        }
-        // One slot of each row (column 0) writes the head's maximum and sum.
-        if rows[e] < group && cols[e] == 0 {
-            kv[gb + 2048 + rows[e]] = m_row[(e / 2) % 2].to_bits();
-            kv[gb + 2064 + rows[e]] = l_row[e].to_bits();
+    for j in 0..8u32 {
+        tile_get(ov, o[j], sc, sb, 16);
+        for e in 0..8u32 {
+            if rows[e] < group {
+                kv[gb + rows[e] * 128 + 16 * j + cols[e]] = ov[e].to_bits();
+            }
+            // With the last tile, one slot of each row (column 0) writes the head's
+            // maximum and sum (here rather than in a loop of its own, where ptxas
+            // schedules the stores differently).
+            if j == 7 && rows[e] < group && cols[e] == 0 {
+                kv[gb + 2048 + rows[e]] = m_row[(e / 2) % 2].to_bits();
+                kv[gb + 2064 + rows[e]] = l_row[e].to_bits();
+            }
         }
     }
     barrier();

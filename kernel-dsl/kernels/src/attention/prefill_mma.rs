@@ -106,26 +106,14 @@ pub fn attn_prefill_mma(
     let s1 = tile_acc();
     let s2 = tile_acc();
     let s3 = tile_acc();
-    let o0 = tile_acc();
-    let o1 = tile_acc();
-    let o2 = tile_acc();
-    let o3 = tile_acc();
-    let o4 = tile_acc();
-    let o5 = tile_acc();
-    let o6 = tile_acc();
-    let o7 = tile_acc();
+    // O: 16 rows × 128 dimensions per group, 16 dimensions per tile.
+    let o = [tile_acc(); 8];
     let ta = tile_a();
     let tb = tile_b();
-    // The group's Q rows as eight A operands, loaded once; with `kv64` the block's
-    // numerators as four (`ta` the first), all read by `tile_mma_panel`.
-    let q0 = tile_a();
-    let q1 = tile_a();
-    let q2 = tile_a();
-    let q3 = tile_a();
-    let q4 = tile_a();
-    let q5 = tile_a();
-    let q6 = tile_a();
-    let q7 = tile_a();
+    // The group's Q rows as eight A operands (16 dimensions each), loaded once; with
+    // `kv64` the block's numerators as four (`ta` the first), all read by
+    // `tile_mma_panel`.
+    let qa = [tile_a(); 8];
     let p1 = tile_a();
     let p2 = tile_a();
     let p3 = tile_a();
@@ -204,38 +192,12 @@ pub fn attn_prefill_mma(
     // Rounded to f16 by `tile_set` (to nearest even, as `f32_to_f16_bits`), through the
     // `ps` scratch where a backend must.
     let mut qt = [0.0; 8];
-    for e in 0..8u32 {
-        qt[e] = qv[e];
+    for kk in 0..8u32 {
+        for e in 0..8u32 {
+            qt[e] = qv[8 * kk + e];
+        }
+        tile_set(qa[kk], qt, ps, 2 * pb, 2 * pw);
     }
-    tile_set(q0, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[8 + e];
-    }
-    tile_set(q1, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[16 + e];
-    }
-    tile_set(q2, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[24 + e];
-    }
-    tile_set(q3, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[32 + e];
-    }
-    tile_set(q4, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[40 + e];
-    }
-    tile_set(q5, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[48 + e];
-    }
-    tile_set(q6, qt, ps, 2 * pb, 2 * pw);
-    for e in 0..8u32 {
-        qt[e] = qv[56 + e];
-    }
-    tile_set(q7, qt, ps, 2 * pb, 2 * pw);
     // The first block's cells, for every invocation's copies.
     barrier();
     // Per row this invocation holds (slot e's is `(e / 2) % 2`, and row i's slots include
@@ -265,14 +227,9 @@ pub fn attn_prefill_mma(
     // block's step ended in a merge of O's fresh and rescaled values, for which ptxas
     // copied all 64 of O's registers at every block (the accumulators of `wgmma` stay in
     // fixed registers; 255 registers in all, 224 without; docs/PERFORMANCE.md).
-    tile_fill(o0, 0.0);
-    tile_fill(o1, 0.0);
-    tile_fill(o2, 0.0);
-    tile_fill(o3, 0.0);
-    tile_fill(o4, 0.0);
-    tile_fill(o5, 0.0);
-    tile_fill(o6, 0.0);
-    tile_fill(o7, 0.0);
+    for j in 0..8u32 {
+        tile_fill(o[j], 0.0);
+    }
     // Step st copies block st into buffer st % nb and uses block st − (nb − 1). With two
     // buffers, the step first waits for block st − 1 and meets the other groups, which
     // have then also finished block st − 2, whose buffer block st takes: one barrier per
@@ -299,14 +256,9 @@ pub fn attn_prefill_mma(
                 tile_fill(s1, 0.0);
                 tile_fill(s2, 0.0);
                 tile_fill(s3, 0.0);
-                tile_mma_panel(s0, s1, s2, s3, q0, kv, kw, 64, 0, 0, false);
-                tile_mma_panel(s0, s1, s2, s3, q1, kv, kw, 64, 0, 16, false);
-                tile_mma_panel(s0, s1, s2, s3, q2, kv, kw, 64, 0, 32, false);
-                tile_mma_panel(s0, s1, s2, s3, q3, kv, kw, 64, 0, 48, false);
-                tile_mma_panel(s0, s1, s2, s3, q4, kv, kw, 64, 0, 64, false);
-                tile_mma_panel(s0, s1, s2, s3, q5, kv, kw, 64, 0, 80, false);
-                tile_mma_panel(s0, s1, s2, s3, q6, kv, kw, 64, 0, 96, false);
-                tile_mma_panel(s0, s1, s2, s3, q7, kv, kw, 64, 0, 112, false);
+                for kk in 0..8u32 {
+                    tile_mma_panel(s0, s1, s2, s3, qa[kk], kv, kw, 64, 0, 16 * kk, false);
+                }
             }
         }
         if st < nblk {
@@ -362,38 +314,12 @@ pub fn attn_prefill_mma(
                 tile_fill(s1, 0.0);
                 // Per 16 dimensions, the Q tile's A operand against the block's two
                 // 16-token halves of K.
-                tile_load(tb, kv, kbase, 136, true);
-                tile_mma(s0, q0, tb);
-                tile_load(tb, kv, kbase + 16 * 136, 136, true);
-                tile_mma(s1, q0, tb);
-                tile_load(tb, kv, kbase + 16, 136, true);
-                tile_mma(s0, q1, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 16, 136, true);
-                tile_mma(s1, q1, tb);
-                tile_load(tb, kv, kbase + 32, 136, true);
-                tile_mma(s0, q2, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 32, 136, true);
-                tile_mma(s1, q2, tb);
-                tile_load(tb, kv, kbase + 48, 136, true);
-                tile_mma(s0, q3, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 48, 136, true);
-                tile_mma(s1, q3, tb);
-                tile_load(tb, kv, kbase + 64, 136, true);
-                tile_mma(s0, q4, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 64, 136, true);
-                tile_mma(s1, q4, tb);
-                tile_load(tb, kv, kbase + 80, 136, true);
-                tile_mma(s0, q5, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 80, 136, true);
-                tile_mma(s1, q5, tb);
-                tile_load(tb, kv, kbase + 96, 136, true);
-                tile_mma(s0, q6, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 96, 136, true);
-                tile_mma(s1, q6, tb);
-                tile_load(tb, kv, kbase + 112, 136, true);
-                tile_mma(s0, q7, tb);
-                tile_load(tb, kv, kbase + 16 * 136 + 112, 136, true);
-                tile_mma(s1, q7, tb);
+                for kk in 0..8u32 {
+                    tile_load(tb, kv, kbase + 16 * kk, 136, true);
+                    tile_mma(s0, qa[kk], tb);
+                    tile_load(tb, kv, kbase + 16 * 136 + 16 * kk, 136, true);
+                    tile_mma(s1, qa[kk], tb);
+                }
             }
             // The scores in registers (through the scratch where a backend must), not
             // yet scaled: tokens past each query's position dropped, the mask added
@@ -453,46 +379,13 @@ pub fn attn_prefill_mma(
                     m_use[i] = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
                 }
                 if u > 0 {
-                    tile_get(ov, o0, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
+                    for j in 0..8u32 {
+                        tile_get(ov, o[j], sc, sb, scs);
+                        for e in 0..8u32 {
+                            ov[e] = ov[e] * fac[(e / 2) % 2];
+                        }
+                        tile_set(o[j], ov, sc, sb, scs);
                     }
-                    tile_set(o0, ov, sc, sb, scs);
-                    tile_get(ov, o1, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o1, ov, sc, sb, scs);
-                    tile_get(ov, o2, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o2, ov, sc, sb, scs);
-                    tile_get(ov, o3, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o3, ov, sc, sb, scs);
-                    tile_get(ov, o4, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o4, ov, sc, sb, scs);
-                    tile_get(ov, o5, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o5, ov, sc, sb, scs);
-                    tile_get(ov, o6, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o6, ov, sc, sb, scs);
-                    tile_get(ov, o7, sc, sb, scs);
-                    for e in 0..8u32 {
-                        ov[e] = ov[e] * fac[(e / 2) % 2];
-                    }
-                    tile_set(o7, ov, sc, sb, scs);
                 }
             }
             // The numerators 2^(s · scale · log2 e − m), at most 2^8; the row sums add
@@ -518,10 +411,10 @@ pub fn attn_prefill_mma(
                 tile_set(p1, f1, ps, 2 * pb + 16, 2 * pw);
                 tile_set(p2, f2, ps, 2 * pb + 32, 2 * pw);
                 tile_set(p3, f3, ps, 2 * pb + 48, 2 * pw);
-                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, ta, kv, vw, 64, 0, 0, true);
-                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p1, kv, vw, 64, 16, 0, true);
-                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p2, kv, vw, 64, 32, 0, true);
-                tile_mma_panel(o0, o1, o2, o3, o4, o5, o6, o7, p3, kv, vw, 64, 48, 0, true);
+                tile_mma_panel(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], ta, kv, vw, 64, 0, 0, true);
+                tile_mma_panel(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], p1, kv, vw, 64, 16, 0, true);
+                tile_mma_panel(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], p2, kv, vw, 64, 32, 0, true);
+                tile_mma_panel(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], p3, kv, vw, 64, 48, 0, true);
             }
             for kk in 0..2u32 {
                 if !kv64 {
@@ -531,22 +424,10 @@ pub fn attn_prefill_mma(
                         tile_set(ta, f1, ps, 2 * pb + 16, 2 * pw);
                     }
                     let vr = vbase + kk * 16 * 136;
-                    tile_load(tb, kv, vr, 136, false);
-                    tile_mma(o0, ta, tb);
-                    tile_load(tb, kv, vr + 16, 136, false);
-                    tile_mma(o1, ta, tb);
-                    tile_load(tb, kv, vr + 32, 136, false);
-                    tile_mma(o2, ta, tb);
-                    tile_load(tb, kv, vr + 48, 136, false);
-                    tile_mma(o3, ta, tb);
-                    tile_load(tb, kv, vr + 64, 136, false);
-                    tile_mma(o4, ta, tb);
-                    tile_load(tb, kv, vr + 80, 136, false);
-                    tile_mma(o5, ta, tb);
-                    tile_load(tb, kv, vr + 96, 136, false);
-                    tile_mma(o6, ta, tb);
-                    tile_load(tb, kv, vr + 112, 136, false);
-                    tile_mma(o7, ta, tb);
+                    for j in 0..8u32 {
+                        tile_load(tb, kv, vr + 16 * j, 136, false);
+                        tile_mma(o[j], ta, tb);
+                    }
                 }
             }
             if !kv64 {
@@ -588,68 +469,14 @@ pub fn attn_prefill_mma(
     // docs/DSL.md, "Element access"), so each pair leaves in one 8-byte store: half the
     // stores of one value each, every one writing whole 32-byte sectors (with the Q
     // tile's 8-byte loads, 4.6–15 % of the step on the H200; docs/PERFORMANCE.md).
-    tile_get(ov, o0, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 0 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o1, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 16 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o2, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 32 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o3, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 48 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o4, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 64 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o5, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 80 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o6, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 96 + cols[2 * k], ov, 2 * k, 2);
-        }
-    }
-    tile_get(ov, o7, sc, sb, scs);
-    for k in 0..4u32 {
-        ov[2 * k] = ov[2 * k] * fr[k % 2];
-        ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
-        if first + (warp % 4) * 16 + rows[2 * k] < tq {
-            store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 112 + cols[2 * k], ov, 2 * k, 2);
+    for j in 0..8u32 {
+        tile_get(ov, o[j], sc, sb, scs);
+        for k in 0..4u32 {
+            ov[2 * k] = ov[2 * k] * fr[k % 2];
+            ov[2 * k + 1] = ov[2 * k + 1] * fr[k % 2];
+            if first + (warp % 4) * 16 + rows[2 * k] < tq {
+                store_words(out, ob + (first + (warp % 4) * 16 + rows[2 * k]) * out_token_stride + 16 * j + cols[2 * k], ov, 2 * k, 2);
+            }
         }
     }
 }

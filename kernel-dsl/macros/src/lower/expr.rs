@@ -201,7 +201,10 @@ impl Lowerer {
             },
             Some(Name::Shared(_)) => Err(err(span, format!("shared array `{name}` is not a value; index it (`{name}[i]`)"))),
             Some(Name::Tile(_)) => Err(err(span, format!("tile `{name}` is not a value; use it through `tile_*` operations"))),
-            Some(Name::Argument(i)) => Ok(self.substitutions[i as usize].clone()),
+            Some(Name::TileArray { .. }) => {
+                Err(err(span, format!("tile array `{name}` is not a value; use its elements through `tile_*` operations")))
+            }
+            Some(Name::Argument(i) | Name::Counter(i)) => Ok(self.substitutions[i as usize].clone()),
             None => Err(err(span, self.unknown_name(&name))),
         }
     }
@@ -307,6 +310,10 @@ impl Lowerer {
             Some(Name::Param(_)) => Err(err(e.span(), format!("`{name}` is a scalar parameter; only buffers and arrays can be indexed"))),
             Some(Name::Shared(s)) => Ok(Place::Shared(s)),
             Some(Name::Tile(_)) => Err(err(e.span(), format!("tile `{name}` cannot be indexed; store it with `tile_store`"))),
+            Some(Name::TileArray { .. }) => {
+                Err(err(e.span(), format!("`{name}` names a tile array here, whose elements are used through `tile_*` operations; only buffers and arrays of values can be indexed")))
+            }
+            Some(Name::Counter(_)) => Err(err(e.span(), format!("`{name}` is a loop counter; only buffers and arrays can be indexed"))),
             Some(Name::Argument(_)) => Err(err(e.span(), format!("`{name}` is a scalar closure parameter; only buffers and arrays can be indexed"))),
             Some(Name::Local(v)) => match self.locals[v.0 as usize].ty {
                 VarType::Array { .. } => Ok(Place::Local(v)),

@@ -11,7 +11,7 @@ mod expr;
 mod stmt;
 mod tile;
 
-use onekernel_dsl::ir::{LocalDecl, Param, ParamId, SharedDecl, SharedId, SpanId, SrcLoc, TileDecl, TileId, VarId};
+use onekernel_dsl::ir::{LocalDecl, Param, ParamId, SharedDecl, SharedId, SpanId, SrcLoc, TileDecl, TileId, TileRole, VarId};
 use onekernel_dsl::types::VarType;
 use proc_macro2::Span;
 use std::collections::{BTreeSet, HashMap};
@@ -26,6 +26,15 @@ pub enum Name {
     /// A parameter of an expression closure being inlined: its argument's IR
     /// ([`Lowerer::substitutions`]).
     Argument(u32),
+    /// `let o = [tile_acc(); N];`: tiles `first … first + len − 1`, element i named
+    /// `o[i]`.
+    TileArray {
+        first: TileId,
+        len: u32,
+    },
+    /// The counter of a `for` loop unrolled because it indexes a tile array: in each
+    /// copy of the body, its value's literal ([`Lowerer::substitutions`]).
+    Counter(u32),
 }
 
 /// Lowering state for one kernel instance.
@@ -122,6 +131,16 @@ impl Lowerer {
         self.tiles.push(decl);
         self.declare(&name, Name::Tile(id));
         id
+    }
+
+    /// `len` tiles of one role as the array `name` (elements `name[0]` …).
+    pub fn declare_tile_array(&mut self, name: &str, role: TileRole, len: u32, span: SpanId) -> TileId {
+        let first = TileId(self.tiles.len() as u32);
+        for i in 0..len {
+            self.tiles.push(TileDecl { name: format!("{name}[{i}]"), role, span });
+        }
+        self.declare(name, Name::TileArray { first, len });
+        first
     }
 
     pub fn lookup(&self, name: &str) -> Option<Name> {

@@ -108,6 +108,14 @@ impl Lowerer {
         if let Some(role) = super::tile::constructor(value) {
             return self.tile_decl(&name, role, value, mutable, span);
         }
+        if let syn::Expr::Repeat(r) = value {
+            if let Some(role) = super::tile::constructor(&r.expr) {
+                if declared.is_some() {
+                    return Err(err(span, "a tile array takes no type annotation on its `let`"));
+                }
+                return self.tile_array_decl(&name, role, r, mutable, span);
+            }
+        }
         if is_call_to(value, "last_arrival") {
             return self.last_arrival(&name, value, declared, mutable, out);
         }
@@ -441,6 +449,10 @@ impl Lowerer {
                         return Err(err(left.span(), format!("cannot assign to shared array `{name}`; store into its elements")))
                     }
                     Some(Name::Tile(_)) => return Err(err(left.span(), format!("cannot assign to tile `{name}`; use `tile_*` operations"))),
+                    Some(Name::TileArray { .. }) => {
+                        return Err(err(left.span(), format!("cannot assign to tile array `{name}`; use `tile_*` operations on its elements")))
+                    }
+                    Some(Name::Counter(_)) => return Err(err(left.span(), format!("cannot assign to loop counter `{name}`"))),
                     Some(Name::Argument(_)) => {
                         return Err(err(left.span(), format!("cannot assign to closure parameter `{name}`; copy it into a `let mut`")))
                     }
@@ -668,8 +680,12 @@ impl Lowerer {
         if step.ty != ty {
             return Err(err(self.compiler_span(step.span), format!("the step must be {ty} like the range, found {}", step.ty)));
         }
+        let counter = pi.ident.to_string();
+        if self.indexes_tile_array(quote::ToTokens::to_token_stream(&f.body), &counter) {
+            return self.unrolled_loop(f, &counter, [&start, &end, &step], peel, out);
+        }
         self.scopes.push(Default::default());
-        let var = self.declare_local(&pi.ident.to_string(), VarType::Scalar(ty), false);
+        let var = self.declare_local(&counter, VarType::Scalar(ty), false);
         self.loop_depth += 1;
         let body = self.block(&f.body.stmts);
         self.loop_depth -= 1;
@@ -678,6 +694,83 @@ impl Lowerer {
         self.push(out, StmtKind::For { var, start, end, step, body, peel }, span);
         Ok(())
     }
+}
+
+impl Lowerer {
+    /// Whether `tokens` index a tile array by `counter` (`o[counter]`), looked for in
+    /// nested blocks too.
+    fn indexes_tile_array(&self, tokens: proc_macro2::TokenStream, counter: &str) -> bool {
+        use proc_macro2::{Delimiter, TokenTree};
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        tokens.iter().enumerate().any(|(i, t)| match t {
+            TokenTree::Ident(id) => {
+                matches!(self.lookup(&id.to_string()), Some(Name::TileArray { .. }))
+                    && matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket
+                        && g.stream().to_string() == counter)
+            }
+            TokenTree::Group(g) => self.indexes_tile_array(g.stream(), counter),
+            _ => false,
+        })
+    }
+
+    /// A `for` loop whose counter indexes a tile array, unrolled: tiles are registers, so
+    /// each element a statement names must be known where it is lowered. Its bounds and
+    /// step are literals; each copy of the body sees the counter as its value's literal
+    /// (docs/DSL.md, "Tile arrays").
+    fn unrolled_loop(
+        &mut self,
+        f: &syn::ExprForLoop,
+        counter: &str,
+        [start, end, step]: [&onekernel_dsl::ir::Expr; 3],
+        peel: bool,
+        out: &mut Vec<Stmt>,
+    ) -> syn::Result<()> {
+        use onekernel_dsl::ir::ExprKind;
+        use onekernel_dsl::types::Literal;
+        let why = format!("`{counter}` indexes a tile array, so the macro unrolls this loop");
+        if peel {
+            return Err(err(f.span(), format!("{why}; it takes no `#[peel_single_trip]`")));
+        }
+        let value = |e: &onekernel_dsl::ir::Expr| match e.kind {
+            ExprKind::Lit(Literal::U32(v)) => Some(i64::from(v)),
+            ExprKind::Lit(Literal::I32(v)) => Some(i64::from(v)),
+            _ => None,
+        };
+        let (Some(a), Some(b), Some(d)) = (value(start), value(end), value(step)) else {
+            return Err(err(f.expr.span(), format!("{why}: its bounds and step are integer literals")));
+        };
+        if d <= 0 {
+            return Err(err(f.expr.span(), format!("{why}: its step is positive")));
+        }
+        let stops = |t: &proc_macro2::TokenTree| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "break" || i == "continue");
+        if has_token(quote::ToTokens::to_token_stream(&f.body), &stops) {
+            return Err(err(f.body.span(), format!("{why}; its body takes no `break` or `continue`")));
+        }
+        let ty = start.ty;
+        let mut i = a;
+        while i < b {
+            let lit = if ty == Scalar::I32 { Literal::I32(i as i32) } else { Literal::U32(i as u32) };
+            let value = self.mk(ExprKind::Lit(lit), ty, f.pat.span());
+            let mut scope = std::collections::HashMap::new();
+            scope.insert(counter.to_string(), Name::Counter(self.substitutions.len() as u32));
+            self.substitutions.push(value);
+            self.scopes.push(scope);
+            let body = self.block(&f.body.stmts);
+            self.scopes.pop();
+            self.substitutions.pop();
+            out.extend(body?);
+            i += d;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a token stream holds a token `pick` accepts, in nested groups too.
+fn has_token(tokens: proc_macro2::TokenStream, pick: &dyn Fn(&proc_macro2::TokenTree) -> bool) -> bool {
+    tokens.into_iter().any(|t| match &t {
+        proc_macro2::TokenTree::Group(g) => has_token(g.stream(), pick),
+        other => pick(other),
+    })
 }
 
 /// A local's declared type: a scalar or `[T; N]`.

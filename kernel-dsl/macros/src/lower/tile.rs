@@ -3,10 +3,13 @@
 
 use super::stmt::is_call_to;
 use super::{err, Lowerer, Name};
-use onekernel_dsl::ir::{Place, Stmt, StmtKind, TileDecl, TileId, TileOp, TileReduce, TileRole, VarId};
-use onekernel_dsl::types::Scalar;
+use onekernel_dsl::ir::{ExprKind, Place, Stmt, StmtKind, TileDecl, TileId, TileOp, TileReduce, TileRole, VarId};
+use onekernel_dsl::types::{Literal, Scalar};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
+
+/// The longest tile array (each tile is a register set of every group of 32 invocations).
+pub(super) const MAX_TILE_ARRAY: u32 = 64;
 
 /// The statements that operate on tiles.
 const OPERATIONS: [&str; 13] = [
@@ -56,9 +59,51 @@ impl Lowerer {
                 return Err(err(c.args.span(), format!("`{ctor}()` takes no arguments: every tile is 16 × 16")));
             }
         }
+        self.check_tile_identifier(name, span)?;
         let span = self.span_id(span);
         self.declare_tile(TileDecl { name: name.to_string(), role, span });
         Ok(())
+    }
+
+    /// `let o = [tile_acc(); N];`: N tiles of one role, used as `o[i]` with `i` a literal
+    /// or the counter of a `for` loop over literal bounds (which the macro unrolls:
+    /// docs/DSL.md, "Tile arrays").
+    pub(super) fn tile_array_decl(&mut self, name: &str, role: TileRole, r: &syn::ExprRepeat, mutable: bool, span: Span) -> syn::Result<()> {
+        let ctor = role.constructor();
+        if self.depth != 0 || !self.inlining.is_empty() {
+            return Err(err(span, "tiles are declared at the top level of the kernel body"));
+        }
+        if mutable {
+            return Err(err(span, format!("write `let {name} = [{ctor}(); N];` (no `mut`): the `tile_*` operations write tiles")));
+        }
+        if let syn::Expr::Call(c) = &*r.expr {
+            if !c.args.is_empty() {
+                return Err(err(c.args.span(), format!("`{ctor}()` takes no arguments: every tile is 16 × 16")));
+            }
+        }
+        let len = match &*r.len {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok().filter(|n| (1..=MAX_TILE_ARRAY).contains(n)),
+            _ => None,
+        };
+        let Some(len) = len else {
+            return Err(err(r.len.span(), format!("a tile array's length is an integer literal from 1 to {MAX_TILE_ARRAY}")));
+        };
+        for i in 0..len {
+            self.check_tile_identifier(&format!("{name}[{i}]"), span)?;
+        }
+        let span = self.span_id(span);
+        self.declare_tile_array(name, role, len, span);
+        Ok(())
+    }
+
+    /// Tiles become identifiers in the generated code with their brackets dropped
+    /// (`o[3]` as `o3`), so a tile and an array element may not meet there.
+    fn check_tile_identifier(&self, name: &str, span: Span) -> syn::Result<()> {
+        let ident = |n: &str| n.replace(['[', ']'], "");
+        match self.tiles.iter().find(|t| ident(&t.name) == ident(name)) {
+            Some(t) => Err(err(span, format!("tile `{name}` would share its name in the generated code with tile `{}`; rename one", t.name))),
+            None => Ok(()),
+        }
     }
 
     /// One of the `tile_*` statements.
@@ -125,14 +170,57 @@ impl Lowerer {
         Ok(())
     }
 
-    /// A tile named by an operation's argument.
+    /// A tile named by an operation's argument: a tile, or an element `o[i]` of a tile
+    /// array with `i` a literal or an unrolled loop's counter.
     fn tile(&self, e: &syn::Expr, op: &str) -> syn::Result<TileId> {
+        if let syn::Expr::Index(ix) = e {
+            return self.tile_element(ix, op);
+        }
         let syn::Expr::Path(p) = e else { return Err(err(e.span(), format!("`{op}` takes tiles by name"))) };
         let name = p.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
         match self.lookup(&name) {
             Some(Name::Tile(t)) => Ok(t),
+            Some(Name::TileArray { .. }) => Err(err(e.span(), format!("`{op}` takes one tile; name an element of the tile array: `{name}[i]`"))),
             Some(_) => Err(err(e.span(), format!("`{name}` is not a tile; declare one with `let {name} = tile_acc();` (or `tile_a()`, `tile_b()`)"))),
             None => Err(err(e.span(), format!("cannot find tile `{name}` in this kernel"))),
+        }
+    }
+
+    /// `o[i]`: the element of tile array `o` that `i` selects where the macro knows it.
+    fn tile_element(&self, ix: &syn::ExprIndex, op: &str) -> syn::Result<TileId> {
+        let syn::Expr::Path(p) = &*ix.expr else { return Err(err(ix.expr.span(), format!("`{op}` takes tiles by name"))) };
+        let name = p.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
+        let Some(Name::TileArray { first, len }) = self.lookup(&name) else {
+            return Err(err(ix.span(), format!("`{name}` is not a tile array; declare one with `let {name} = [tile_acc(); N];`")));
+        };
+        let i = self.known_index(&ix.index).ok_or_else(|| {
+            err(
+                ix.index.span(),
+                format!("tile array `{name}` is indexed by an integer literal or by the counter of a `for` loop over literal bounds (the macro unrolls that loop: tiles are registers)"),
+            )
+        })?;
+        if i >= u64::from(len) {
+            return Err(err(ix.index.span(), format!("index {i} is past the end of tile array `{name}` ({len} tiles)")));
+        }
+        Ok(TileId(first.0 + i as u32))
+    }
+
+    /// The value of an index the macro knows: an integer literal or an unrolled loop's
+    /// counter.
+    fn known_index(&self, e: &syn::Expr) -> Option<u64> {
+        match e {
+            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
+            syn::Expr::Paren(p) => self.known_index(&p.expr),
+            syn::Expr::Path(p) => {
+                let name = p.path.get_ident()?.to_string();
+                let Some(Name::Counter(k)) = self.lookup(&name) else { return None };
+                match self.substitutions.get(k as usize)?.kind {
+                    ExprKind::Lit(Literal::U32(v)) => Some(u64::from(v)),
+                    ExprKind::Lit(Literal::I32(v)) => u64::try_from(v).ok(),
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 
