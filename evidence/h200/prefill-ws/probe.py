@@ -11,6 +11,11 @@
 #     (launch bounds 384 × 1: 168 at launch);
 #   * the computing warpgroups keep the kernel's Q loads, products, softmax and epilogue;
 #     no workgroup barrier in the block loop.
+# Each pair of copying invocations copies one row of a block (invocation p: row p / 2,
+# chunks 8 (p mod 2) ... + 7), which Nsight Compute found uncoalesced (47 % of the L2
+# sectors excessive) and in shared-memory bank conflicts, unlike the kernel's copies (a
+# warp: two whole rows per instruction); docs/PERFORMANCE.md, "A copying warpgroup,
+# measured".
 # variants: ws (the above); ws2 (two buffers, each block's copies waited for before the
 # next is issued); wsp (ws with each page read a block ahead); wsn (the copies' arrivals
 # by the hardware, `cp.async.mbarrier.arrive.noinc`, pages a block ahead); wsn4 (wsn with
