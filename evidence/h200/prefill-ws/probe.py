@@ -98,7 +98,45 @@ ONE_WARP = r"""    if (kv64 && t0_1 >= 256u) {
 """
 
 
-def make(stages, noinc=False, ahead=False, backoff=False, one_warp=False):
+# `wsr`: the copying warpgroup copies as the kernel's warps do (invocation p: chunk p mod
+# 16 of rows p / 16 + 8j, j = 0 ... 7, so that one instruction of a warp reads two whole
+# rows and eight invocations' chunks fall on distinct banks), each invocation finding
+# its rows' pages itself; one arrival per warp (lane 0, after `__syncwarp`) on both
+# barriers (4 and 8 per phase), and lane 0 alone polls them. Not timed yet.
+ROWS = r"""    if (kv64 && t0_1 >= 256u) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        const unsigned int p = t0_1 - 256u, quad = p % 16u, lane = p & 31u;
+        for (unsigned int st = 0u; st < nblk_14; st++) {
+            const unsigned int s = st % {S}u;
+            if (st >= {S}u) {
+                if (lane == 0u) { ok_mbar_wait(&ok_bar[{S}u + s], ((st / {S}u) - 1u) & 1u); }
+                __syncwarp();
+            }
+            const unsigned int buf = s * 8704u;
+            #pragma unroll
+            for (unsigned int j = 0u; j < 8u; j++) {
+                const unsigned int row = p / 16u + 8u * j;
+                const unsigned int tok = ok_min_u32(st * 64u + row, len_7 - 1u);
+                const unsigned int page = ok_page(block_table, b_0 * pc.pages_per_seq + tok / page_size, paged);
+                const unsigned int src = ((page * page_size + tok % page_size) * pc.n_kv_heads + kvh_8) * 64u + quad * 4u;
+                ok_async_copy16_past_l1(&sh_kv[buf + ok_panel_word_u32(row, quad, 64u)], &k[src]);
+                ok_async_copy16_past_l1(&sh_kv[buf + 4352u + ok_panel_word_u32(row, quad, 64u)], &v[src]);
+            }
+            ok_async_commit();
+            if (st >= 1u) {
+                ok_async_wait<1>(); ok_fence_proxy_async(); __syncwarp();
+                if (lane == 0u) { ok_mbar_arrive(&ok_bar[(st - 1u) % {S}u]); }
+            }
+        }
+        ok_async_wait<0>(); ok_fence_proxy_async(); __syncwarp();
+        if (lane == 0u) { ok_mbar_arrive(&ok_bar[(nblk_14 - 1u) % {S}u]); }
+        return;
+    }
+    if (kv64) { asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); }
+"""
+
+
+def make(stages, noinc=False, ahead=False, backoff=False, one_warp=False, rows=False):
     S = str(stages)
     # With three buffers a block's "full" arrival waits until the next block's copies
     # are issued (one block in flight behind the one landing); with two that would wait
@@ -139,13 +177,15 @@ def make(stages, noinc=False, ahead=False, backoff=False, one_warp=False):
         # keeps 256 invocations.
         decl = re.search(r'    __shared__ __align__\(16\) unsigned int sh_cells\[.*?\];\n', s)
         init = (f'    __shared__ __align__(8) unsigned long long ok_bar[{2 * stages}];\n'
-                f'    if (threadIdx.x == 0u) {{ for (int i = 0; i < {S}; i++) {{ ok_mbar_init(&ok_bar[i], {32 if one_warp else 128}u); ok_mbar_init(&ok_bar[{S} + i], 256u); }} }}\n'
+                f'    if (threadIdx.x == 0u) {{ for (int i = 0; i < {S}; i++) {{ ok_mbar_init(&ok_bar[i], {4 if rows else 32 if one_warp else 128}u); ok_mbar_init(&ok_bar[{S} + i], {8 if rows else 256}u); }} }}\n'
                 '    __syncthreads();\n'
                 '    if (!kv64 && threadIdx.x >= 256u) { return; }\n')
         s = s[:decl.end()] + init + s[decl.end():]
         # The copying warpgroup, once the block count is known.
         m = re.search(r'    unsigned int nblk_14 = .*?;\n', s)
-        if one_warp:
+        if rows:
+            prod = ROWS.replace('{S}', S)
+        elif one_warp:
             prod = ONE_WARP.replace('{S}', S).replace('{WAIT}', WAIT)
         else:
           prod = f'''    if (kv64 && t0_1 >= 256u) {{
@@ -176,29 +216,36 @@ def make(stages, noinc=False, ahead=False, backoff=False, one_warp=False):
 '''
         s = s[:m.end()] + prod + s[m.end():]
         # No workgroup barrier after the Q tiles in the 64-token form (nothing shared yet).
-        i = s.index('    ok_tile_set_a(tl_q7, qt_38);')
+        # (The Q tiles are `tl_q0` … in the kernel of 451ccfa, `tl_qa0` … written as a tile
+        # array since; the line numbers in the comments moved with it, the code did not.)
+        i = re.search(r'    ok_tile_set_a\(tl_qa?7, qt_38\);', s).start()
         j = s.index('ok_panel_barrier();', i)
         s = s[:j] + 'if (!kv64) { ok_panel_barrier(); }' + s[j + len('ok_panel_barrier();'):]
         # Each step waits for its block's "full" barrier instead of its copies and a barrier.
-        old = 'if ((kv64 && (st_61 >= 1u))) {\n                // line 288\n                ok_async_wait<0>();\n                // line 289\n                ok_panel_barrier();'
-        assert s.count(old) == 1
-        s = s.replace(old, f'if ((kv64 && (st_61 >= 1u))) {{\n                ok_mbar_wait(&ok_bar[(st_61 - 1u) % {S}u], ((st_61 - 1u) / {S}u) & 1u);' + (' ok_fence_proxy_async();' if noinc else ''))
+        found = re.findall(r'if \(\(kv64 && \(st_61 >= 1u\)\)\) \{\n                // line \d+\n                ok_async_wait<0>\(\);\n                // line \d+\n                ok_panel_barrier\(\);', s)
+        assert len(found) == 1
+        old = found[0]
+        wait = f'ok_mbar_wait(&ok_bar[(st_61 - 1u) % {S}u], ((st_61 - 1u) / {S}u) & 1u);'
+        if rows:
+            wait = f'if ((t0_1 & 31u) == 0u) {{ {wait} }} __syncwarp();'
+        s = s.replace(old, 'if ((kv64 && (st_61 >= 1u))) {\n                ' + wait + (' ok_fence_proxy_async();' if noinc else ''))
         # After the wait that completes block st − 2's P · V, its buffer is released.
-        i = s.index('// line 292\n                ok_tile_mma_wait();')
+        i = re.search(r'// line \d+\n                ok_tile_mma_wait\(\);', s).start()
         j = s.index('\n', s.index('ok_tile_fence_a(tl_p3);', i))
-        s = s[:j] + f'\n                if (st_61 >= 2u) {{ ok_mbar_arrive(&ok_bar[{S}u + (st_61 - 2u) % {S}u]); }}' + s[j:]
+        release = f'ok_mbar_arrive(&ok_bar[{S}u + (st_61 - 2u) % {S}u]);'
+        if rows:
+            release = f'__syncwarp(); if ((t0_1 & 31u) == 0u) {{ {release} }}'
+        s = s[:j] + f'\n                if (st_61 >= 2u) {{ {release} }}' + s[j:]
         # Buffers by the step's block, in `stages` buffers.
         s, n = re.subn(r'unsigned int kw_62 = .*?;', f'unsigned int kw_62 = ((st_61 - 1u) % {S}u) * 8704u;', s)
         assert n == 1
         s, n = re.subn(r'unsigned int kbase_79 = (.*?);', lambda mm: f'unsigned int kbase_79 = kv64 ? ((u_78 % {S}u) * 17408u) : {mm.group(1)};', s)
         assert n == 1
         # No copies or commits by the computing warpgroups in the 64-token form.
-        old = 'if ((st_61 < nblk_14)) {\n                // line 313'
-        assert s.count(old) == 1
-        s = s.replace(old, 'if ((!kv64) && (st_61 < nblk_14)) {\n                // line 313')
-        old = '// line 346\n            ok_async_commit();'
-        assert s.count(old) == 1
-        s = s.replace(old, '// line 346\n            if (!kv64) { ok_async_commit(); }')
+        s, n = re.subn(r'if \(\(st_61 < nblk_14\)\) \{\n', 'if ((!kv64) && (st_61 < nblk_14)) {\n', s)
+        assert n == 1
+        s, n = re.subn(r'(// line \d+\n            )ok_async_commit\(\);', lambda mm: mm.group(1) + 'if (!kv64) { ok_async_commit(); }', s)
+        assert n == 1
         if stages == 4:
             # Four buffers: the dynamic shared memory grows by the scratch's size again.
             i = s.index('attn_prefill_mma_dyn_shared() {')
@@ -211,12 +258,13 @@ def make(stages, noinc=False, ahead=False, backoff=False, one_warp=False):
 
 
 src, pre = sys.argv[1], sys.argv[2]
-FORMS = [('ws', 3, False, False, False, False), ('ws2', 2, False, False, False, False), ('wsp', 3, False, True, False, False),
-         ('wsn', 3, True, True, False, False), ('wsn4', 4, True, True, False, False), ('wsb', 3, True, True, True, False),
-         ('wsb1', 3, True, True, True, True)]
-for name, stages, noinc, ahead, backoff, one_warp in FORMS:
+FORMS = [('ws', dict(stages=3)), ('ws2', dict(stages=2)), ('wsp', dict(stages=3, ahead=True)),
+         ('wsn', dict(stages=3, noinc=True, ahead=True)), ('wsn4', dict(stages=4, noinc=True, ahead=True)),
+         ('wsb', dict(stages=3, noinc=True, ahead=True, backoff=True)),
+         ('wsb1', dict(stages=3, noinc=True, ahead=True, backoff=True, one_warp=True)), ('wsr', dict(stages=3, rows=True))]
+for name, form in FORMS:
     dst = f'{pre}-{name}'
-    print(name, write_probe(src, dst, 'attn_prefill_mma', make(stages, noinc, ahead, backoff, one_warp))[:12])
+    print(name, write_probe(src, dst, 'attn_prefill_mma', make(**form))[:12])
     m = os.path.join(dst, 'manifest.json')
     j = json.load(open(m))
     for kern in j['kernels']:
