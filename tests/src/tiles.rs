@@ -37,6 +37,12 @@ impl Drop for Generated {
     }
 }
 
+/// `n` normal f16 values (bits) in ±[1/8, 2): every product of two is exact in f32 and
+/// their sums round there, so tile products are checked where rounding shows.
+pub fn normal_halves(r: &mut crate::Rng, n: usize) -> Vec<u16> {
+    (0..n).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect()
+}
+
 /// f16 values (bits) two to a u32 word, the low half first.
 pub fn f16_words(h: &[u16]) -> Vec<u32> {
     h.chunks(2).map(|p| p[0] as u32 | (p.get(1).copied().unwrap_or(0) as u32) << 16).collect()

@@ -26,7 +26,7 @@ use onekernel_runtime::cpu::{self, Fault, InterpError};
 use onekernel_runtime::cuda::Cuda;
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{gpu_backends, msl_emu_or_skip};
-use onekernel_tests::tiles::{error, f16_words, Generated, NMSE_BOUND};
+use onekernel_tests::tiles::{error, f16_words, normal_halves, Generated, NMSE_BOUND};
 use onekernel_tests::Rng;
 
 mod k {
@@ -328,8 +328,7 @@ struct Inputs {
 
 fn inputs(seed: u64) -> Inputs {
     let mut r = Rng::new(seed);
-    // Normal f16 values in ±[1/8, 2): exact products, sums that round in f32.
-    let mut half = |n: usize| (0..n).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect::<Vec<u16>>();
+    let mut half = |n: usize| normal_halves(&mut r, n);
     Inputs { a: half(64 * 128), k: half(96 * 128), p: half(64 * 64), v: half(64 * 128) }
 }
 
@@ -490,7 +489,7 @@ fn wide_panel_products_match_the_rule_and_every_backend_matches_the_interpreter(
     }
     let x = inputs(11);
     let mut r = Rng::new(12);
-    let k128: Vec<u16> = (0..128 * 128).map(|_| (r.next_u32() as u16 & 0x8fff) | 0x3000).collect();
+    let k128 = normal_halves(&mut r, 128 * 128);
     for part in [0u32, 1] {
         let want = run_wide(&built, &mut reference, &x, &k128, part).unwrap();
         // B's column n, and the negative control's: the two 64-column halves exchanged

@@ -7,7 +7,7 @@
 use onekernel_dsl::types::StorageType;
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{gpu_backends, msl_emu_or_skip};
-use onekernel_tests::tiles::{f16_words, Generated};
+use onekernel_tests::tiles::{f16_words, normal_halves, Generated};
 use onekernel_tests::Rng;
 
 mod k {
@@ -97,11 +97,9 @@ struct Inputs {
 
 fn inputs(seed: u64) -> Inputs {
     let mut r = Rng::new(seed);
-    // Normal f16 values in ±[1/8, 2): exact products, sums that round in f32.
-    let mut half = || (r.next_u32() as u16 & 0x8fff) | 0x3000;
-    let a: Vec<u16> = (0..2048).map(|_| half()).collect();
-    let b: Vec<u16> = (0..2048).map(|_| half()).collect();
-    Inputs { a: f16_words(&a), b: f16_words(&b), c: Rng::new(seed + 1).f32_vec(128, -4.0, 4.0) }
+    let a = normal_halves(&mut r, 2048);
+    let b = normal_halves(&mut r, 2048);
+    Inputs { a: f16_words(&a), b: f16_words(&b), c: r.f32_vec(128, -4.0, 4.0) }
 }
 
 fn run(built: &Generated, be: &mut dyn Backend, name: &str, x: &Inputs, rev: Option<u32>) -> Result<Vec<u32>, BackendError> {

@@ -23,7 +23,7 @@ use onekernel_dsl::types::StorageType;
 use onekernel_runtime::cpu::{self, Fault, InterpError};
 use onekernel_runtime::{Args, Backend, BackendError, HostBuffer, Launch};
 use onekernel_tests::harness::{cpu, gpu_backends, msl_emu_or_skip};
-use onekernel_tests::tiles::{error, f16_words, Generated, NMSE_BOUND};
+use onekernel_tests::tiles::{error, f16_words, normal_halves, Generated, NMSE_BOUND};
 use onekernel_tests::Rng;
 
 mod k {
@@ -227,14 +227,7 @@ struct Inputs {
 
 fn inputs(seed: u64) -> Inputs {
     let mut r = Rng::new(seed);
-    // Normal f16 values in ±[1/8, 2): exact products, sums that round in f32.
-    let half = |r: &mut Rng| (r.next_u32() as u16 & 0x8fff) | 0x3000;
-    Inputs {
-        a: (0..2048).map(|_| half(&mut r)).collect(),
-        b: (0..2048).map(|_| half(&mut r)).collect(),
-        c: r.f32_vec(640, -4.0, 4.0),
-        scale: r.range(0.5, 1.5) as f32,
-    }
+    Inputs { a: normal_halves(&mut r, 2048), b: normal_halves(&mut r, 2048), c: r.f32_vec(640, -4.0, 4.0), scale: r.range(0.5, 1.5) as f32 }
 }
 
 /// Plain Rust from the documented rule, with each element's bound scale

@@ -47,18 +47,7 @@ impl Lowerer {
     /// `let t = tile_acc();`: a tile of each group of 32 invocations, declared at the
     /// kernel's top level (its registers live for the whole kernel).
     pub(super) fn tile_decl(&mut self, name: &str, role: TileRole, value: &syn::Expr, mutable: bool, span: Span) -> syn::Result<()> {
-        let ctor = role.constructor();
-        if self.depth != 0 || !self.inlining.is_empty() {
-            return Err(err(span, "tiles are declared at the top level of the kernel body"));
-        }
-        if mutable {
-            return Err(err(span, format!("write `let {name} = {ctor}();` (no `mut`): the `tile_*` operations write tiles")));
-        }
-        if let syn::Expr::Call(c) = value {
-            if !c.args.is_empty() {
-                return Err(err(c.args.span(), format!("`{ctor}()` takes no arguments: every tile is 16 × 16")));
-            }
-        }
+        self.check_tile_let(value, mutable, span, format!("let {name} = {}()", role.constructor()))?;
         self.check_tile_identifier(name, span)?;
         let span = self.span_id(span);
         self.declare_tile(TileDecl { name: name.to_string(), role, span });
@@ -69,18 +58,7 @@ impl Lowerer {
     /// or the counter of a `for` loop over literal bounds (which the macro unrolls:
     /// docs/DSL.md, "Tile arrays").
     pub(super) fn tile_array_decl(&mut self, name: &str, role: TileRole, r: &syn::ExprRepeat, mutable: bool, span: Span) -> syn::Result<()> {
-        let ctor = role.constructor();
-        if self.depth != 0 || !self.inlining.is_empty() {
-            return Err(err(span, "tiles are declared at the top level of the kernel body"));
-        }
-        if mutable {
-            return Err(err(span, format!("write `let {name} = [{ctor}(); N];` (no `mut`): the `tile_*` operations write tiles")));
-        }
-        if let syn::Expr::Call(c) = &*r.expr {
-            if !c.args.is_empty() {
-                return Err(err(c.args.span(), format!("`{ctor}()` takes no arguments: every tile is 16 × 16")));
-            }
-        }
+        self.check_tile_let(&r.expr, mutable, span, format!("let {name} = [{}(); N]", role.constructor()))?;
         let len = match &*r.len {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok().filter(|n| (1..=MAX_TILE_ARRAY).contains(n)),
             _ => None,
@@ -93,6 +71,24 @@ impl Lowerer {
         }
         let span = self.span_id(span);
         self.declare_tile_array(name, role, len, span);
+        Ok(())
+    }
+
+    /// What every tile declaration (`written`, as it should read) must be: at the top
+    /// level, without `mut`, its constructor call `ctor` without arguments.
+    fn check_tile_let(&self, ctor: &syn::Expr, mutable: bool, span: Span, written: String) -> syn::Result<()> {
+        if self.depth != 0 || !self.inlining.is_empty() {
+            return Err(err(span, "tiles are declared at the top level of the kernel body"));
+        }
+        if mutable {
+            return Err(err(span, format!("write `{written};` (no `mut`): the `tile_*` operations write tiles")));
+        }
+        if let syn::Expr::Call(c) = ctor {
+            if !c.args.is_empty() {
+                let f = quote::ToTokens::to_token_stream(&c.func).to_string();
+                return Err(err(c.args.span(), format!("`{f}()` takes no arguments: every tile is 16 × 16")));
+            }
+        }
         Ok(())
     }
 
