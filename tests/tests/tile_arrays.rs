@@ -1,4 +1,5 @@
-//! Tile arrays (docs/DSL.md, "Tile arrays"): a kernel written with `[tile_acc(); 4]`,
+//! Tile arrays (docs/DSL.md, "Tile arrays"): the interpreter names an element as written
+//! (`o[2]`) in its faults; a kernel written with `[tile_acc(); 4]`,
 //! `[tile_a(); 2]` and loops the macro unrolls gives the bits of the same kernel written
 //! out with one named tile each, on the interpreter and on every backend present
 //! (msl-emu; CUDA and NVIDIA's Vulkan on the GPU machine). Negative control: the array
@@ -37,6 +38,20 @@ mod k {
         for j in 0..4u32 {
             tile_store(o[j], out, g * 1024 + 256 * ((j + rev * 3) % 4), 16, false);
         }
+    }
+
+    /// Element `o[2]` read before it is written: the interpreter's fault names it so.
+    #[kernel(workgroup = 32, fast)]
+    pub fn tile_array_unset(#[len(256)] b: &[u32], #[len(1024)] out: &mut [f32]) {
+        let o = [tile_acc(); 4];
+        let q = [tile_a(); 2];
+        let tb = tile_b();
+        tile_fill(o[0], 0.0);
+        tile_load(q[0], b, 0, 16, false);
+        tile_load(tb, b, 0, 16, false);
+        tile_mma(o[0], q[0], tb);
+        tile_mma(o[2], q[0], tb);
+        tile_store(o[0], out, 0, 16, false);
     }
 
     /// `tile_array_sums` with `rev` 0, written out with named tiles.
@@ -155,4 +170,16 @@ fn tile_array_elements_print_as_the_written_out_names() {
         assert!(cuda.contains(t), "{t} in the generated CUDA");
     }
     assert!(!cuda.contains("tl_o["), "no bracket in a generated name");
+}
+
+#[test]
+fn the_interpreter_names_a_tile_array_element_as_written() {
+    let k = k::tile_array_unset().unwrap();
+    let mut args = Args::new().buffer("b", HostBuffer::from_u32(&[0x3c00_3c00; 256])).buffer("out", HostBuffer::zeros(StorageType::F32, 1024));
+    match onekernel_runtime::cpu::run(&k, &mut args, [1, 1, 1]) {
+        Err(onekernel_runtime::cpu::InterpError::Fault { fault: onekernel_runtime::cpu::Fault::TileUndefined { op, tile, group }, .. }) => {
+            assert_eq!((op, tile.as_str(), group), ("tile_mma", "o[2]", 0));
+        }
+        other => panic!("expected o[2] undefined, got {other:?}"),
+    }
 }
