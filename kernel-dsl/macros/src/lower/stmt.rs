@@ -697,16 +697,17 @@ impl Lowerer {
 }
 
 impl Lowerer {
-    /// Whether `tokens` index a tile array by `counter` (`o[counter]`), looked for in
-    /// nested blocks too.
+    /// Whether `tokens` index a tile array by an expression of `counter` (`o[counter]`,
+    /// `o[2 * counter + 1]`), looked for in nested blocks too.
     fn indexes_tile_array(&self, tokens: proc_macro2::TokenStream, counter: &str) -> bool {
         use proc_macro2::{Delimiter, TokenTree};
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let names_counter = |t: &TokenTree| matches!(t, TokenTree::Ident(i) if i == counter);
         tokens.iter().enumerate().any(|(i, t)| match t {
             TokenTree::Ident(id) => {
                 matches!(self.lookup(&id.to_string()), Some(Name::TileArray { .. }))
                     && matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket
-                        && g.stream().to_string() == counter)
+                        && has_token(g.stream(), &names_counter))
             }
             TokenTree::Group(g) => self.indexes_tile_array(g.stream(), counter),
             _ => false,

@@ -192,7 +192,7 @@ impl Lowerer {
         let i = self.known_index(&ix.index).ok_or_else(|| {
             err(
                 ix.index.span(),
-                format!("tile array `{name}` is indexed by an integer literal or by the counter of a `for` loop over literal bounds (the macro unrolls that loop: tiles are registers)"),
+                format!("tile array `{name}` is indexed by integer literals and the counters of `for` loops over literal bounds, with `+ - * / %` (the macro unrolls those loops: tiles are registers)"),
             )
         })?;
         if i >= u64::from(len) {
@@ -201,12 +201,25 @@ impl Lowerer {
         Ok(TileId(first.0 + i as u32))
     }
 
-    /// The value of an index the macro knows: an integer literal or an unrolled loop's
-    /// counter.
+    /// The value of an index the macro knows: an integer literal, an unrolled loop's
+    /// counter, or `+ − × / %` of those.
     fn known_index(&self, e: &syn::Expr) -> Option<u64> {
         match e {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
             syn::Expr::Paren(p) => self.known_index(&p.expr),
+            // Arithmetic on those (`o[2 * j + 1]`), in u64: a result past the array is
+            // reported as such, and no operation here wraps for indices of 64 tiles.
+            syn::Expr::Binary(b) => {
+                let (l, r) = (self.known_index(&b.left)?, self.known_index(&b.right)?);
+                match b.op {
+                    syn::BinOp::Add(_) => l.checked_add(r),
+                    syn::BinOp::Sub(_) => l.checked_sub(r),
+                    syn::BinOp::Mul(_) => l.checked_mul(r),
+                    syn::BinOp::Div(_) => l.checked_div(r),
+                    syn::BinOp::Rem(_) => l.checked_rem(r),
+                    _ => None,
+                }
+            }
             syn::Expr::Path(p) => {
                 let name = p.path.get_ident()?.to_string();
                 let Some(Name::Counter(k)) = self.lookup(&name) else { return None };

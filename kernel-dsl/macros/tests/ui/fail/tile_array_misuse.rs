@@ -1,8 +1,9 @@
 use onekernel_macros::kernel;
 
-// Tile arrays misused: an index the macro cannot know, past the end, the array where
-// one tile goes, an unrolled loop over a bound that is not a literal or with a `break`,
-// a length that is not a literal, and an element whose generated name is another tile's.
+// Tile arrays misused: an index the macro cannot know, past the end (a literal, and a
+// counter's arithmetic in its last copy), the array where one tile goes, an unrolled
+// loop over a bound that is not a literal or with a `break`, a length that is not a
+// literal, and an element whose generated name is another tile's.
 #[kernel(workgroup = 32, fast)]
 fn k(x: &[u32], y: &mut [f32], #[push] n: u32) {
     let o = [tile_acc(); 4];
@@ -13,6 +14,9 @@ fn k(x: &[u32], y: &mut [f32], #[push] n: u32) {
     let i = local_id().x % 4;
     tile_fill(o[i], 0.0);
     tile_fill(o[4], 0.0);
+    for j in 0..4u32 {
+        tile_fill(o[j + 1], 0.0);
+    }
     tile_mma(o, a, b);
     for j in 0..n {
         tile_fill(o[j], 0.0);

@@ -1,7 +1,8 @@
 use onekernel_macros::kernel;
 
 // Tile arrays: elements by literal, by an unrolled loop's counter (u32 and i32, with a
-// step, nested in a loop that stays a loop), and as a panel's eight accumulators.
+// step, nested in a loop that stays a loop), by arithmetic on it, and as a panel's eight
+// accumulators.
 #[kernel(workgroup = 128, fast)]
 fn k(x: &[u32], y: &mut [f32]) {
     let kv = shared::<u32, 8704>();
@@ -25,6 +26,9 @@ fn k(x: &[u32], y: &mut [f32]) {
             tile_load(b, kv, r * 16 + 16 * j as u32, 136, false);
             tile_mma(o[j], q[1], b);
         }
+    }
+    for h in 0..2u32 {
+        tile_mma(o[4 * h + 3], q[(h + 1) % 2], b);
     }
     tile_mma_panel(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], q[0], kv, 0, 64, 0, 0, true);
     tile_mma_wait();
