@@ -743,6 +743,11 @@ impl Lowerer {
         if d <= 0 {
             return Err(err(f.expr.span(), format!("{why}: its step is positive")));
         }
+        // Each copy is the whole body again: a bound on what one loop may add to a kernel.
+        const MAX_COPIES: i64 = 256;
+        if (b - a).max(0) > MAX_COPIES * d {
+            return Err(err(f.expr.span(), format!("{why}: it makes at most {MAX_COPIES} copies of its body")));
+        }
         let stops = |t: &proc_macro2::TokenTree| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "break" || i == "continue");
         if has_token(quote::ToTokens::to_token_stream(&f.body), &stops) {
             return Err(err(f.body.span(), format!("{why}; its body takes no `break` or `continue`")));
