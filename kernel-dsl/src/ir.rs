@@ -566,6 +566,13 @@ pub struct TileDecl {
     pub span: SpanId,
 }
 
+/// The identifier a tile's name becomes in generated code: element `o[3]` of a tile
+/// array is `o3`, so no two tiles of a kernel may have names that meet here (the macro
+/// and validation hold them apart).
+pub fn tile_identifier(name: &str) -> String {
+    name.replace(['[', ']'], "")
+}
+
 /// One register-tile operation ([`StmtKind::Tile`]). Element (i, j) of memory holding a
 /// tile is at `index + i · stride + j`, or `index + j · stride + i` with `col_major`;
 /// for operands, `index` and `stride` count f16 values of a u32 array (two per word, the

@@ -725,10 +725,12 @@ fn escaped(p: &onekernel_dsl::ir::Param) -> onekernel_dsl::ir::Param {
 /// No shared arrays (a library function's printer, or a dialect without f16 pairs).
 static NO_ARRAYS: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
 
-/// The generated name of a register tile; element `o[3]` of a tile array is `tl_o3`
-/// (the macro keeps tiles and elements from meeting there).
+/// The generated name of a register tile (`tl_` and [`tile_identifier`]: `o[3]` is
+/// `tl_o3`).
+///
+/// [`tile_identifier`]: onekernel_dsl::ir::tile_identifier
 pub fn tile_name(name: &str) -> String {
-    format!("tl_{}", name.replace(['[', ']'], ""))
+    format!("tl_{}", onekernel_dsl::ir::tile_identifier(name))
 }
 
 /// The generated name of a shared array.

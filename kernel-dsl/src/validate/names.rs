@@ -54,7 +54,7 @@ pub(super) fn check(k: &Kernel, d: &mut Diagnostics) {
     for t in &k.tiles {
         if !is_tile_name(&t.name) {
             bad("tile", &t.name, t.span, d);
-        } else if !tiles.insert(t.name.replace(['[', ']'], "")) {
+        } else if !tiles.insert(crate::ir::tile_identifier(&t.name)) {
             d.error(t.span, ErrorKind::Unsupported, format!("tile `{}` has the generated name of another tile", t.name));
         }
     }

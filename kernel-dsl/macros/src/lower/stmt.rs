@@ -732,11 +732,7 @@ impl Lowerer {
         if peel {
             return Err(err(f.span(), format!("{why}; it takes no `#[peel_single_trip]`")));
         }
-        let value = |e: &onekernel_dsl::ir::Expr| match e.kind {
-            ExprKind::Lit(Literal::U32(v)) => Some(i64::from(v)),
-            ExprKind::Lit(Literal::I32(v)) => Some(i64::from(v)),
-            _ => None,
-        };
+        let value = super::tile::int_literal_value;
         let (Some(a), Some(b), Some(d)) = (value(start), value(end), value(step)) else {
             return Err(err(f.expr.span(), format!("{why}: its bounds and step are integer literals")));
         };

@@ -95,7 +95,7 @@ impl Lowerer {
     /// Tiles become identifiers in the generated code with their brackets dropped
     /// (`o[3]` as `o3`), so a tile and an array element may not meet there.
     fn check_tile_identifier(&self, name: &str, span: Span) -> syn::Result<()> {
-        let ident = |n: &str| n.replace(['[', ']'], "");
+        let ident = onekernel_dsl::ir::tile_identifier;
         match self.tiles.iter().find(|t| ident(&t.name) == ident(name)) {
             Some(t) => Err(err(span, format!("tile `{name}` would share its name in the generated code with tile `{}`; rename one", t.name))),
             None => Ok(()),
@@ -223,11 +223,7 @@ impl Lowerer {
             syn::Expr::Path(p) => {
                 let name = p.path.get_ident()?.to_string();
                 let Some(Name::Counter(k)) = self.lookup(&name) else { return None };
-                match self.substitutions.get(k as usize)?.kind {
-                    ExprKind::Lit(Literal::U32(v)) => Some(u64::from(v)),
-                    ExprKind::Lit(Literal::I32(v)) => u64::try_from(v).ok(),
-                    _ => None,
-                }
+                u64::try_from(int_literal_value(self.substitutions.get(k as usize)?)?).ok()
             }
             _ => None,
         }
@@ -273,6 +269,15 @@ impl Lowerer {
             return Err(err(e.span(), format!("`{op}` takes an f32 value, found {}", v.ty)));
         }
         Ok(v)
+    }
+}
+
+/// The value of an integer literal of the IR (u32 or i32).
+pub(super) fn int_literal_value(e: &onekernel_dsl::ir::Expr) -> Option<i64> {
+    match e.kind {
+        ExprKind::Lit(Literal::U32(v)) => Some(i64::from(v)),
+        ExprKind::Lit(Literal::I32(v)) => Some(i64::from(v)),
+        _ => None,
     }
 }
 
